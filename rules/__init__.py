@@ -1,0 +1,1 @@
+"""I-DLV-sr stream reasoning programs: parse, analyse, rewrite, evaluate with clingo."""

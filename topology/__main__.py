@@ -1,0 +1,5 @@
+import sys
+
+from topology.cli import main
+
+sys.exit(main())
