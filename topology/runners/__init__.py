@@ -1,0 +1,1 @@
+"""Runners execute a Topology: ``local`` (reference, single process, the test oracle) and ``spark``."""
