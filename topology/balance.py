@@ -1,0 +1,138 @@
+"""Pluggable balancing: how NI groups become stages and how many tasks each stage gets.
+
+A balancer is any callable ``(analysis, tasks=..., stages=..., split=..., rates=...) -> BalancePlan``.
+``tasks`` is the task budget *per stage* (the paper's experiments give every bolt the same number of
+tasks); a balancer may redistribute the total ``tasks * stages`` between stages.
+
+  * ``paper``: the user's split (or groups dealt out as evenly as possible by count), equal tasks.
+  * ``even``: a cost model. A stage's cost is the sum over the concepts it receives of
+    rate(concept) x (conjunction ops touching that concept + forwarding cost); the split minimising
+    the largest stage cost wins, and tasks are given in proportion to cost (at least one each).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Mapping, Protocol, Sequence
+
+from ontology.nis import NIAnalysis
+from srtopo.errors import TopologyError
+from topology.compile import compile_split, normalise_split
+from topology.ir import Topology
+
+
+@dataclass(frozen=True)
+class BalancePlan:
+    split: tuple[int, ...]
+    parallelism: tuple[int, ...]
+    costs: tuple[float, ...] = ()
+    balancer: str = ""
+
+
+class Balancer(Protocol):
+    def __call__(self, analysis: NIAnalysis, *, tasks: int, stages: int | None = None,
+                 split: Sequence[int] | None = None,
+                 rates: Mapping[str, float] | None = None) -> BalancePlan: ...
+
+
+def contiguous_splits(n_groups: int, n_stages: int):
+    """Every way to cut n_groups consecutive groups into n_stages non-empty stages."""
+    if n_stages == 1:
+        yield (n_groups,)
+        return
+    for first in range(1, n_groups - n_stages + 2):
+        for rest in contiguous_splits(n_groups - first, n_stages - 1):
+            yield (first,) + rest
+
+
+def stage_costs(topology: Topology, rates: Mapping[str, float] | None = None,
+                forward_cost: float = 1.0) -> tuple[float, ...]:
+    """Per-stage cost: rate x (conjunction ops touched + forward_cost), rates pushed through inference."""
+    incoming: dict[str, float] = defaultdict(float)
+    for concept in topology.source.concepts:
+        incoming[concept] += 1.0 if rates is None else float(rates.get(concept, 0.0))
+    if rates is not None:
+        for alias, rep in topology.source.aliases:
+            incoming[rep] += float(rates.get(alias, 0.0))
+    costs = []
+    for stage in topology.stages:
+        touch: dict[str, int] = defaultdict(int)
+        for op in stage.conjunction_ops:
+            touch[op.left] += 1
+            if op.right != op.left:
+                touch[op.right] += 1
+        costs.append(sum(rate * (touch.get(c, 0) + forward_cost) for c, rate in incoming.items()))
+        out: dict[str, float] = defaultdict(float)
+        for c in stage.forwards:
+            out[c] += incoming.get(c, 0.0)
+        for op in stage.inference_ops:
+            out[op.sup] += incoming.get(op.sub, 0.0)
+        incoming = out
+    return tuple(costs)
+
+
+def proportional_tasks(costs: Sequence[float], total: int) -> tuple[int, ...]:
+    """Largest-remainder apportionment of ``total`` tasks by cost, at least one task per stage."""
+    n = len(costs)
+    total = max(total, n)
+    weight = sum(costs) or float(n)
+    shares = [(c or 0.0) / weight * (total - n) if sum(costs) else (total - n) / n for c in costs]
+    base = [1 + int(s) for s in shares]
+    for i in sorted(range(n), key=lambda i: shares[i] - int(shares[i]), reverse=True)[: total - sum(base)]:
+        base[i] += 1
+    return tuple(base)
+
+
+def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None) -> BalancePlan:
+    k = len(analysis.groups)
+    if split is None:
+        n = stages or 2
+        if n > max(k, 1):
+            raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
+                                hint=f"use --stages <= {k} or an explicit --split")
+        size, extra = divmod(k, n)
+        split = tuple(size + (1 if i < extra else 0) for i in range(n))
+    split = normalise_split(split, k)
+    return BalancePlan(split, (max(1, tasks),) * len(split), balancer="paper")
+
+
+def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
+         forward_cost: float = 1.0) -> BalancePlan:
+    k = len(analysis.groups)
+    if split is not None:
+        candidates = [normalise_split(split, k)]
+    else:
+        n = stages or 2
+        if n > max(k, 1):
+            raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
+                                hint=f"use --stages <= {k}")
+        candidates = list(contiguous_splits(k, n)) if k else [(0,)]
+    best = None
+    for candidate in candidates:
+        costs = stage_costs(compile_split(analysis, candidate), rates, forward_cost)
+        score = (max(costs), sum(costs))
+        if best is None or score < best[0]:
+            best = (score, candidate, costs)
+    _, chosen, costs = best
+    parallelism = proportional_tasks(costs, max(1, tasks) * len(chosen))
+    return BalancePlan(tuple(chosen), parallelism, tuple(costs), balancer="even")
+
+
+BALANCERS: dict[str, Callable[..., BalancePlan]] = {"paper": paper, "even": even}
+
+
+def get_balancer(name_or_callable) -> Callable[..., BalancePlan]:
+    if callable(name_or_callable):
+        return name_or_callable
+    try:
+        return BALANCERS[name_or_callable]
+    except KeyError:
+        raise TopologyError(f"unknown balancer '{name_or_callable}'",
+                            hint=f"choose one of {', '.join(sorted(BALANCERS))} or pass a callable") from None
+
+
+def balanced_topology(analysis: NIAnalysis, balancer="paper", *, tasks: int = 1, stages: int | None = None,
+                      split=None, rates=None) -> Topology:
+    plan = get_balancer(balancer)(analysis, tasks=tasks, stages=stages, split=split, rates=rates)
+    return compile_split(analysis, plan.split, plan.parallelism,
+                         plan="ltm-" + ",".join(map(str, plan.split)))
