@@ -11,6 +11,7 @@ naming the file (and line, when the parser knows it).
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections import Counter
@@ -42,21 +43,28 @@ def _guess_format(path: str, head: str) -> list[str]:
 
 
 def _located(error: Exception) -> tuple[int | None, str]:
+    """(line, message) from whatever rdflib or the XML parser raised."""
     line = None
-    for attr in ("getLineNumber",):
-        if hasattr(error, attr):
-            try:
-                line = int(getattr(error, attr)())
-            except Exception:   # noqa: BLE001 - best effort location only
-                line = None
-    if line is None and getattr(error, "lines", None) is not None:
-        line = int(error.lines) + 1
+    if hasattr(error, "getLineNumber"):
+        try:
+            line = int(error.getLineNumber())
+        except Exception:   # noqa: BLE001 - best effort location only
+            line = None
+    argstr, index = getattr(error, "_str", None), getattr(error, "_i", None)   # rdflib's BadSyntax
+    message = None
+    if line is None and isinstance(argstr, (str, bytes)) and isinstance(index, int):
+        text = argstr.decode("utf-8", "replace") if isinstance(argstr, bytes) else argstr
+        line = text[:index].count("\n") + 1
+        near = text[index:index + 40].split("\n")[0]
+        message = f"{getattr(error, '_why', 'bad syntax')} near {near!r}"
+    if message is None:
+        message = error.getMessage() if hasattr(error, "getMessage") else str(error)
     if line is None:
-        match = re.search(r"line (\d+)", str(error))
+        match = re.search(r"line (\d+)", str(message))
         if match:
             line = int(match.group(1))
-    message = getattr(error, "_str", None) or getattr(error, "why", None) or str(error)
     message = " ".join(str(message).split())
+    message = re.sub(r"^file:///\S+?:\d+:\d+: ", "", message)
     if len(message) > 200:
         message = message[:200] + "..."
     return line, message
@@ -76,12 +84,17 @@ def read_graph(path: str) -> Graph:
     first_error: tuple[int | None, str] | None = None
     for fmt in formats:
         graph = Graph()
+        quiet = logging.getLogger("rdflib")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)   # rdflib logs noise while a wrong format is tried
         try:
             graph.parse(path, format=fmt)
             return graph
         except Exception as error:   # noqa: BLE001 - rdflib raises many types; we re-raise ours
             if first_error is None:
                 first_error = _located(error)
+        finally:
+            quiet.setLevel(level)
     line, message = first_error or (None, "unknown parse error")
     name = {"xml": "RDF/XML", "turtle": "Turtle", "nt": "N-Triples"}[formats[0]]
     raise OntologyError(f"not readable as {name}: {message}", file=path, line=line, hint=_HINT)

@@ -72,13 +72,17 @@ def stage_costs(topology: Topology, rates: Mapping[str, float] | None = None,
 
 
 def proportional_tasks(costs: Sequence[float], total: int) -> tuple[int, ...]:
-    """Largest-remainder apportionment of ``total`` tasks by cost, at least one task per stage."""
+    """Apportion ``total`` tasks by cost (largest remainder), at least one task per stage."""
     n = len(costs)
     total = max(total, n)
-    weight = sum(costs) or float(n)
-    shares = [(c or 0.0) / weight * (total - n) if sum(costs) else (total - n) / n for c in costs]
-    base = [1 + int(s) for s in shares]
-    for i in sorted(range(n), key=lambda i: shares[i] - int(shares[i]), reverse=True)[: total - sum(base)]:
+    weight = sum(costs)
+    ideal = [total * c / weight if weight else total / n for c in costs]
+    base = [max(1, int(x)) for x in ideal]
+    while sum(base) > total:   # the minimum of one task each may overshoot
+        i = max((i for i in range(n) if base[i] > 1), key=lambda i: base[i] - ideal[i])
+        base[i] -= 1
+    while sum(base) < total:
+        i = max(range(n), key=lambda i: ideal[i] - base[i])
         base[i] += 1
     return tuple(base)
 

@@ -1,0 +1,77 @@
+"""CLI behaviour: one-line errors with non-zero exit, check on the local engine, compile formats."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from topology.cli import main
+from topology.tnt import RDF_TYPE, format_tnt
+
+ROOT = Path(__file__).resolve().parents[2]
+TEX = str(ROOT / "examples" / "tex.ttl")
+NS = "http://example.org/tex#"
+
+
+def test_missing_file_one_line_error(capsys):
+    assert main(["compile", "--tbox", "/nonexistent/t.owl"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["srtopo: error: /nonexistent/t.owl: file not found (check the path given to --tbox)"]
+
+
+def test_non_owl_file_no_traceback(tmp_path):
+    path = tmp_path / "notes.owl"
+    path.write_text("these are not triples\n")
+    proc = subprocess.run([sys.executable, "-m", "topology", "compile", "--tbox", str(path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{path}:1:" in lines[0]
+
+
+def test_debug_shows_traceback(tmp_path):
+    path = tmp_path / "notes.owl"
+    path.write_text("these are not triples\n")
+    proc = subprocess.run([sys.executable, "-m", "topology", "--debug", "compile", "--tbox", str(path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_check_local_reports_and_rejects(tmp_path, capsys):
+    stream = tmp_path / "s.tnt"
+    lines = [
+        "# comment",
+        format_tnt(1, "http://x/bob", RDF_TYPE, NS + "Student"),
+        format_tnt(3, "http://x/bob", RDF_TYPE, NS + "Faculty"),        # Student/Employee via Faculty: report at 3
+        "not a line",
+        format_tnt(20, "http://x/bob", RDF_TYPE, NS + "Book"),           # outside window 5 of t=3
+        format_tnt(21, "http://x/ann", RDF_TYPE, NS + "Article"),
+        format_tnt(22, "http://x/ann", RDF_TYPE, NS + "Book"),           # Article/Book: report at 22
+        "",
+    ]
+    stream.write_text("\n".join(lines) + "\n")
+    rejected = tmp_path / "rejected.jsonl"
+    for split in (["--method", "ntm"], ["--split", "1,2"], ["--split", "1,1,1"]):
+        assert main(["check", "--engine", "local", "--tbox", TEX, "--stream", str(stream), "--window", "5",
+                     "--rejected-out", str(rejected)] + split) == 0
+        out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        assert {(r["subject"], r["time"]) for r in out} == {("http://x/bob", 3), ("http://x/ann", 22)}
+        bob = next(r for r in out if r["subject"] == "http://x/bob")
+        assert bob["evidence"] == [{"concept": NS + "Student", "time": 1}, {"concept": NS + "Faculty", "time": 3}]
+        assert bob["ni"] in ([NS + "Student", NS + "Employee"], [NS + "Student", NS + "Faculty"])
+        bad = [json.loads(x) for x in rejected.read_text().splitlines()]
+        assert [(b["line"], b["text"]) for b in bad] == [(4, "not a line")]
+
+
+def test_compile_formats(capsys):
+    assert main(["compile", "--tbox", TEX, "--method", "ntm"]) == 0
+    text = capsys.readouterr().out
+    assert "NI closure: 37 pairs" in text and "PIs: 6" in text and "NIs: 10" in text
+    assert main(["compile", "--tbox", TEX, "--split", "1,1,1", "--format", "dot"]) == 0
+    dot = capsys.readouterr().out
+    assert dot.startswith("digraph") and '"B1" -> "B2"' in dot and '"B2" -> "B3"' in dot
+
+
+def test_bad_split_is_explained(capsys):
+    assert main(["compile", "--tbox", TEX, "--split", "1,1"]) == 2
+    assert "does not cover the 3 NI groups" in capsys.readouterr().err

@@ -1,0 +1,119 @@
+"""OWL -> DL-Lite mapping, loader report, and the real NPD / LUBM ontologies."""
+from pathlib import Path
+
+import pytest
+
+from ontology.model import exists, exists_inverse
+from ontology.nis import analyse
+from ontology.owl import load_tbox
+from srtopo.errors import OntologyError
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+X = "http://x.org/o#"
+
+ONTOLOGY = """
+@prefix : <http://x.org/o#> .
+@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+:A a owl:Class . :B a owl:Class . :C a owl:Class . :D a owl:Class . :E a owl:Class . :F a owl:Class .
+:p a owl:ObjectProperty ; rdfs:domain :A ; rdfs:range :B .
+:q a owl:ObjectProperty ; rdfs:subPropertyOf :p .
+:r a owl:ObjectProperty ; owl:inverseOf :p .
+:age a owl:DatatypeProperty ; rdfs:range xsd:integer .
+:C rdfs:subClassOf :A .
+:C owl:equivalentClass :D .
+:E rdfs:subClassOf [ a owl:Restriction ; owl:onProperty :q ; owl:someValuesFrom :F ] .
+:E rdfs:subClassOf [ a owl:Class ; owl:complementOf :F ] .
+:A owl:disjointWith :B .
+[] a owl:AllDisjointClasses ; owl:members ( :C :E :F ) .
+:F rdfs:subClassOf [ a owl:Restriction ; owl:onProperty :p ; owl:allValuesFrom :B ] .
+:p a owl:TransitiveProperty .
+"""
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    path = tmp_path_factory.mktemp("owl") / "small.ttl"
+    path.write_text(ONTOLOGY)
+    return load_tbox(str(path))
+
+
+def test_mapping_of_pis(small):
+    pis = set(small.pis)
+    assert (exists(X + "p"), X + "A") in pis                       # domain
+    assert (exists_inverse(X + "p"), X + "B") in pis               # range
+    assert (exists(X + "q"), exists(X + "p")) in pis               # subPropertyOf, both directions
+    assert (exists_inverse(X + "q"), exists_inverse(X + "p")) in pis
+    assert (exists(X + "r"), exists_inverse(X + "p")) in pis       # inverseOf
+    assert (exists_inverse(X + "p"), exists(X + "r")) in pis
+    assert (X + "C", X + "A") in pis
+    assert (X + "C", X + "D") in pis and (X + "D", X + "C") in pis  # equivalence
+    assert (X + "E", exists(X + "q")) in pis                       # E ⊑ exists q.F kept as E ⊑ exists q
+
+
+def test_mapping_of_nis_and_report(small):
+    nis = {n.pair for n in small.nis}
+    assert (X + "A", X + "B") in nis
+    assert (X + "E", X + "F") in nis                               # complementOf
+    assert {(X + "C", X + "E"), (X + "C", X + "F"), (X + "E", X + "F")} <= nis   # AllDisjointClasses
+    kinds = small.report.skipped_by_kind()
+    assert kinds.get("TransitiveProperty") == 1
+    assert kinds.get("range (datatype)") == 1
+    assert kinds.get("subClassOf") == 1                            # the allValuesFrom axiom
+    text = small.report.to_text()
+    assert "allValuesFrom" in text and "TransitiveProperty(p)" in text
+
+
+def test_equivalences_collapse_and_unsatisfiable(tmp_path):
+    path = tmp_path / "u.ttl"
+    path.write_text(ONTOLOGY + "\n:G a owl:Class ; rdfs:subClassOf :A , :B .\n")
+    analysis = analyse(load_tbox(str(path)))
+    assert analysis.hierarchy.rep(X + "C") == analysis.hierarchy.rep(X + "D")
+    assert X + "G" in analysis.unsatisfiable
+    # exists p ⊑ A and exists p^- ⊑ B: a subject cannot be both; exists q ⊑ exists p lies below A too
+    assert analysis.hierarchy.is_sub(exists(X + "q"), X + "A")
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared data not available")
+def test_npd_statistics():
+    tbox = load_tbox(str(DATA / "npd" / "npd-v2-ql.owl"))
+    report = tbox.report
+    assert report.classes == 342
+    assert dict(report.ni_counts) == {"disjointWith": 51, "AllDisjointClasses": 3}
+    assert dict(report.pi_counts)["subClassOf"] == 332
+    a = analyse(tbox)
+    named = [p for p in a.closure if not p[0].startswith("exists") and not p[1].startswith("exists")]
+    assert 15000 < len(named) < 17000     # DESIGN: ~16k pairs among named classes
+    assert len(a.groups) == 5             # the paper also found 5 NI groups for NPD
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared data not available")
+@pytest.mark.parametrize("variant", ["owl-toolkit", "swat-lehigh"])
+def test_lubm_univ_bench_loads(variant):
+    tbox = load_tbox(str(DATA / "lubm" / variant / "univ-bench.owl"))
+    assert tbox.report.classes == 43
+    assert tbox.nis == ()
+    assert "TransitiveProperty" in tbox.report.skipped_by_kind()
+
+
+@pytest.mark.parametrize("content,needle,line", [
+    ("hello world\n", "not readable as Turtle", 1),
+    ('@prefix : <http://x#> .\n:a :b :c .\n:d :e \n', "not readable as Turtle", 3),
+    ('<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n'
+     '<rdf:Description rdf:about="http://x">\n</rdf:RDFX>\n', "not readable as RDF/XML", 4),
+])
+def test_broken_files_are_located(tmp_path, content, needle, line):
+    path = tmp_path / "broken.owl"
+    path.write_text(content)
+    with pytest.raises(OntologyError) as info:
+        load_tbox(str(path))
+    assert needle in str(info.value)
+    assert info.value.line == line and info.value.file == str(path)
+
+
+def test_rdf_without_owl_is_rejected(tmp_path):
+    path = tmp_path / "data.ttl"
+    path.write_text("<http://x/a> <http://x/b> <http://x/c> .\n")
+    with pytest.raises(OntologyError, match="no OWL classes or axioms"):
+        load_tbox(str(path))

@@ -1,0 +1,47 @@
+"""SparkSession creation with the defaults this project relies on (pyspark imported here only)."""
+from __future__ import annotations
+
+import os
+import sys
+
+DEFAULT_MASTER = "local[*]"
+
+
+def python_for_workers() -> str:
+    """The interpreter executors use: PYSPARK_PYTHON if set, else the driver's own interpreter."""
+    return os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
+def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict | None = None,
+                shuffle_partitions: int | None = None, ui: bool = False):
+    """Return the active SparkSession or build one (``local[*]`` unless ``master`` says otherwise).
+
+    Executors run the same interpreter as the driver (PYSPARK_PYTHON), the UI is off unless asked for,
+    and shuffle partitions default to twice the default parallelism on local masters (Spark's 200 is
+    far too many for micro-batches).
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", python_for_workers())
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
+    settings = {
+        "spark.ui.enabled": "true" if ui else "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or 4),
+        "spark.sql.maxConcurrentOutputFileWriters": "8",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.executorEnv.PYSPARK_PYTHON": os.environ["PYSPARK_PYTHON"],
+        "spark.driver.memory": os.environ.get("SRTOPO_SPARK_DRIVER_MEMORY", "3g"),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("SRTOPO_SPARK_LOG_LEVEL", "ERROR"))
+    return spark
