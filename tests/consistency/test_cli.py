@@ -75,3 +75,30 @@ def test_compile_formats(capsys):
 def test_bad_split_is_explained(capsys):
     assert main(["compile", "--tbox", TEX, "--split", "1,1"]) == 2
     assert "does not cover the 3 NI groups" in capsys.readouterr().err
+
+
+DATA = ROOT.parent / "shared" / "data"
+
+
+def _skip_without_data():
+    import pytest
+    if not DATA.exists():
+        pytest.skip("shared data not available")
+
+
+def test_compile_npd_prints_report_closure_and_groups(capsys):
+    _skip_without_data()
+    assert main(["compile", "--tbox", str(DATA / "npd" / "npd-v2-ql.owl"), "--stages", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "PIs: 1276" in out and "NIs: 54 (AllDisjointClasses 3, disjointWith 51)" in out
+    assert "skipped (outside DL-Lite): 212 (ABox assertions 1, range (datatype) 211)" in out
+    assert "NI closure: 32784 pairs; NI roots: 48; NI groups: 5" in out
+    assert all(f"    G{i}:" in out for i in range(1, 6))
+
+
+def test_compile_lubm_univ_bench(capsys):
+    _skip_without_data()
+    assert main(["compile", "--tbox", str(DATA / "lubm" / "owl-toolkit" / "univ-bench.owl")]) == 0
+    out = capsys.readouterr().out
+    assert "43 classes" in out and "NIs: 0" in out and "TransitiveProperty 1" in out
+    assert "NI closure: 0 pairs" in out and "no disjointness" in out
