@@ -9,7 +9,7 @@ fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip >/dev/null
 python -m pip install -q -e '.[test]'
-python -c "from srtopo.environment import require_java; require_java(17)" || exit 1
+python -m srtopo.environment >/dev/null || exit 1
 export PYSPARK_PYTHON="$PWD/.venv/bin/python"
 export PYSPARK_DRIVER_PYTHON="$PWD/.venv/bin/python"
 exec python -m pytest -q "$@"
