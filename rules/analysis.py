@@ -1,0 +1,287 @@
+"""Static analysis of I-DLV-sr programs (seed 000, sections 3 and 4.1) with networkx.
+
+Safety and stratification reject programs the streaming-model semantics does not cover; the stream
+dependency / component graphs, the precedes relation and the macro-nodes give the processing order.
+Graph nodes are predicates written ``name/arity``.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import networkx as nx
+from clingo import ast
+
+from srtopo.errors import ProgramError
+from rules.ir import PlainLiteral, Program, Rule, StreamingLiteral, sig_str, term_signature
+
+Component = frozenset  # of "name/arity" strings
+
+
+# ---------------------------------------------------------------- body inspection
+def _walk(node):
+    if isinstance(node, ast.AST):
+        yield node
+        for key in node.keys():
+            yield from _walk(getattr(node, key))
+    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
+        for child in node:
+            yield from _walk(child)
+
+
+def _variables(node) -> set[str]:
+    return {n.name for n in _walk(node) if n.ast_type == ast.ASTType.Variable and n.name != "_"}
+
+
+def body_predicates(rule: Rule):
+    """Yield (predicate, harmless, non_degenerate, item) for every predicate occurrence in the body.
+
+    Harmless (seed 000): positive ``at least`` / ``always`` literals, including the degenerate positive atom.
+    Atoms under ``not`` or inside aggregates count as non-harmless (stratified aggregates only)."""
+    for item in rule.body:
+        if isinstance(item, StreamingLiteral):
+            yield sig_str(item.pred), item.harmless, True, item
+            continue
+        lit = item.ast
+        if lit.ast_type == ast.ASTType.Literal and lit.atom.ast_type == ast.ASTType.SymbolicAtom:
+            yield sig_str(term_signature(lit.atom.symbol)), lit.sign == ast.Sign.NoSign, False, item
+            continue
+        for node in _walk(lit):
+            if node.ast_type == ast.ASTType.SymbolicAtom:
+                yield sig_str(term_signature(node.symbol)), False, False, item
+
+
+# ---------------------------------------------------------------- safety
+def check_safety(program: Program) -> None:
+    """Seed 000 safety, extended with ASP-Core-2 bindings by ``V = expr`` and ``V = #agg{...}``
+    (the corpus needs it: ``b(Y) :- a(X), Y = X+1, Y < 3.``)."""
+    for rule in program.rules:
+        bound: set[str] = set()
+        needed: dict[str, str] = {v: "the head" for v in _variables(rule.head)}
+        pending = []
+        for item in rule.body:
+            if isinstance(item, StreamingLiteral):
+                names = _variables(item.atom)
+                if isinstance(item.count, str):
+                    names.add(item.count)
+                if item.negated:
+                    needed.update({v: f"'{item}'" for v in names if v not in needed})
+                else:
+                    bound |= names
+                continue
+            lit = item.ast
+            if lit.ast_type != ast.ASTType.Literal:
+                continue
+            atom = lit.atom
+            if atom.ast_type == ast.ASTType.SymbolicAtom:
+                if lit.sign == ast.Sign.NoSign:
+                    bound |= _variables(atom)
+                else:
+                    needed.update({v: f"'{item}'" for v in _variables(atom) if v not in needed})
+            elif atom.ast_type == ast.ASTType.Comparison and lit.sign == ast.Sign.NoSign:
+                pending.append(atom)
+            elif atom.ast_type == ast.ASTType.BodyAggregate and lit.sign == ast.Sign.NoSign:
+                pending.append(atom)
+        changed = True
+        while changed:
+            changed = False
+            for atom in pending:
+                for var in _assignable(atom, bound):
+                    if var not in bound:
+                        bound.add(var)
+                        changed = True
+        for atom in pending:
+            if atom.ast_type == ast.ASTType.Comparison:
+                needed.update({v: f"'{atom}'" for v in _variables(atom) if v not in needed})
+        unsafe = sorted(v for v in needed if v not in bound)
+        if unsafe:
+            where = ", ".join(f"{v} (in {needed[v]})" for v in unsafe)
+            raise ProgramError(f"rule '{rule.text.strip()}' is unsafe: variable {where} does not occur in a "
+                               f"positive (streaming) literal", file=rule.loc.file, line=rule.loc.line,
+                               col=rule.loc.col, hint="add a positive literal that binds it")
+
+
+def _assignable(atom, bound: set[str]):
+    if atom.ast_type == ast.ASTType.Comparison:
+        guards = atom.guards
+        if len(guards) == 1 and guards[0].comparison == ast.ComparisonOperator.Equal:
+            left, right = atom.term, guards[0].term
+            for var_side, other in ((left, right), (right, left)):
+                if var_side.ast_type == ast.ASTType.Variable and _variables(other) <= bound:
+                    yield var_side.name
+    elif atom.ast_type == ast.ASTType.BodyAggregate:
+        for guard in (atom.left_guard, atom.right_guard):
+            if guard is not None and guard.comparison == ast.ComparisonOperator.Equal \
+                    and guard.term.ast_type == ast.ASTType.Variable:
+                yield guard.term.name
+
+
+# ---------------------------------------------------------------- graphs
+def stream_dependency_graph(program: Program) -> nx.DiGraph:
+    """G^SD: nodes = head predicates; arc (p, q) if p occurs in the body of a rule with head q;
+    label '<' if some such occurrence is a non-degenerate streaming literal."""
+    graph = nx.DiGraph()
+    heads = {sig_str(p) for p in program.head_preds}
+    graph.add_nodes_from(sorted(heads))
+    for rule in program.rules:
+        q = sig_str(rule.head_pred)
+        for p, _harmless, streaming, _item in body_predicates(rule):
+            if p not in heads:
+                continue
+            if graph.has_edge(p, q):
+                if streaming:
+                    graph[p][q]["label"] = "<"
+            else:
+                graph.add_edge(p, q, label="<" if streaming else "")
+    return graph
+
+
+def stream_component_graph(sd: nx.DiGraph) -> nx.DiGraph:
+    """G^SC: nodes = SCCs of G^SD (frozensets); arc labelled '<' if some underlying arc is."""
+    cond = nx.condensation(sd)
+    comp = {n: frozenset(cond.nodes[n]["members"]) for n in cond.nodes}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(comp.values())
+    for p, q, data in sd.edges(data=True):
+        a, b = comp[cond.graph["mapping"][p]], comp[cond.graph["mapping"][q]]
+        if a == b:
+            continue
+        label = "<" if data["label"] == "<" or graph.get_edge_data(a, b, {}).get("label") == "<" else ""
+        graph.add_edge(a, b, label=label)
+    return graph
+
+
+def precedes(sc: nx.DiGraph) -> frozenset:
+    """A < B iff a path from A to B in G^SC contains an arc labelled '<'."""
+    out = set()
+    for a, b, data in sc.edges(data=True):
+        if data["label"] != "<":
+            continue
+        for x in nx.ancestors(sc, a) | {a}:
+            for y in nx.descendants(sc, b) | {b}:
+                out.add((x, y))
+    return frozenset(out)
+
+
+def orderings(sc: nx.DiGraph, prec: frozenset, limit: int = 10) -> list[tuple]:
+    """All orderings C1..Cn with no Cj < Ci for i < j (the paper's definition; exponential, small graphs)."""
+    nodes = sorted(sc.nodes, key=_component_key)
+    if len(nodes) > limit:
+        raise ValueError(f"{len(nodes)} components: too many to enumerate orderings")
+    return [perm for perm in itertools.permutations(nodes)
+            if not any((perm[j], perm[i]) in prec for i in range(len(perm)) for j in range(i + 1, len(perm)))]
+
+
+def maximal_macro_nodes(ordering, prec: frozenset) -> list[frozenset]:
+    """Maximal runs of consecutive components in which no member precedes another.
+
+    Read literally, section 4.1 only asks consecutive members to be alongside, but Example 6 states that o2
+    = {a,b},{e},{d} gives {a,b,e} and {d} although {e} is alongside {d}: members must be pairwise alongside."""
+    out: list[list] = []
+    for comp in ordering:
+        if out and not any((m, comp) in prec for m in out[-1]):
+            out[-1].append(comp)
+        else:
+            out.append([comp])
+    return [frozenset().union(*run) for run in out]
+
+
+def processing_order(sc: nx.DiGraph, prec: frozenset) -> list[tuple[Component, ...]]:
+    """Macro-nodes in processing order, each a tuple of components in a topological order.
+
+    The paper only asks consecutive components to be alongside; evaluating such a run in one solver call
+    can miss a '<' dependency between non-consecutive members, so a component joins the open macro-node
+    only if no member precedes it, and components are taken in a topological order of G^SC (so ordinary
+    dependencies always point forwards). Greedy: prefer a ready component that can join."""
+    indeg = {n: sc.in_degree(n) for n in sc.nodes}
+    ready = sorted((n for n, d in indeg.items() if d == 0), key=_component_key)
+    order: list[list] = []
+    while ready:
+        current = order[-1] if order else None
+        pick = None
+        if current is not None:
+            pick = next((n for n in ready if not any((m, n) in prec for m in current)), None)
+        if pick is None:
+            pick = ready[0]
+            order.append([pick])
+        else:
+            current.append(pick)
+        ready.remove(pick)
+        for succ in sc.successors(pick):
+            indeg[succ] -= 1
+            if indeg[succ] == 0:
+                ready.append(succ)
+        ready.sort(key=_component_key)
+    return [tuple(run) for run in order]
+
+
+def _component_key(comp) -> tuple:
+    return tuple(sorted(comp))
+
+
+def streaming_recursive_rules(program: Program, sd: nx.DiGraph) -> frozenset[int]:
+    """Indices of rules r with p in preds(B(r)), q = pred(H(r)) on a common cycle of G^SD that has a '<' arc."""
+    comp_of = {}
+    labelled = set()
+    for comp in nx.strongly_connected_components(sd):
+        comp = frozenset(comp)
+        for n in comp:
+            comp_of[n] = comp
+        if any(sd[u][v]["label"] == "<" for u in comp for v in sd.successors(u) if v in comp):
+            labelled.add(comp)
+    out = set()
+    for i, rule in enumerate(program.rules):
+        q = sig_str(rule.head_pred)
+        if comp_of.get(q) not in labelled:
+            continue
+        if any(comp_of.get(p) is comp_of[q] for p, *_ in body_predicates(rule)):
+            out.add(i)
+    return frozenset(out)
+
+
+def check_stratified(program: Program, sd: nx.DiGraph) -> None:
+    """Reject a non-harmless literal whose predicate lies on a cycle through the rule's head."""
+    comp_of = {}
+    for comp in nx.strongly_connected_components(sd):
+        for n in comp:
+            comp_of[n] = frozenset(comp)
+    for rule in program.rules:
+        q = sig_str(rule.head_pred)
+        for p, harmless, _streaming, item in body_predicates(rule):
+            if harmless or p not in comp_of or comp_of[p] is not comp_of.get(q):
+                continue
+            path = nx.shortest_path(sd, q, p) if p != q else [q]
+            cycle = " -> ".join(path + [q])
+            raise ProgramError(
+                f"program is not stratified: rule '{rule.text.strip()}' uses the non-harmless literal "
+                f"'{item}' on the cycle {cycle}", file=rule.loc.file, line=rule.loc.line, col=rule.loc.col,
+                hint="negation, 'count', 'at most' and aggregates may only use predicates of lower strata")
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    sd: nx.DiGraph
+    sc: nx.DiGraph
+    prec: frozenset
+    order: tuple                  # macro-nodes, each a tuple of components (frozensets of "p/n")
+    recursive_rules: frozenset    # indices into program.rules
+
+    @property
+    def macro_nodes(self) -> list[frozenset]:
+        return [frozenset().union(*m) for m in self.order]
+
+    def describe(self) -> str:
+        lines = ["stream dependency graph:"]
+        lines += [f"  {p} -> {q}{' <' if d['label'] else ''}" for p, q, d in sorted(self.sd.edges(data=True))]
+        lines.append("processing order (macro-nodes):")
+        lines += ["  " + " | ".join("{" + ",".join(sorted(c)) + "}" for c in m) for m in self.order]
+        return "\n".join(lines)
+
+
+def analyse(program: Program) -> Analysis:
+    check_safety(program)
+    sd = stream_dependency_graph(program)
+    check_stratified(program, sd)
+    sc = stream_component_graph(sd)
+    prec = precedes(sc)
+    return Analysis(sd, sc, prec, tuple(processing_order(sc, prec)), streaming_recursive_rules(program, sd))

@@ -1,0 +1,180 @@
+"""Frozen IR of an I-DLV-sr program (seed 000, section 3).
+
+Ordinary ASP body literals stay clingo AST nodes (clingo owns ASP-Core-2 syntax); only what clingo does not
+know -- streaming literals, windows, ``#temp`` -- gets its own dataclasses here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Union
+
+from clingo import Symbol, ast
+
+#: Prefix of every predicate the framework generates (fresh window atoms, input bridges, markers).
+#: User programs and stream atoms may not use predicates that start with ``__``.
+RESERVED = "__"
+GENERATED_PREFIX = "__sr_"
+
+Signature = tuple  # (name: str, arity: int)
+
+#: seconds per unit accepted in ``[w unit]`` windows and in ``--unit``
+UNIT_SECONDS = {
+    "ms": Fraction(1, 1000), "msec": Fraction(1, 1000),
+    "s": Fraction(1), "sec": Fraction(1), "second": Fraction(1), "seconds": Fraction(1),
+    "min": Fraction(60), "minute": Fraction(60), "minutes": Fraction(60),
+    "h": Fraction(3600), "hour": Fraction(3600), "hours": Fraction(3600),
+}
+
+
+def sig_str(sig: Signature) -> str:
+    return f"{sig[0]}/{sig[1]}"
+
+
+@dataclass(frozen=True)
+class Loc:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Window:
+    """``[w]`` / ``[w unit]`` (all distances 0..w) or ``{d1,...,dm}`` (explicit distances, in time points)."""
+    size: int | None = None
+    unit: str | None = None
+    points: tuple[int, ...] | None = None
+
+    def distances(self, unit_seconds: Fraction = Fraction(1)) -> frozenset[int]:
+        """Distances in time points; ``[w sec]`` is converted with the stream's time unit."""
+        if self.points is not None:
+            return frozenset(self.points)
+        width = Fraction(self.size)
+        if self.unit is not None:
+            width = width * UNIT_SECONDS[self.unit] / Fraction(unit_seconds)
+            if width.denominator != 1:
+                raise ValueError(f"window {self} is not a whole number of time units")
+        return frozenset(range(int(width) + 1))
+
+    def __str__(self) -> str:
+        if self.points is not None:
+            return "{" + ",".join(str(p) for p in self.points) + "}"
+        return f"[{self.size} {self.unit}]" if self.unit else f"[{self.size}]"
+
+
+@dataclass(frozen=True)
+class StreamingLiteral:
+    """``[not] p(t) OP in W``; OP is at_least c | at_most c | always | count t (``in W`` = at_least 1)."""
+    atom: ast.AST          # the atom's term (clingo AST Function / SymbolicTerm)
+    op: str                # "at_least" | "at_most" | "always" | "count"
+    count: Union[int, str, None]   # constant c, or a variable name (count only), None for always
+    window: Window
+    negated: bool
+    loc: Loc
+    shortcut: bool = False  # written as plain ``p in W``
+
+    @property
+    def pred(self) -> Signature:
+        return term_signature(self.atom)
+
+    @property
+    def harmless(self) -> bool:
+        """Seed 000: only positive ``at least`` and ``always`` literals are harmless."""
+        return not self.negated and self.op in ("at_least", "always")
+
+    def atom_text(self) -> str:
+        return str(self.atom)
+
+    def positive_text(self) -> str:
+        if self.shortcut:
+            return f"{self.atom} in {self.window}"
+        if self.op == "always":
+            return f"{self.atom} always in {self.window}"
+        word = {"at_least": "at least", "at_most": "at most", "count": "count"}[self.op]
+        return f"{self.atom} {word} {self.count} in {self.window}"
+
+    def __str__(self) -> str:
+        return ("not " if self.negated else "") + self.positive_text()
+
+
+@dataclass(frozen=True)
+class PlainLiteral:
+    """An ASP-Core-2 body literal (atom, comparison, aggregate) kept as a clingo AST node."""
+    ast: ast.AST
+
+    def __str__(self) -> str:
+        return str(self.ast)
+
+
+BodyItem = Union[StreamingLiteral, PlainLiteral]
+
+
+@dataclass(frozen=True)
+class Rule:
+    head: ast.AST            # clingo AST Literal with a SymbolicAtom
+    body: tuple[BodyItem, ...]
+    temp: bool
+    loc: Loc
+    text: str                # the source text, for messages
+
+    @property
+    def head_pred(self) -> Signature:
+        return term_signature(self.head.atom.symbol)
+
+    @property
+    def is_fact(self) -> bool:
+        return not self.body
+
+    def __str__(self) -> str:
+        prefix = "#temp " if self.temp else ""
+        if not self.body:
+            return f"{prefix}{self.head}."
+        return f"{prefix}{self.head} :- {', '.join(str(b) for b in self.body)}."
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A ground background fact ``p(c1,...,cn).`` kept as a clingo Symbol (cheap for 60k-fact programs)."""
+    symbol: Symbol
+    loc: Loc
+
+    @property
+    def pred(self) -> Signature:
+        return (self.symbol.name, len(self.symbol.arguments))
+
+    def __str__(self) -> str:
+        return f"{self.symbol}."
+
+
+@dataclass(frozen=True)
+class Program:
+    rules: tuple[Rule, ...]
+    shows: tuple[Signature, ...] | None   # None: no #show, output every atom
+    file: str = "<string>"
+    facts: tuple[Fact, ...] = ()
+
+    @property
+    def head_preds(self) -> frozenset:
+        return frozenset(r.head_pred for r in self.rules) | frozenset(f.pred for f in self.facts)
+
+    @property
+    def streaming_literals(self) -> tuple[StreamingLiteral, ...]:
+        return tuple(b for r in self.rules for b in r.body if isinstance(b, StreamingLiteral))
+
+    def __str__(self) -> str:
+        lines = [str(f) for f in self.facts] + [str(r) for r in self.rules]
+        if self.shows is not None:
+            lines += [f"#show {n}/{a}." for n, a in self.shows]
+        return "\n".join(lines)
+
+
+def term_signature(term: ast.AST) -> Signature:
+    """name/arity of an atom's term (Function AST or a constant SymbolicTerm)."""
+    if term.ast_type == ast.ASTType.Function:
+        return (term.name, len(term.arguments))
+    if term.ast_type == ast.ASTType.SymbolicTerm and term.symbol.type.name == "Function":
+        return (term.symbol.name, len(term.symbol.arguments))
+    raise ValueError(f"not an atom: {term}")

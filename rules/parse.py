@@ -1,0 +1,449 @@
+"""Parse I-DLV-sr concrete syntax into the IR of rules.ir.
+
+A small tokenizer finds statements, ``#temp``/``#show`` and streaming literals (the only syntax clingo does
+not know); each statement is then handed to ``clingo.ast`` with every streaming literal replaced by a
+placeholder atom of at most the same length, padded so clingo's reported line:col are the file's own.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from typing import NamedTuple
+
+from clingo import Function, Number, String
+from pathlib import Path
+
+from clingo import ast
+
+from srtopo.errors import ProgramError
+from rules.ir import (RESERVED, UNIT_SECONDS, Fact, Loc, PlainLiteral, Program, Rule, StreamingLiteral, Window,
+                      term_signature)
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<block>%\*.*?\*%)
+  | (?P<comment>%[^\n]*)
+  | (?P<string>"(?:\\.|[^"\\\n])*")
+  | (?P<op>:-|:~|\.\.|!=|<>|<=|>=|==|\*\*)
+  | (?P<directive>\#[A-Za-z_]\w*)
+  | (?P<at>@[A-Za-z_]\w*)
+  | (?P<amp>&[A-Za-z_]\w*)
+  | (?P<ident>_*[A-Za-z][A-Za-z0-9_']*|_)
+  | (?P<number>\d+)
+  | (?P<punct>[()\[\]{},.;:|=<>+\-*/\\^~?!&@#$])
+""", re.S | re.X)
+
+_UNSUPPORTED_DIRECTIVES = {"#trigger_frequency": "#trigger_frequency (trigger rules)"}
+_OPEN = "([{"
+_CLOSE = ")]}"
+
+
+class Tok(NamedTuple):
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+class _Source:
+    def __init__(self, text: str, file: str):
+        self.text = text
+        self.file = file
+        self.nl = [i for i, c in enumerate(text) if c == "\n"]
+
+    def loc(self, offset: int) -> Loc:
+        line = bisect.bisect_left(self.nl, offset)
+        col = offset - (self.nl[line - 1] + 1 if line else 0)
+        return Loc(self.file, line + 1, col + 1)
+
+    def error(self, message: str, offset: int, hint: str | None = None) -> ProgramError:
+        loc = self.loc(offset)
+        return ProgramError(message, file=loc.file, line=loc.line, col=loc.col, hint=hint)
+
+    def unsupported(self, construct: str, offset: int) -> ProgramError:
+        loc = self.loc(offset)
+        # the issue fixes the shape of this message: "unsupported: <construct> at file:line"
+        # (file stays unset so the location is not printed twice)
+        return ProgramError(f"unsupported: {construct} at {loc.file}:{loc.line}", line=loc.line, col=loc.col)
+
+
+def parse_file(path: str | Path) -> Program:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ProgramError(f"cannot read program: {error.strerror}", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise ProgramError("program is not UTF-8 text", file=str(path)) from None
+    return parse_program(text, str(path))
+
+
+def parse_program(text: str, file: str = "<string>") -> Program:
+    src = _Source(text, file)
+    tokens = _tokenize(src)
+    shows: list[tuple[str, int]] | None = None
+    prepared = []
+    chars = ["\n" if c == "\n" else " " for c in text]   # one clingo text for the whole file
+    streaming: dict[str, StreamingLiteral] = {}
+    facts: list[Fact] = []
+    for stmt in _statements(src, tokens):
+        first = stmt[0]
+        if first.kind == "directive" and first.text == "#show":
+            shows = [] if shows is None else shows
+            sig = _parse_show(src, stmt)
+            if sig is not None and sig not in shows:
+                shows.append(sig)
+            continue
+        fact = _simple_fact(stmt)
+        if fact is not None:
+            facts.append(Fact(fact, src.loc(stmt[0].start)))
+            continue
+        temp = _prepare_rule(src, stmt, chars, streaming)
+        prepared.append((stmt, temp))
+    parsed = [s for s in _clingo_parse(src, "".join(chars), 0) if s.ast_type != ast.ASTType.Program]
+    if len(parsed) != len(prepared):
+        raise ProgramError("clingo read a different number of statements than expected", file=file)
+    rules = tuple(_finish_rule(src, stmt, temp, rule_ast, streaming)
+                  for (stmt, temp), rule_ast in zip(prepared, parsed))
+    return Program(rules, None if shows is None else tuple(shows), file, tuple(facts))
+
+
+def _tokenize(src: _Source) -> list[Tok]:
+    out: list[Tok] = []
+    pos, text = 0, src.text
+    skip = ("ws", "block", "comment")
+    for m in _TOKEN.finditer(text):
+        if m.start() != pos:
+            raise src.error(f"unexpected character {text[pos]!r}", pos)
+        pos = m.end()
+        kind = m.lastgroup
+        if kind not in skip:
+            out.append(Tok(kind, m.group(), m.start(), pos))
+    if pos != len(text):
+        raise src.error(f"unexpected character {text[pos]!r}", pos)
+    return out
+
+
+def _statements(src: _Source, tokens: list[Tok]):
+    """Split at top-level '.'; a ``#show p/n`` without '.' ends at the end of its line (as in the corpus)."""
+    stmt: list[Tok] = []
+    depth = 0
+    for tok in tokens:
+        if (stmt and stmt[0].text == "#show" and depth == 0
+                and "\n" in src.text[stmt[-1].end:tok.start]):
+            yield stmt
+            stmt = []
+        if tok.kind == "punct" and tok.text in _OPEN:
+            depth += 1
+        elif tok.kind == "punct" and tok.text in _CLOSE:
+            depth = max(0, depth - 1)
+        stmt.append(tok)
+        if tok.kind == "punct" and tok.text == "." and depth == 0:
+            yield stmt
+            stmt = []
+    if stmt:
+        if stmt[0].text == "#show":
+            yield stmt
+        else:
+            raise src.error("statement does not end with '.'", stmt[0].start, hint="add the final '.'")
+
+
+def _parse_show(src: _Source, stmt: list[Tok]):
+    body = [t for t in stmt[1:] if t.text != "."]
+    if not body:
+        return None
+    texts = [t.text for t in body]
+    if len(texts) == 3 and body[0].kind == "ident" and texts[1] == "/" and body[2].kind == "number":
+        return (texts[0], int(texts[2]))
+    raise src.unsupported("#show with terms or conditions (use #show p/n)", stmt[0].start)
+
+
+def _split_top(tokens: list[Tok], sep: str) -> list[list[Tok]]:
+    parts: list[list[Tok]] = [[]]
+    depth = 0
+    for tok in tokens:
+        if tok.kind == "punct" and tok.text in _OPEN:
+            depth += 1
+        elif tok.kind == "punct" and tok.text in _CLOSE:
+            depth -= 1
+        if depth == 0 and tok.text == sep and tok.kind in ("punct", "op"):
+            parts.append([])
+        else:
+            parts[-1].append(tok)
+    return parts
+
+
+def _simple_fact(stmt: list[Tok]):
+    """``p(c1,...,cn).`` with integer/constant/string arguments becomes a Symbol without clingo's parser
+    (background data such as the 60k ``link`` facts of Photo-voltaic would otherwise dominate set-up)."""
+    n = len(stmt)
+    head = stmt[0]
+    if head.kind != "ident" or not head.text[0].islower() or head.text.startswith(RESERVED):
+        return None
+    if n == 2:
+        return Function(head.text) if stmt[1].text == "." else None
+    if n < 5 or stmt[1].text != "(" or stmt[-2].text != ")" or stmt[-1].text != ".":
+        return None
+    args = []
+    expect_arg = True
+    i = 2
+    while i < n - 2:
+        tok = stmt[i]
+        if expect_arg:
+            neg = tok.text == "-"
+            if neg:
+                i += 1
+                tok = stmt[i]
+            if tok.kind == "number":
+                args.append(Number(-int(tok.text) if neg else int(tok.text)))
+            elif neg:
+                return None
+            elif tok.kind == "ident" and tok.text[0].islower():
+                args.append(Function(tok.text))
+            elif tok.kind == "string":
+                return None
+            else:
+                return None
+        elif tok.text != ",":
+            return None
+        expect_arg = not expect_arg
+        i += 1
+    if expect_arg:
+        return None
+    return Function(head.text, args)
+
+
+def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: dict) -> bool:
+    """Copy the statement into ``chars`` with #temp blanked and streaming literals as placeholders."""
+    start = stmt[0].start
+    for tok in stmt:
+        if tok.kind == "at":
+            raise src.unsupported(f"{tok.text} (built-in function term)", tok.start)
+        if tok.kind == "amp":
+            raise src.unsupported(f"external atom {tok.text}", tok.start)
+        if tok.kind == "op" and tok.text == ":~":
+            raise src.unsupported("weak constraint", tok.start)
+    temp = False
+    toks = stmt
+    if toks[0].kind == "directive":
+        if toks[0].text == "#temp":
+            temp = True
+            toks = toks[1:]
+        elif toks[0].text in _UNSUPPORTED_DIRECTIVES:
+            raise src.unsupported(_UNSUPPORTED_DIRECTIVES[toks[0].text], toks[0].start)
+        else:
+            raise src.unsupported(f"directive {toks[0].text}", toks[0].start)
+    for tok in toks:
+        if tok.kind == "directive" and tok.text in ("#temp",) + tuple(_UNSUPPORTED_DIRECTIVES):
+            raise src.unsupported(tok.text + " inside a rule", tok.start)
+    parts = _split_top(toks[:-1], ":-")
+    if len(parts) > 2:
+        raise src.error("rule has more than one ':-'", start)
+    head_toks = parts[0]
+    if not head_toks:
+        raise src.unsupported("constraint (rule without head)", start)
+    for tok in head_toks:
+        if tok.text in ("|", ";", "{") or tok.kind == "directive":
+            raise src.unsupported("disjunctive, choice or aggregate head", tok.start)
+    body_toks = parts[1] if len(parts) == 2 else []
+    if len(parts) == 2 and not body_toks:
+        raise src.error("rule has ':-' but an empty body", start)
+    chars[start:stmt[-1].end] = src.text[start:stmt[-1].end]
+    if temp:
+        chars[stmt[0].start:stmt[0].end] = " " * (stmt[0].end - stmt[0].start)
+    if "in" not in {t.text for t in body_toks}:
+        return temp                      # fast path: no streaming literal (e.g. background facts)
+    for lit in _split_top(body_toks, ","):
+        if not lit:
+            raise src.error("empty body literal", start)
+        found = _streaming_literal(src, lit, len(streaming))
+        if found is None:
+            continue
+        sl, span_start, span_end, name = found
+        streaming[name] = sl
+        span = src.text[span_start:span_end]
+        if len(name) <= len(span) and "\n" not in span[:len(name)]:
+            repl = name + "".join("\n" if c == "\n" else " " for c in span[len(name):])
+        else:
+            raise src.error("streaming literal too short to be rewritten", span_start)
+        chars[span_start:span_end] = list(repl)
+    return temp
+
+
+def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, rule_ast, streaming: dict) -> Rule:
+    start = stmt[0].start
+    loc = src.loc(start)
+    if rule_ast.ast_type != ast.ASTType.Rule:
+        raise src.unsupported(f"statement clingo reads as {rule_ast.ast_type.name}", start)
+    head = rule_ast.head
+    if head.ast_type != ast.ASTType.Literal or head.atom.ast_type != ast.ASTType.SymbolicAtom:
+        raise src.unsupported("non-atomic rule head", start)
+    if head.sign != ast.Sign.NoSign:
+        raise src.error("a rule head cannot be negated", start)
+    _check_atom_term(src, head.atom.symbol, start)
+    body = []
+    for lit in rule_ast.body:
+        sl = _placeholder(lit, streaming)
+        if sl is not None:
+            if lit.sign == ast.Sign.DoubleNegation:
+                raise src.unsupported("'not not' before a streaming literal", start)
+            if lit.sign == ast.Sign.Negation:
+                sl = StreamingLiteral(sl.atom, sl.op, sl.count, sl.window, True, sl.loc, sl.shortcut)
+            body.append(sl)
+            continue
+        if _mentions_placeholder(lit, streaming):
+            raise src.unsupported("streaming literal inside an aggregate or condition", start)
+        for atom in _symbolic_atoms(lit):
+            _check_atom_term(src, atom.symbol, start)
+        body.append(PlainLiteral(lit))
+    return Rule(head, tuple(body), temp, loc, src.text[start:stmt[-1].end])
+
+
+def _streaming_literal(src: _Source, lit: list[Tok], index: int):
+    """Recognise ``[not] ATOM [at least c|at most c|always|count t] in WINDOW``; None if ``lit`` is plain."""
+    pos = [i for i, t in enumerate(lit) if t.kind == "ident" and t.text == "in" and _depth_at(lit, i) == 0]
+    if not pos:
+        return None
+    i_in = pos[0]
+    before, window_toks = lit[:i_in], lit[i_in + 1:]
+    if before and before[0].text == "not":
+        before = before[1:]
+    words = [t.text for t in before]
+    op, count, shortcut = "at_least", 1, False
+    if len(words) >= 3 and words[-3] == "at" and words[-2] in ("least", "most"):
+        op = "at_least" if words[-2] == "least" else "at_most"
+        count, atom_toks = _count_term(src, before[-1], op), before[:-3]
+    elif len(words) >= 2 and words[-2] == "count":
+        op, count, atom_toks = "count", _count_term(src, before[-1], "count"), before[:-2]
+    elif words and words[-1] == "always":
+        op, count, atom_toks = "always", None, before[:-1]
+    else:
+        atom_toks, shortcut = before, True
+    if not atom_toks:
+        raise src.error("streaming literal without an atom", lit[0].start)
+    window = _window(src, window_toks, lit[i_in])
+    atom_text = src.text[atom_toks[0].start:atom_toks[-1].end]
+    atom_loc = src.loc(atom_toks[0].start)
+    text = "\n" * (atom_loc.line - 1) + " " * (atom_loc.col - 1) + atom_text + "."
+    parsed = [s for s in _clingo_parse(src, text, atom_toks[0].start) if s.ast_type == ast.ASTType.Rule]
+    if (len(parsed) != 1 or parsed[0].body or parsed[0].head.ast_type != ast.ASTType.Literal
+            or parsed[0].head.atom.ast_type != ast.ASTType.SymbolicAtom
+            or parsed[0].head.sign != ast.Sign.NoSign):
+        raise src.error(f"'{atom_text}' is not an atom", atom_toks[0].start,
+                        hint="a streaming literal is p(t1,...,tn) followed by its operator and window")
+    term = parsed[0].head.atom.symbol
+    _check_atom_term(src, term, atom_toks[0].start)
+    name = f"__p{index}"
+    sl = StreamingLiteral(term, op, count, window, False, atom_loc, shortcut)
+    return sl, atom_toks[0].start, window_toks[-1].end, name
+
+
+def _depth_at(toks: list[Tok], index: int) -> int:
+    depth = 0
+    for t in toks[:index]:
+        if t.kind == "punct" and t.text in _OPEN:
+            depth += 1
+        elif t.kind == "punct" and t.text in _CLOSE:
+            depth -= 1
+    return depth
+
+
+def _count_term(src: _Source, tok: Tok, op: str):
+    if tok.kind == "number":
+        value = int(tok.text)
+        if value < 1 and op != "at_most" and op != "count":
+            raise src.error(f"the constant of '{op.replace('_', ' ')}' must be a positive integer", tok.start)
+        return value
+    if tok.kind == "ident" and (tok.text[0].isupper() or tok.text[0] == "_") and tok.text != "_":
+        if op != "count":
+            raise src.unsupported(f"variable counting term '{tok.text}' in '{op.replace('_', ' ')}'", tok.start)
+        return tok.text
+    raise src.error(f"expected an integer or a variable after '{op.replace('_', ' ')}', got '{tok.text}'",
+                    tok.start)
+
+
+def _window(src: _Source, toks: list[Tok], in_tok: Tok) -> Window:
+    texts = [t.text for t in toks]
+    where = toks[0].start if toks else in_tok.end
+    if len(texts) >= 3 and texts[0] == "[" and texts[-1] == "]":
+        inner = toks[1:-1]
+        if len(inner) in (1, 2) and inner[0].kind == "number":
+            unit = None
+            if len(inner) == 2:
+                unit = inner[1].text
+                if unit not in UNIT_SECONDS:
+                    raise src.error(f"unknown time unit '{unit}' in window", inner[1].start,
+                                    hint="use " + ", ".join(sorted(UNIT_SECONDS)))
+            return Window(size=int(inner[0].text), unit=unit)
+    if len(texts) >= 3 and texts[0] == "{" and texts[-1] == "}":
+        inner = toks[1:-1]
+        nums = inner[0::2]
+        seps = inner[1::2]
+        if nums and all(t.kind == "number" for t in nums) and all(t.text == "," for t in seps) \
+                and len(nums) == len(seps) + 1:
+            return Window(points=tuple(sorted({int(t.text) for t in nums})))
+    raise src.error("malformed window after 'in'", where,
+                    hint="write [w], [w sec] or {d1,...,dm} with non-negative integers")
+
+
+def _clingo_parse(src: _Source, text: str, offset: int) -> list:
+    messages: list[str] = []
+    out: list = []
+    try:
+        ast.parse_string(text, out.append, logger=lambda code, msg: messages.append(msg), message_limit=5)
+    except RuntimeError:
+        msg = messages[0] if messages else "syntax error"
+        m = re.match(r"<string>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", msg.strip(), re.S)
+        if m:
+            detail = " ".join(m.group(3).split())
+            raise ProgramError(detail, file=src.file, line=int(m.group(1)), col=int(m.group(2))) from None
+        raise src.error(" ".join(msg.split()), offset) from None
+    return out
+
+
+def _placeholder(lit, streaming: dict[str, StreamingLiteral]):
+    if lit.ast_type != ast.ASTType.Literal or lit.atom.ast_type != ast.ASTType.SymbolicAtom:
+        return None
+    term = lit.atom.symbol
+    try:
+        name, arity = term_signature(term)
+    except ValueError:
+        return None
+    return streaming.get(name) if arity == 0 else None
+
+
+def _mentions_placeholder(node, streaming) -> bool:
+    return any(term_signature(a.symbol)[0] in streaming for a in _symbolic_atoms(node)
+               if _is_atom_term(a.symbol))
+
+
+def _is_atom_term(term) -> bool:
+    try:
+        term_signature(term)
+        return True
+    except ValueError:
+        return False
+
+
+def _symbolic_atoms(node):
+    """Every SymbolicAtom below ``node`` (in literals, aggregate elements, conditions)."""
+    if isinstance(node, ast.AST):
+        if node.ast_type == ast.ASTType.SymbolicAtom:
+            yield node
+            return
+        for key in node.keys():
+            yield from _symbolic_atoms(getattr(node, key))
+    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
+        for child in node:
+            yield from _symbolic_atoms(child)
+
+
+def _check_atom_term(src: _Source, term, offset: int) -> None:
+    if term.ast_type == ast.ASTType.UnaryOperation:
+        raise src.unsupported("classical negation (-p)", offset)
+    if not _is_atom_term(term):
+        raise src.error(f"'{term}' is not an atom", offset)
+    name = term_signature(term)[0]
+    if name.startswith(RESERVED):
+        raise src.error(f"predicate '{name}' uses the reserved prefix '{RESERVED}'", offset,
+                        hint="rename it; names starting with '__' are generated by srtopo")
