@@ -1,5 +1,7 @@
 """Load a DL-Lite TBox from an OWL ontology in RDF (RDF/XML, Turtle, N-Triples) with rdflib.
 
+OWL/XML files are read through owlready2, which hands rdflib the equivalent triples.
+
 What is kept (DL-Lite_R over basic concepts A, exists P, exists P^-):
   PIs  named subClassOf / equivalentClass; rdfs:domain (exists P ⊑ A); rdfs:range (exists P^- ⊑ A);
        subPropertyOf (exists P ⊑ exists Q, exists P^- ⊑ exists Q^-); inverseOf; SymmetricProperty;
@@ -24,7 +26,7 @@ from ontology.model import (LoaderReport, NegativeInclusion, SkippedAxiom, TBox,
                             local_name)
 from srtopo.errors import OntologyError
 
-_HINT = "give an OWL ontology serialised as RDF/XML, Turtle or N-Triples"
+_HINT = "give an OWL ontology serialised as RDF/XML, Turtle, N-Triples or OWL/XML"
 
 
 # --- reading the file -------------------------------------------------------------------------------
@@ -34,8 +36,7 @@ def _guess_format(path: str, head: str) -> list[str]:
     text = head.lstrip("\ufeff \t\r\n")
     if text.startswith("<"):
         if re.search(r"<(\w+:)?Ontology[\s>]", head) and "rdf:RDF" not in head and "RDF" not in head[:2000]:
-            raise OntologyError("OWL/XML syntax is not supported", file=path,
-                                hint="convert it to RDF/XML or Turtle (e.g. with Protégé or ROBOT)")
+            return ["owlxml"]
         return ["xml", "turtle"]
     if ext == ".nt":
         return ["nt", "turtle"]
@@ -70,6 +71,25 @@ def _located(error: Exception) -> tuple[int | None, str]:
     return line, message
 
 
+def _owlxml_as_ntriples(path: str) -> str:
+    """OWL/XML is not RDF: owlready2 reads it and hands rdflib the equivalent triples."""
+    import io
+
+    import owlready2
+    import contextlib
+    world = owlready2.World()
+    with contextlib.redirect_stderr(io.StringIO()):   # owlready2 prints parser tracebacks itself
+        try:
+            ontology = world.get_ontology("file://" + os.path.abspath(path)).load()
+        except Exception as error:   # noqa: BLE001 - re-raised with a plain message
+            match = re.search(r"(OWL/XML parsing error).*?(line \d+, column \d+)", str(error))
+            text = f"{match.group(1)} at {match.group(2)}" if match else type(error).__name__
+            raise ValueError(text) from None
+    buffer = io.BytesIO()
+    ontology.save(file=buffer, format="ntriples")
+    return buffer.getvalue().decode("utf-8")
+
+
 def read_graph(path: str) -> Graph:
     if not os.path.exists(path):
         raise OntologyError("file not found", file=path, hint="check the path given to --tbox")
@@ -88,15 +108,20 @@ def read_graph(path: str) -> Graph:
         level = quiet.level
         quiet.setLevel(logging.CRITICAL)   # rdflib logs noise while a wrong format is tried
         try:
-            graph.parse(path, format=fmt)
+            if fmt == "owlxml":
+                graph.parse(data=_owlxml_as_ntriples(path), format="nt")
+            else:
+                graph.parse(path, format=fmt)
             return graph
+        except OntologyError:
+            raise
         except Exception as error:   # noqa: BLE001 - rdflib raises many types; we re-raise ours
             if first_error is None:
                 first_error = _located(error)
         finally:
             quiet.setLevel(level)
     line, message = first_error or (None, "unknown parse error")
-    name = {"xml": "RDF/XML", "turtle": "Turtle", "nt": "N-Triples"}[formats[0]]
+    name = {"xml": "RDF/XML", "turtle": "Turtle", "nt": "N-Triples", "owlxml": "OWL/XML"}[formats[0]]
     raise OntologyError(f"not readable as {name}: {message}", file=path, line=line, hint=_HINT)
 
 

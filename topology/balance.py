@@ -90,7 +90,7 @@ def proportional_tasks(costs: Sequence[float], total: int) -> tuple[int, ...]:
 def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None) -> BalancePlan:
     k = len(analysis.groups)
     if split is None:
-        n = stages or 2
+        n = stages or min(2, max(k, 1))
         if n > max(k, 1):
             raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
                                 hint=f"use --stages <= {k} or an explicit --split")
@@ -106,7 +106,7 @@ def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=N
     if split is not None:
         candidates = [normalise_split(split, k)]
     else:
-        n = stages or 2
+        n = stages or min(2, max(k, 1))
         if n > max(k, 1):
             raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
                                 hint=f"use --stages <= {k}")

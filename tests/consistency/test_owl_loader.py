@@ -108,7 +108,7 @@ def test_broken_files_are_located(tmp_path, content, needle, line):
     path.write_text(content)
     with pytest.raises(OntologyError) as info:
         load_tbox(str(path))
-    assert needle in str(info.value)
+    assert needle in str(info.value) and "RDF/XML, Turtle" in str(info.value)
     assert info.value.line == line and info.value.file == str(path)
 
 
@@ -117,3 +117,30 @@ def test_rdf_without_owl_is_rejected(tmp_path):
     path.write_text("<http://x/a> <http://x/b> <http://x/c> .\n")
     with pytest.raises(OntologyError, match="no OWL classes or axioms"):
         load_tbox(str(path))
+
+
+OWX = """<?xml version="1.0"?>
+<Ontology xmlns="http://www.w3.org/2002/07/owl#" xml:base="http://x.org/o" ontologyIRI="http://x.org/o">
+    <Declaration><Class IRI="#A"/></Declaration>
+    <Declaration><Class IRI="#B"/></Declaration>
+    <Declaration><Class IRI="#C"/></Declaration>
+    <SubClassOf><Class IRI="#C"/><Class IRI="#A"/></SubClassOf>
+    <DisjointClasses><Class IRI="#A"/><Class IRI="#B"/></DisjointClasses>
+</Ontology>
+"""
+
+
+def test_owl_xml_through_owlready2(tmp_path):
+    path = tmp_path / "o.owx"
+    path.write_text(OWX)
+    tbox = load_tbox(str(path))
+    assert set(tbox.pis) == {("http://x.org/o#C", "http://x.org/o#A")}
+    assert {n.pair for n in tbox.nis} == {("http://x.org/o#A", "http://x.org/o#B")}
+
+
+def test_broken_owl_xml_is_located(tmp_path):
+    path = tmp_path / "bad.owx"
+    path.write_text(OWX.replace("</Declaration>\n    <Declaration><Class IRI=\"#B\"/>", "</Declarat>", 1))
+    with pytest.raises(OntologyError, match="not readable as OWL/XML") as info:
+        load_tbox(str(path))
+    assert info.value.line is not None
