@@ -1,0 +1,183 @@
+"""The only module that touches ``clingo.Control``: one subprogram, inputs in, shown atoms out.
+
+Inputs never become program text: rules receive them through ``@sr_in(k)`` / ``@sr_dom(k)`` context
+functions that return the parsed clingo Symbols, matched by ``p(X1,..,Xn) = @sr_in(k)``.
+
+* ``RestartSolver``: a new Control per call; inputs are facts.
+* ``IncrementalSolver``: one Control kept; every input atom ever seen is an ``#external`` (grounded once,
+  over-grounding in the spirit of I2-DLV); a call only flips the externals whose truth changed. clingo cannot
+  re-ground rules for atoms it has not seen ("redefinition of atom"), so a call that brings an unseen input
+  atom rebuilds the Control with the enlarged domain.
+* ``AutoSolver``: incremental while the input domain settles; falls back to restart for a subprogram whose
+  domain keeps growing (rebuilding then costs as much as restarting, plus the externals).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import clingo
+from clingo import Function
+
+from srtopo.errors import SrtopoError
+
+_EMPTY: frozenset = frozenset()
+_ARGS = ["--warn=none"]
+
+
+@dataclass(frozen=True)
+class SubprogramSpec:
+    rules_text: str                  # flat ASP rules (generated from the program's AST, never from stream text)
+    input_sigs: tuple                # ((name, arity), ...) read from the caller's inputs
+    shown_sigs: tuple                # ((name, arity), ...) returned by solve
+
+
+def _vars(n: int) -> str:
+    return ",".join(f"X{i}" for i in range(1, n + 1))
+
+
+def _atom(name: str, n: int) -> str:
+    return f"{name}({_vars(n)})" if n else name
+
+
+def _shows(spec: SubprogramSpec) -> str:
+    return "".join(f"#show {name}/{n}.\n" for name, n in spec.shown_sigs)
+
+
+def _read(ctl) -> list:
+    with ctl.solve(yield_=True) as handle:
+        for model in handle:
+            return model.symbols(shown=True)
+    raise SrtopoError("a subprogram has no answer set (the program is not stratified as analysed)")
+
+
+class _Inputs:
+    """Context object: clingo calls ``sr_in(k)`` once per grounding of the bridging rule."""
+
+    def __init__(self, lists):
+        self.lists = lists
+
+    def sr_in(self, k):
+        return self.lists[k.number]
+
+    sr_dom = sr_in
+
+    def sr_dom_true(self, k):
+        return self.lists[k.number][0]
+
+    def sr_dom_false(self, k):
+        return self.lists[k.number][1]
+
+
+class RestartSolver:
+    kind = "restart"
+
+    def __init__(self, spec: SubprogramSpec):
+        self.spec = spec
+        bridges = "".join(f"{_atom(name, n)} :- {_atom(name, n)} = @sr_in({k}).\n"
+                          for k, (name, n) in enumerate(spec.input_sigs))
+        self.text = spec.rules_text + "\n" + bridges + _shows(spec)
+        self.stats = {"solves": 0, "groundings": 0}
+
+    def solve(self, inputs) -> list:
+        ctl = clingo.Control(_ARGS)
+        ctl.add("base", [], self.text)
+        lists = [list(inputs.get(sig, _EMPTY)) for sig in self.spec.input_sigs]
+        ctl.ground([("base", [])], context=_Inputs(lists))
+        self.stats["solves"] += 1
+        self.stats["groundings"] += 1
+        return _read(ctl)
+
+
+class IncrementalSolver:
+    kind = "incremental"
+
+    def __init__(self, spec: SubprogramSpec):
+        self.spec = spec
+        parts = []
+        for k, (name, n) in enumerate(spec.input_sigs):
+            ext = _atom(f"__sr_x{k}", n)
+            parts.append(f"#external {ext} : {_atom(name, n)} = @sr_dom_true({k}). [true]\n"
+                         f"#external {ext} : {_atom(name, n)} = @sr_dom_false({k}). [false]\n"
+                         f"{_atom(name, n)} :- {ext}.\n")
+        self.text = spec.rules_text + "\n" + "".join(parts) + _shows(spec)
+        self.ctl = None
+        self.domain = [set() for _ in spec.input_sigs]
+        self.true: list = [_EMPTY for _ in spec.input_sigs]
+        self.stats = {"solves": 0, "groundings": 0}
+        self.last_rebuilt = False
+
+    def solve(self, inputs) -> list:
+        current = [inputs.get(sig, _EMPTY) for sig in self.spec.input_sigs]
+        grows = self.ctl is None or any(len(c) > len(d) or not d.issuperset(c)
+                                        for c, d in zip(current, self.domain))
+        self.last_rebuilt = grows
+        if grows:
+            for d, c in zip(self.domain, current):
+                d.update(c)
+            self._rebuild(current)
+        else:
+            assign = self.ctl.assign_external
+            for k, (c, old) in enumerate(zip(current, self.true)):
+                if c is old:
+                    continue
+                name = f"__sr_x{k}"
+                for atom in c - old if len(c) else ():
+                    assign(Function(name, atom.arguments), True)
+                for atom in old - c if len(old) else ():
+                    assign(Function(name, atom.arguments), False)
+                self.true[k] = c if isinstance(c, frozenset) else frozenset(c)
+        self.stats["solves"] += 1
+        return _read(self.ctl)
+
+    def _rebuild(self, current) -> None:
+        ctl = clingo.Control(_ARGS)
+        ctl.add("base", [], self.text)
+        lists = [(list(c), [a for a in d if a not in c]) for c, d in zip(current, self.domain)]
+        ctl.ground([("base", [])], context=_Inputs(lists))
+        self.ctl = ctl
+        self.true = [c if isinstance(c, frozenset) else frozenset(c) for c in current]
+        self.stats["groundings"] += 1
+
+
+class AutoSolver:
+    """Incremental first; restart once rebuilds happen in at least half of the last ``window`` calls."""
+
+    def __init__(self, spec: SubprogramSpec, window: int = 6):
+        self.inner = IncrementalSolver(spec)
+        self.window = window
+        self.recent: deque = deque(maxlen=window)
+        self.calls = 0
+
+    @property
+    def kind(self) -> str:
+        return "auto:" + self.inner.kind
+
+    @property
+    def stats(self) -> dict:
+        return dict(self.inner.stats, mode=self.inner.kind)
+
+    def solve(self, inputs) -> list:
+        out = self.inner.solve(inputs)
+        if isinstance(self.inner, IncrementalSolver):
+            self.calls += 1
+            if self.calls > 1:
+                self.recent.append(self.inner.last_rebuilt)
+            if len(self.recent) == self.window and sum(self.recent) * 2 >= self.window:
+                stats = self.inner.stats
+                self.inner = RestartSolver(self.inner.spec)
+                self.inner.stats.update(solves=stats["solves"], groundings=stats["groundings"])
+        return out
+
+
+STRATEGIES = ("auto", "incremental", "restart")
+
+
+def make_solver(strategy: str, spec: SubprogramSpec):
+    if strategy == "restart":
+        return RestartSolver(spec)
+    if strategy == "incremental":
+        return IncrementalSolver(spec)
+    if strategy == "auto":
+        return AutoSolver(spec)
+    raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
