@@ -1,0 +1,360 @@
+"""The Spark runner: Structured Streaming + foreachBatch, one SQL statement per micro-batch.
+
+Layout under the checkpoint directory C:
+  C/query/                      Spark's own checkpoint (offsets log, commit log)
+  C/store/<batch>/kind=state/   the window cache after batch <batch> (Parquet, rows of every stage)
+  C/store/<batch>/kind=report/  reports closed in the batch; kind=rejected, kind=metric likewise
+  C/store/<batch>/_meta.json    cumulative max event time per source, closed frontier, metrics
+Sink (``out``): out/batch=<batch>/ (JSON lines or Parquet), out/batch=final/ (reports closed at end of
+input by ``--once``; deleted when a run starts, since more input could still arrive).
+
+Exactly-once: batch b reads only store/<b-1> and overwrites store/<b> and out/batch=<b> with content that
+is a deterministic function of (store/<b-1>, the batch's input as recorded in Spark's offsets log); the
+batch counts as done only when Spark writes its commit-log entry after foreachBatch returns. A crash at
+any point re-runs the uncommitted batch with the same id and input, which rewrites the same files.
+store/<b-1> is deleted only while batch b+1 runs (after b committed).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time as _time
+import uuid
+from collections import deque
+
+from srtopo.errors import TopologyError, UnsupportedByRunner
+from topology.ir import Topology
+from topology.spark.fs import HadoopFS, qualify
+from topology.spark.plan import NEG, POS, STATE_COLUMNS, SqlBuilder, bounds_for, build_tables, watermark
+from topology.spark.session import get_session
+
+PLANS = ("fused", "staged")
+DEFAULT_PLAN = "fused"
+REPORT_COLUMNS = "subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, stage STRING, plan STRING"
+
+
+def _bid(batch_id) -> str:
+    return f"{int(batch_id):010d}"
+
+
+class SparkConsistencyRunner:
+    """Run a consistency Topology on Spark Structured Streaming.
+
+    >>> runner = SparkConsistencyRunner(topology, window=30, lateness=0)          # doctest: +SKIP
+    >>> query = runner.start([TntSource("in/")], out="reports/", checkpoint="ckpt/")  # doctest: +SKIP
+    >>> runner.reports().show()                                                     # doctest: +SKIP
+    """
+
+    def __init__(self, topology: Topology, window: int | None, lateness: int | None = 0, plan: str = DEFAULT_PLAN,
+                 spark=None, master: str | None = None, metrics: bool = True, cache_input: bool = True,
+                 history: int = 10000):
+        if plan not in PLANS:
+            raise TopologyError(f"unknown Spark plan {plan!r}", hint="use 'fused' or 'staged'")
+        if window is not None and window < 0:
+            raise TopologyError(f"window must be >= 0 time units (or unbounded), got {window}")
+        if lateness is not None and lateness < 0:
+            raise TopologyError(f"allowed lateness must be >= 0, got {lateness}")
+        if not topology.stages:
+            raise UnsupportedByRunner("the topology has no stages", hint="compile it from a TBox first")
+        self.topology = topology
+        self.window = window
+        self.lateness = lateness
+        self.plan = plan
+        self.spark = spark or get_session(master=master)
+        self.metrics_enabled = metrics
+        self.cache_input = cache_input
+        self.tables = build_tables(topology)
+        self.uid = uuid.uuid4().hex[:10]
+        self.names = {k: f"srtopo_{k}_{self.uid}" for k in
+                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in")}
+        self.fs = HadoopFS(self.spark)
+        self.batch_metrics: deque = deque(maxlen=history)   # one small dict per batch, never per tuple
+        self.query = None
+        self.sources = []
+        self.out = None
+        self.out_format = "json"
+        self.rejected_out = None
+        self.callback = None
+        self.console = False
+        self._prev = None            # (batch id, meta dict) of the last committed store entry
+        self._tables_ready = False
+        self._sql = None
+
+    # --- setup ----------------------------------------------------------------------------------
+    def _register_tables(self, session=None) -> None:
+        s = session or self.spark
+        if self._tables_ready is s:
+            return
+        n, t = self.names, self.tables
+        s.createDataFrame(t.cmap, "asserted STRING, stage INT, concept STRING, cached BOOLEAN") \
+            .createOrReplaceTempView(n["cmap"])
+        s.createDataFrame(t.srcmap, "asserted STRING, concept STRING").createOrReplaceTempView(n["srcmap"])
+        s.createDataFrame(t.emit, "stage INT, concept STRING, next STRING").createOrReplaceTempView(n["emit"])
+        s.createDataFrame(t.cached, "stage INT, concept STRING").createOrReplaceTempView(n["cached"])
+        s.createDataFrame(t.pairs, "stage INT, c1 STRING, c2 STRING, ni_l STRING, ni_r STRING") \
+            .createOrReplaceTempView(n["pairs"])
+        self._empty_state = s.createDataFrame([], STATE_COLUMNS)
+        self._tables_ready = s
+
+    def _sqlb(self) -> SqlBuilder:
+        if self._sql is None:
+            self._sql = SqlBuilder(self.names, self.tables, self.topology, self.window, self.lateness,
+                                   max(1, len(self.sources)), self.plan, self.metrics_enabled)
+        return self._sql
+
+    def start(self, sources, out: str | None = None, out_format: str = "json", checkpoint: str | None = None,
+              rejected_out: str | None = None, trigger: float | None = None, once: bool = False,
+              callback=None, console: bool = False, query_name: str | None = None):
+        """Start the streaming query and return it (``pyspark.sql.streaming.StreamingQuery``).
+
+        sources: list of source objects from ``topology.spark.sources`` (merged by event time).
+        out: sink directory (JSON lines or Parquet per ``out_format``); callback(batch_id, reports_df) and
+        console=True are the other sinks. once=True processes what is available now and stops
+        (call ``finish()`` afterwards to close the remaining report times).
+        """
+        if out_format not in ("json", "parquet"):
+            raise TopologyError(f"unknown sink format {out_format!r}", hint="json or parquet")
+        self.sources = list(sources)
+        if not self.sources:
+            raise TopologyError("no stream source given")
+        self._sql = None
+        self.checkpoint = qualify(checkpoint) if checkpoint else qualify(tempfile.mkdtemp(prefix="srtopo-ckpt-"))
+        self.store = self.checkpoint.rstrip("/") + "/store"
+        self.out = qualify(out) if out else None
+        self.out_format = out_format
+        self.rejected_out = qualify(rejected_out) if rejected_out else self.checkpoint.rstrip("/") + "/rejected"
+        self.callback = callback
+        self.console = console
+        self._prev = None
+        self._register_tables()
+        if self.out:
+            self.fs.delete(self.out.rstrip("/") + "/batch=final")
+        frames = [src.frame(self.spark, i) for i, src in enumerate(self.sources)]
+        stream = frames[0]
+        for f in frames[1:]:
+            stream = stream.unionByName(f)
+        writer = stream.writeStream.foreachBatch(self._on_batch) \
+            .option("checkpointLocation", self.checkpoint.rstrip("/") + "/query") \
+            .queryName(query_name or f"srtopo_{self.uid}")
+        if once:
+            writer = writer.trigger(availableNow=True)
+        elif trigger:
+            writer = writer.trigger(processingTime=f"{float(trigger)} seconds")
+        self.query = writer.start()
+        return self.query
+
+    # --- the micro-batch ---------------------------------------------------------------------------
+    def _committed_before(self, batch_id: int):
+        """(id, meta) of the latest store entry older than batch_id (written by a committed batch)."""
+        ids = sorted((int(x) for x in self.fs.list_names(self.store) if x.isdigit()), reverse=True)
+        for i in ids:
+            if i >= batch_id:
+                continue
+            text = self.fs.read_text(f"{self.store}/{_bid(i)}/_meta.json")
+            if text:
+                return i, json.loads(text)
+        return None
+
+    def _prev_for(self, batch_id: int):
+        if self._prev is None or self._prev[0] >= batch_id:
+            self._prev = self._committed_before(batch_id)
+        return self._prev
+
+    def _state_view(self, prev, spark) -> None:
+        path = None if prev is None else f"{self.store}/{_bid(prev[0])}/kind=state"
+        if path and self.fs.exists(path):
+            spark.read.schema(STATE_COLUMNS).parquet(path).createOrReplaceTempView(self.names["prev"])
+        else:
+            self._empty_state.createOrReplaceTempView(self.names["prev"])
+
+    def _prev_meta(self, prev):
+        if prev is None:
+            return {}, NEG
+        meta = prev[1]
+        return {int(k): v for k, v in meta["maxtime"].items()}, int(meta["closed"])
+
+    def _on_batch(self, df, batch_id: int) -> None:
+        started = _time.perf_counter()
+        spark = df.sparkSession     # foreachBatch runs in the query's own (cloned) session
+        self._register_tables(spark)
+        n = self.names
+        prev = self._prev_for(batch_id)
+        maxtime, closed = self._prev_meta(prev)
+        n_sources = len(self.sources)
+        bounds = bounds_for(maxtime, closed, n_sources, self.lateness, self.window)
+        self._state_view(prev, spark)
+        df.createOrReplaceTempView(n["in"])
+        if self.cache_input:
+            spark.catalog.dropTempView(n["new"])
+            spark.sql(f"CACHE TABLE {n['new']} AS SELECT * FROM {n['in']}")
+        else:
+            spark.sql(f"CREATE OR REPLACE TEMP VIEW {n['new']} AS SELECT * FROM {n['in']}")
+        target = f"{self.store}/{_bid(batch_id)}"
+        try:
+            sql = self._sqlb().batch_sql(bounds, batch_id)
+            spark.sql(sql).write.mode("overwrite").partitionBy("kind").parquet(target)
+        finally:
+            if self.cache_input:
+                spark.sql(f"UNCACHE TABLE IF EXISTS {n['new']}")
+                spark.catalog.dropTempView(n["new"])
+        written = _time.perf_counter()
+        metrics = self._read_metrics(target, spark)
+        new_max = dict(maxtime)
+        for (metric, stage, src), value in metrics.items():
+            if metric == "maxtime":
+                new_max[int(src)] = int(value)
+        meta = {"batch": int(batch_id), "maxtime": {str(k): v for k, v in sorted(new_max.items())},
+                "closed": int(bounds.hi), "accept": int(bounds.accept),
+                "watermark": int(watermark(new_max, n_sources, self.lateness))}
+        self._emit(target, batch_id, spark)
+        self.fs.write_text(f"{target}/_meta.json", json.dumps(meta))
+        self._prev = (int(batch_id), meta)
+        # batch_id-1 stays until this batch commits; older entries are no longer needed by any replay
+        if prev is not None:
+            for name in self.fs.list_names(self.store):
+                if name.isdigit() and int(name) < prev[0]:
+                    self.fs.delete(f"{self.store}/{name}")
+        done = _time.perf_counter()
+        record = {"batch": int(batch_id), "duration_s": round(done - started, 4),
+                  "sql_s": round(written - started, 4), "sink_s": round(done - written, 4),
+                  "watermark": meta["watermark"], "closed_upto": meta["closed"],
+                  "tuples": 0, "malformed": 0, "late": 0, "stages": {}}
+        for (metric, stage, src), value in metrics.items():
+            if metric in ("tuples", "malformed", "late", "punctuations"):
+                record[metric] = int(value)
+            elif stage is not None:
+                sid = self.tables.stage_ids[int(stage)]
+                record["stages"].setdefault(sid, {})[metric] = int(value)
+        record["cached_tuples"] = sum(s.get("state_rows", 0) for s in record["stages"].values())
+        self.batch_metrics.append(record)
+
+    def _read_metrics(self, target: str, spark) -> dict:
+        path = f"{target}/kind=metric"
+        if not self.fs.exists(path):
+            return {}
+        rows = spark.read.schema("stage INT, src INT, metric STRING, value BIGINT").parquet(path).collect()
+        return {(r["metric"], r["stage"], r["src"]): r["value"] for r in rows}
+
+    def _report_frame(self, df):
+        ids = ", ".join("'" + i.replace("'", "''") + "'" for i in self.tables.stage_ids)
+        plan = (self.topology.plan or "").replace("'", "''")
+        return df.selectExpr("subject", "time", "ni", "evidence",
+                             f"element_at(array({ids}), stage + 1) AS stage", f"'{plan}' AS plan")
+
+    def _emit(self, target: str, batch_id, spark) -> None:
+        path = f"{target}/kind=report"
+        if self.fs.exists(path):
+            reports = self._report_frame(spark.read.schema(
+                "stage INT, subject STRING, time BIGINT, ni ARRAY<STRING>, "
+                "evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>").parquet(path))
+            self._sink(reports, batch_id)
+        rpath = f"{target}/kind=rejected"
+        if self.rejected_out and self.fs.exists(rpath):
+            rejected = spark.read.schema("src INT, file STRING, line BIGINT, raw STRING, reason STRING") \
+                .parquet(rpath).selectExpr("file AS source", "line", "raw AS text", "reason")
+            rejected.write.mode("overwrite").json(f"{self.rejected_out}/batch={_bid(batch_id)}")
+
+    def _sink(self, reports, batch_id) -> None:
+        label = batch_id if isinstance(batch_id, str) else _bid(batch_id)
+        if self.out:
+            writer = reports.write.mode("overwrite")
+            dest = f"{self.out}/batch={label}"
+            if self.out_format == "parquet":
+                writer.parquet(dest)
+            else:
+                writer.json(dest)
+        if self.callback is not None:
+            self.callback(batch_id, reports)
+        if self.console:
+            for row in reports.selectExpr("to_json(struct(*)) AS j").toLocalIterator():
+                print(row["j"], flush=True)
+
+    # --- end of input ------------------------------------------------------------------------------
+    def finish(self) -> None:
+        """Close every remaining report time from the last committed state (end of input: ``--once``).
+
+        Idempotent: writes out/batch=final (overwrite) from the last committed store entry."""
+        if self.query is not None and self.query.isActive:
+            raise TopologyError("finish() needs the query to be stopped (await it or use once=True)")
+        last = self._committed_before(POS)
+        if last is None:
+            return
+        self._register_tables()
+        self._sql = None
+        maxtime, closed = self._prev_meta(last)
+        bounds = bounds_for(maxtime, closed, max(1, len(self.sources)), self.lateness, self.window, final=True)
+        self._state_view(last, self.spark)
+        sql = self._sqlb().batch_sql(bounds, -1, final=True)
+        reports = self.spark.sql(sql).where("kind = 'report'")
+        self._sink(self._report_frame(reports), "final")
+
+    def run_once(self, sources, **kwargs):
+        """Process what the sources hold now, close every report time, return the reports DataFrame."""
+        self.start(sources, once=True, **kwargs)
+        self.await_query()
+        self.finish()
+        return self.reports() if self.out else None
+
+    def await_query(self, timeout: float | None = None):
+        q = self.query
+        if timeout is None:
+            q.awaitTermination()
+        else:
+            q.awaitTermination(timeout)
+        if q.exception() is not None:
+            raise q.exception()
+        return q
+
+    def stop(self) -> None:
+        if self.query is not None and self.query.isActive:
+            self.query.stop()
+
+    # --- reading results ---------------------------------------------------------------------------
+    def reports(self):
+        """All reports written to the sink so far (DataFrame; the column ``batch`` names the micro-batch)."""
+        if not self.out:
+            raise TopologyError("no sink directory: start() with out=DIR to read reports back")
+        reader = self.spark.read.option("basePath", self.out)
+        if not [x for x in self.fs.list_names(self.out) if x.startswith("batch=")]:
+            return self.spark.createDataFrame([], REPORT_COLUMNS)
+        path = self.out.rstrip("/") + "/batch=*"
+        if self.out_format == "parquet":
+            return reader.parquet(path)
+        return reader.schema(REPORT_COLUMNS + ", batch STRING").json(path)
+
+    def iter_reports(self):
+        """Reports as dicts, streamed to the driver partition by partition (sorted by time, subject)."""
+        df = self.reports().orderBy("time", "subject")
+        for row in df.selectExpr("subject", "time", "ni", "evidence", "stage", "plan").toLocalIterator():
+            d = row.asDict(recursive=True)
+            yield d
+
+    def rejected(self):
+        names = [x for x in self.fs.list_names(self.rejected_out) if x.startswith("batch=")]
+        schema = "source STRING, line BIGINT, text STRING, reason STRING"
+        if not names:
+            return self.spark.createDataFrame([], schema)
+        return self.spark.read.schema(schema + ", batch STRING").option("basePath", self.rejected_out) \
+            .json(self.rejected_out.rstrip("/") + "/batch=*")
+
+    def summary(self) -> dict:
+        totals = {"batches": len(self.batch_metrics)}
+        for key in ("tuples", "malformed", "late"):
+            totals[key] = sum(m.get(key, 0) for m in self.batch_metrics)
+        return totals
+
+
+def print_json_lines(rows, stream=None) -> int:
+    stream = stream or sys.stdout
+    count = 0
+    for d in rows:
+        d = {"subject": d["subject"], "time": d["time"], "ni": d["ni"],
+             "evidence": [{"concept": e["concept"], "time": e["time"]} for e in d["evidence"]],
+             "stage": d.get("stage"), "plan": d.get("plan")}
+        if not d["plan"]:
+            d.pop("plan")
+        stream.write(json.dumps(d, ensure_ascii=False) + "\n")
+        count += 1
+    stream.flush()
+    return count
