@@ -64,7 +64,7 @@ def check_safety(program: Program) -> None:
                 names = _variables(item.atom)
                 if isinstance(item.count, str):
                     names.add(item.count)
-                if item.negated:
+                if not item.positive:
                     needed.update({v: f"'{item}'" for v in names if v not in needed})
                 else:
                     bound |= names
@@ -243,8 +243,9 @@ def check_stratified(program: Program, sd: nx.DiGraph) -> None:
     """Reject a non-harmless literal whose predicate lies on a cycle through the rule's head."""
     comp_of = {}
     for comp in nx.strongly_connected_components(sd):
+        comp = frozenset(comp)
         for n in comp:
-            comp_of[n] = frozenset(comp)
+            comp_of[n] = comp
     for rule in program.rules:
         q = sig_str(rule.head_pred)
         for p, harmless, _streaming, item in body_predicates(rule):

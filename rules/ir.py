@@ -81,9 +81,14 @@ class StreamingLiteral:
         return term_signature(self.atom)
 
     @property
+    def positive(self) -> bool:
+        """``at most c`` abbreviates ``not ... at least c+1``, so it is a negative literal."""
+        return self.negated == (self.op == "at_most")
+
+    @property
     def harmless(self) -> bool:
         """Seed 000: only positive ``at least`` and ``always`` literals are harmless."""
-        return not self.negated and self.op in ("at_least", "always")
+        return self.positive and self.op in ("at_least", "always", "at_most")
 
     def atom_text(self) -> str:
         return str(self.atom)

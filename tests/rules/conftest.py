@@ -1,0 +1,162 @@
+"""Fixtures for the I-DLV-sr tests, and the independent oracle.
+
+The oracle unrolls the whole stream into ONE ASP program with explicit time points and solves it once:
+``s(T, A)`` is the persistent outcome at T (stream atoms and heads of form-(1) rules), ``m(T, A)`` the
+streaming model at T (adds ``#temp`` heads). A streaming literal at T becomes a ``#count`` aggregate over
+``m(T, a)`` (distance 0) and ``s(T-d, a)`` (d > 0). It shares only the parser with the engine: no rewriting,
+no graphs, no windows code, no incremental solving.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import clingo
+import pytest
+from clingo import ast
+
+from rules.ir import PlainLiteral, Program, StreamingLiteral
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+IDLVSR = DATA / "idlvsr"
+EXAMPLES = IDLVSR / "examples"
+
+
+@pytest.fixture
+def examples_dir() -> Path:
+    if not (EXAMPLES / "programs").is_dir():
+        pytest.skip("I-DLV-sr corpus not present in ../shared/data")
+    return EXAMPLES
+
+
+class _ToTime(ast.Transformer):
+    def __init__(self, t: int):
+        self.t = t
+
+    def visit_SymbolicAtom(self, node):
+        loc = node.symbol.location
+        return ast.SymbolicAtom(ast.Function(loc, "m", [ast.SymbolicTerm(loc, clingo.Number(self.t)), node.symbol], 0))
+
+
+def _observed(sl: StreamingLiteral, t: int) -> tuple[str, int]:
+    atom = str(sl.atom)
+    elems = []
+    for d in sorted(sl.window.distances()):
+        if t - d < 0:
+            continue
+        elems.append(f"{d}: m({t},{atom})" if d == 0 else f"{d}: s({t - d},{atom})")
+    return ("#count{" + "; ".join(elems) + "}" if elems else "#count{}"), len(elems)
+
+
+def _streaming(sl: StreamingLiteral, t: int) -> list[str]:
+    agg, k = _observed(sl, t)
+    if sl.op == "at_least":
+        cond = f"{agg} >= {sl.count}"
+    elif sl.op == "at_most":
+        cond = f"{agg} <= {sl.count}"
+    elif sl.op == "always":
+        cond = f"{agg} >= {max(k, 1)}"      # no observed time point: 'always' does not hold
+    elif isinstance(sl.count, str):
+        cond = f"{sl.count} = {agg}"
+    else:
+        cond = f"{agg} = {sl.count}"
+    if sl.negated:
+        return [f"not {cond}"]
+    if sl.op == "at_most":        # a negative literal: its variables are bound elsewhere
+        return [cond]
+    out = [f"dom({sl.atom})", cond]
+    if isinstance(sl.count, str):
+        out.append(f"{sl.count} >= 1")
+    return out
+
+
+def oracle(program: Program, timeline: list[list[clingo.Symbol]]) -> list[frozenset]:
+    """Streaming model at every time point, from one unrolled ASP program."""
+    lines = ["dom(A) :- m(_, A).", "m(T, A) :- s(T, A)."]
+    for t, atoms in enumerate(timeline):
+        lines += [f"s({t}, {a})." for a in atoms]
+        lines += [f"s({t}, {f.symbol})." for f in program.facts]
+        for rule in program.rules:
+            head = f"{'m' if rule.temp else 's'}({t}, {rule.head.atom.symbol})"
+            body = []
+            for item in rule.body:
+                if isinstance(item, StreamingLiteral):
+                    body += _streaming(item, t)
+                else:
+                    body.append(str(_ToTime(t)(item.ast)))
+            lines.append(f"{head} :- {'; '.join(body)}." if body else f"{head}.")
+    ctl = clingo.Control(["--warn=none", "0"])
+    ctl.add("base", [], "\n".join(lines) + "\n#show m/2.")
+    ctl.ground([("base", [])])
+    models = []
+    with ctl.solve(yield_=True) as handle:
+        for model in handle:
+            models.append(model.symbols(shown=True))
+    assert len(models) == 1, f"oracle program has {len(models)} answer sets"
+    out = [set() for _ in timeline]
+    for sym in models[0]:
+        out[sym.arguments[0].number].add(sym.arguments[1])
+    return [frozenset(s) for s in out]
+
+
+def run_engine(program: Program, timeline, strategy: str) -> list[frozenset]:
+    from rules.evaluate import Reasoner
+    reasoner = Reasoner(program, strategy=strategy)
+    return [reasoner.step(atoms).atoms for atoms in timeline]
+
+
+# ---------------------------------------------------------------- random stratified programs
+def random_case(seed: int) -> tuple[str, list[list[str]]]:
+    """A random safe, stratified program over unary predicates and a random stream (as text)."""
+    rng = random.Random(seed)
+    derived = [f"p{i}" for i in range(rng.randint(2, 4))]
+    level = {p: rng.randint(0, 2) for p in derived}
+    inputs = ["e", "f"]
+
+    def window():
+        if rng.random() < 0.6:
+            return f"[{rng.randint(0, 3)}]"
+        return "{" + ",".join(str(d) for d in sorted(rng.sample(range(4), rng.randint(1, 3)))) + "}"
+
+    rules = []
+    for head in derived:
+        for _ in range(rng.randint(1, 2)):
+            harmless = inputs + [p for p in derived if level[p] <= level[head]]
+            lower = inputs + [p for p in derived if level[p] < level[head]]
+            first = rng.choice(harmless)
+            kind = rng.random()
+            if kind < 0.3:
+                body = [f"{first}(X)"]
+            elif kind < 0.6:
+                body = [f"{first}(X) in {window()}"]
+            elif kind < 0.8:
+                body = [f"{first}(X) at least {rng.randint(1, 3)} in {window()}"]
+            else:
+                body = [f"{first}(X) always in {window()}"]
+            for _ in range(rng.randint(0, 2)):
+                q = rng.choice(lower)
+                choice = rng.random()
+                if choice < 0.2:
+                    body.append(f"not {q}(X)")
+                elif choice < 0.35:
+                    body.append(f"not {q}(X) in {window()}")
+                elif choice < 0.5:
+                    body.append(f"{q}(X) at most {rng.randint(0, 2)} in {window()}")
+                elif choice < 0.65:
+                    body.append(f"{q}(X) count {rng.randint(1, 2)} in {window()}")
+                elif choice < 0.75:
+                    body.append(f"{q}(X) count C in {window()}, C >= 2")
+                elif choice < 0.85:
+                    body.append(f"X != {rng.randint(1, 3)}")
+                else:
+                    r = rng.choice(harmless)
+                    body.append(f"{r}(X) in {window()}")
+            temp = "#temp " if rng.random() < 0.25 else ""
+            rules.append(f"{temp}{head}(X) :- {', '.join(body)}.")
+    if rng.random() < 0.3:
+        rules.append(f"{rng.choice(derived)}(1).")
+    stream = []
+    for _t in range(rng.randint(5, 8)):
+        atoms = {f"{rng.choice(inputs + derived[:1])}({rng.randint(1, 3)})" for _ in range(rng.randint(0, 4))}
+        stream.append(sorted(atoms))
+    return "\n".join(rules), stream
