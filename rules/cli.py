@@ -43,7 +43,7 @@ def run(args) -> int:
                                rejects=rejects)
         for time, stamp, atoms in time_points(records, rejects):
             result = reasoner.step(atoms)
-            out.write(output_line(time, reasoner.shown(result.atoms), stamp) + "\n")
+            out.write(output_line(time, reasoner.shown(result), stamp) + "\n")
             out.flush() if out is sys.stdout else None
     if rejects.count:
         print(f"srtopo: {rejects.count} stream record(s) rejected", file=sys.stderr)

@@ -37,10 +37,23 @@ class Subprogram:
     has_keep: bool = False
 
 
-@dataclass(frozen=True)
 class StepResult:
-    time: int
-    atoms: frozenset               # the streaming model at ``time`` (all atoms, #show not applied)
+    """The streaming model at ``time`` (all atoms, #show not applied), grouped by predicate; the flat set is
+    built on first use only (hashing 60k clingo Symbols costs milliseconds per time point)."""
+
+    def __init__(self, time: int, by_sig: dict):
+        self.time = time
+        self.by_sig = by_sig
+        self._atoms = None
+
+    @property
+    def atoms(self) -> frozenset:
+        if self._atoms is None:
+            self._atoms = frozenset().union(*self.by_sig.values()) if self.by_sig else frozenset()
+        return self._atoms
+
+    def __len__(self) -> int:
+        return sum(len(s) for s in self.by_sig.values())
 
 
 def _body_sigs(node, out: set) -> None:
@@ -97,7 +110,6 @@ class Reasoner:
             self.subprograms.append(self._subprogram(group, rules, fresh_by_sig, strategy))
         self.history: dict[int, dict] = {}
         self.time = 0
-        self._fresh_cache: dict = {}
 
     def _subprogram(self, group, rules, fresh_by_sig, strategy) -> Subprogram:
         lines, body_sigs, heads = [], set(), []
@@ -115,11 +127,13 @@ class Reasoner:
         if any(not r.temp and term_signature(r.head.atom.symbol) in self.temp_sigs for r in rules):
             shown.append((self.keep_name, 1))
         inputs = tuple(sorted(body_sigs))
-        spec = SubprogramSpec("\n".join(lines), inputs, tuple(shown))
+        # a fresh predicate's input atoms are the observed p-atoms themselves (p_auxK(X) :- p(X) = @sr_in(k))
+        match = tuple(fresh_by_sig[sig][0].pred[0] if sig in fresh_by_sig else sig[0] for sig in inputs)
+        spec = SubprogramSpec("\n".join(lines), inputs, tuple(shown), match)
         recursive = any(r.origin in self.analysis.recursive_rules for r in rules)
         fresh = {sig: fresh_by_sig[sig] for sig in inputs if sig in fresh_by_sig}
         return Subprogram(group, tuple(rules), inputs, tuple(heads), fresh, recursive,
-                          make_solver(strategy, spec), spec.rules_text, len(shown) > len(heads))
+                          make_solver(strategy, spec, self.facts), spec.rules_text, len(shown) > len(heads))
 
     # ------------------------------------------------------------------ windows
     def _observed(self, pred, distances, current, t):
@@ -134,11 +148,13 @@ class Reasoner:
 
     def _window(self, fp: FreshPredicate, distances, current, t) -> set:
         """Ground fresh atoms p_auxK(args[,count]) that hold at t (Table 1 of seed 000)."""
+        if fp.mode == "at_least" and fp.count == 1:
+            return self._union_window(fp, distances, current, t)
         sets = self._observed(fp.pred, distances, current, t)
         if not sets:
             return set()
-        if fp.mode == "at_least" and fp.count == 1:
-            holding = set().union(*sets)
+        if False:
+            pass
         elif fp.mode == "always":
             ordered = sorted(sets, key=len)
             holding = set(ordered[0]).intersection(*ordered[1:])
@@ -151,18 +167,16 @@ class Reasoner:
             elif fp.mode == "count_eq":
                 holding = {a for a, c in counts.items() if c == fp.count}
             else:
-                name = fp.name
+                name = fp.pred[0]
                 return {Function(name, list(a.arguments) + [Number(c)]) for a, c in counts.items()}
-        cache = self._fresh_cache.setdefault(fp.name, {})
-        if len(cache) > 2_000_000:
-            cache.clear()
-        out = set()
-        name = fp.name
-        for a in holding:
-            f = cache.get(a)
-            if f is None:
-                f = cache[a] = Function(name, a.arguments)
-            out.add(f)
+        return holding
+
+    def _union_window(self, fp: FreshPredicate, distances, current, t) -> list:
+        """``p in W``: the observed atoms of p themselves, concatenated (duplicates are harmless); the solver's
+        bridging rule renames them to the fresh predicate, so no clingo Symbol is built or hashed here."""
+        out: list = []
+        for s in self._observed(fp.pred, distances, current, t):
+            out.extend(s)
         return out
 
     # ------------------------------------------------------------------ one time point
@@ -200,8 +214,7 @@ class Reasoner:
         for old in [k for k in self.history if k <= t - self.max_distance]:
             del self.history[old]
         self.time = t + 1
-        model = frozenset().union(*current.values()) if current else frozenset()
-        return StepResult(t, model)
+        return StepResult(t, current)
 
     @staticmethod
     def _merge(out, sub, current, keep, keep_name) -> bool:
@@ -228,9 +241,13 @@ class Reasoner:
     def run(self, timeline: Iterable[Iterable[Symbol]]) -> list[StepResult]:
         return [self.step(atoms) for atoms in timeline]
 
-    def shown(self, atoms: Iterable[Symbol]) -> list[str]:
+    def shown(self, atoms) -> list[str]:
         """Sorted text of the atoms to output: ``#show`` respected, otherwise every atom."""
         shows = self.program.shows
+        if isinstance(atoms, StepResult):
+            if shows is not None:
+                return sorted(str(a) for sig in shows for a in atoms.by_sig.get(sig, ()))
+            atoms = atoms.atoms
         if shows is not None:
             allowed = set(shows)
             atoms = [a for a in atoms if (a.name, len(a.arguments)) in allowed]

@@ -30,6 +30,10 @@ class SubprogramSpec:
     rules_text: str                  # flat ASP rules (generated from the program's AST, never from stream text)
     input_sigs: tuple                # ((name, arity), ...) read from the caller's inputs
     shown_sigs: tuple                # ((name, arity), ...) returned by solve
+    input_match: tuple = ()          # per input sig: the predicate name its given atoms carry (default: same)
+
+    def match(self, k: int) -> str:
+        return self.input_match[k] if self.input_match else self.input_sigs[k][0]
 
 
 def _vars(n: int) -> str:
@@ -68,13 +72,16 @@ class _Inputs:
     def sr_dom_false(self, k):
         return self.lists[k.number][1]
 
+    def sr_static(self, k):
+        return self.static[k.number]
+
 
 class RestartSolver:
     kind = "restart"
 
     def __init__(self, spec: SubprogramSpec):
         self.spec = spec
-        bridges = "".join(f"{_atom(name, n)} :- {_atom(name, n)} = @sr_in({k}).\n"
+        bridges = "".join(f"{_atom(name, n)} :- {_atom(spec.match(k), n)} = @sr_in({k}).\n"
                           for k, (name, n) in enumerate(spec.input_sigs))
         self.text = spec.rules_text + "\n" + bridges + _shows(spec)
         self.stats = {"solves": 0, "groundings": 0}
@@ -92,14 +99,20 @@ class RestartSolver:
 class IncrementalSolver:
     kind = "incremental"
 
-    def __init__(self, spec: SubprogramSpec):
+    def __init__(self, spec: SubprogramSpec, static: dict | None = None):
         self.spec = spec
+        # background facts are ground as facts, not externals: 60k true externals would be 60k assumptions
+        # in every solve call; only atoms beyond them (from the stream or earlier subprograms) are externals
+        self.static = [frozenset((static or {}).get(sig, _EMPTY)) for sig in spec.input_sigs]
         parts = []
         for k, (name, n) in enumerate(spec.input_sigs):
             ext = _atom(f"__sr_x{k}", n)
-            parts.append(f"#external {ext} : {_atom(name, n)} = @sr_dom_true({k}). [true]\n"
-                         f"#external {ext} : {_atom(name, n)} = @sr_dom_false({k}). [false]\n"
+            given = _atom(spec.match(k), n)
+            parts.append(f"#external {ext} : {given} = @sr_dom_true({k}). [true]\n"
+                         f"#external {ext} : {given} = @sr_dom_false({k}). [false]\n"
                          f"{_atom(name, n)} :- {ext}.\n")
+            if self.static[k]:
+                parts.append(f"{_atom(name, n)} :- {_atom(name, n)} = @sr_static({k}).\n")
         self.text = spec.rules_text + "\n" + "".join(parts) + _shows(spec)
         self.ctl = None
         self.domain = [set() for _ in spec.input_sigs]
@@ -109,6 +122,9 @@ class IncrementalSolver:
 
     def solve(self, inputs) -> list:
         current = [inputs.get(sig, _EMPTY) for sig in self.spec.input_sigs]
+        current = [c if isinstance(c, (set, frozenset)) else frozenset(c) for c in current]
+        current = [c if not s or c is s else (frozenset(c) - s) for c, s in zip(current, self.static)]
+        current = [_EMPTY if c is s and s else c for c, s in zip(current, self.static)]
         grows = self.ctl is None or any(len(c) > len(d) or not d.issuperset(c)
                                         for c, d in zip(current, self.domain))
         self.last_rebuilt = grows
@@ -134,7 +150,9 @@ class IncrementalSolver:
         ctl = clingo.Control(_ARGS)
         ctl.add("base", [], self.text)
         lists = [(list(c), [a for a in d if a not in c]) for c, d in zip(current, self.domain)]
-        ctl.ground([("base", [])], context=_Inputs(lists))
+        ctx = _Inputs(lists)
+        ctx.static = [list(s) for s in self.static]
+        ctl.ground([("base", [])], context=ctx)
         self.ctl = ctl
         self.true = [c if isinstance(c, frozenset) else frozenset(c) for c in current]
         self.stats["groundings"] += 1
@@ -143,8 +161,8 @@ class IncrementalSolver:
 class AutoSolver:
     """Incremental first; restart once rebuilds happen in at least half of the last ``window`` calls."""
 
-    def __init__(self, spec: SubprogramSpec, window: int = 6):
-        self.inner = IncrementalSolver(spec)
+    def __init__(self, spec: SubprogramSpec, window: int = 6, static: dict | None = None):
+        self.inner = IncrementalSolver(spec, static)
         self.window = window
         self.recent: deque = deque(maxlen=window)
         self.calls = 0
@@ -173,11 +191,12 @@ class AutoSolver:
 STRATEGIES = ("auto", "incremental", "restart")
 
 
-def make_solver(strategy: str, spec: SubprogramSpec):
+def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None):
+    """``static``: sig -> frozenset of background facts that are inputs at every call."""
     if strategy == "restart":
         return RestartSolver(spec)
     if strategy == "incremental":
-        return IncrementalSolver(spec)
+        return IncrementalSolver(spec, static)
     if strategy == "auto":
-        return AutoSolver(spec)
+        return AutoSolver(spec, static=static)
     raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
