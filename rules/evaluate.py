@@ -78,6 +78,10 @@ class Reasoner:
         if unit not in UNIT_SECONDS:
             raise ProgramError(f"unknown time unit '{unit}'", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
         self.program = program
+        if strategy == "auto":
+            # background facts fix (most of) the input domain: that is where kept Controls pay off
+            # (Photo-voltaic); small per-time-point programs over open stream domains restart cheaper
+            strategy = "incremental" if program.facts else "restart"
         self.strategy = strategy
         self.analysis: Analysis = analyse(program)
         self.rewriting: Rewriting = rewrite(program, prefix)

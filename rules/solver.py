@@ -188,15 +188,17 @@ class AutoSolver:
         return out
 
 
-STRATEGIES = ("auto", "incremental", "restart")
+#: "incremental" keeps Controls and falls back to restarting a subprogram whose input domain keeps growing;
+#: "incremental-strict" never falls back (tests use it to exercise the external-flipping path everywhere)
+STRATEGIES = ("auto", "incremental", "restart", "incremental-strict")
 
 
 def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None):
     """``static``: sig -> frozenset of background facts that are inputs at every call."""
     if strategy == "restart":
         return RestartSolver(spec)
-    if strategy == "incremental":
+    if strategy == "incremental-strict":
         return IncrementalSolver(spec, static)
-    if strategy == "auto":
+    if strategy == "incremental":
         return AutoSolver(spec, static=static)
     raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")

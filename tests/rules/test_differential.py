@@ -23,7 +23,7 @@ def test_corpus_program_matches_oracle(examples_dir, name):
     timeline = _timeline(examples_dir / "logs" / f"{name}.log")
     expected = oracle(program, timeline)
     assert any(expected), "the oracle derives nothing: the comparison would be vacuous"
-    for strategy in ("restart", "incremental", "auto"):
+    for strategy in ("restart", "incremental", "incremental-strict", "auto"):
         assert run_engine(program, timeline, strategy) == expected, strategy
 
 
@@ -40,7 +40,7 @@ def test_random_stratified_programs_match_oracle(block):
         program = parse_program(text, f"random-{seed}")
         timeline = [[parse_term(a) for a in atoms] for atoms in stream]
         expected = oracle(program, timeline)
-        for strategy in ("restart", "incremental"):
+        for strategy in ("restart", "incremental-strict", "incremental"):
             got = run_engine(program, timeline, strategy)
             assert got == expected, f"seed {seed}, {strategy}:\n{text}\nstream {stream}"
 

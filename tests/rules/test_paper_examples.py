@@ -9,7 +9,7 @@ from rules.evaluate import Reasoner
 from rules.parse import parse_program
 from rules.rewrite import rewrite
 
-STRATEGIES = ("restart", "incremental", "auto")
+STRATEGIES = ("restart", "incremental", "incremental-strict", "auto")
 
 
 def models(text: str, stream: list[list[str]], strategy: str) -> list[set[str]]:

@@ -1,0 +1,135 @@
+"""Benchmark the I-DLV-sr engine (rules/) on the ICLP 2021 inputs: restart vs incremental, side by side.
+
+For each instance and strategy a child process (so peak RSS is per run) parses the program, replays the
+log time point by time point and records the latency of each ``Reasoner.step`` (window operators + clingo +
+reading the model; output serialisation excluded). Reports median / p95 latency, throughput (input atoms per
+second of step time), peak RSS, and the incremental/restart ratio of median latencies measured in this run.
+
+    .venv/bin/python experiments/bench_reasoning.py                  # defaults: a few minutes
+    .venv/bin/python experiments/bench_reasoning.py --pv 20x20,30x30 --hj 500:20 --cc 500 --points 60
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
+sys.path.insert(0, str(ROOT))
+
+PV = {"20x20": "G20x20S15n11970", "22x22": "G22x22S15n17532", "24x24": "G24x24S15n24840",
+      "26x26": "G26x26S15n34222", "28x28": "G28x28S15n46040", "30x30": "G30x30S15n60682"}
+
+
+def instances(args) -> list[dict]:
+    out = []
+    for size in filter(None, args.pv.split(",")):
+        name = PV[size]
+        base = DATA / "Photo-voltaicSystem" / "I-DLV-sr" / name
+        log = next((base / "Log").glob("*.log"))
+        out.append({"bench": f"PV {size}", "program": str(base / "Program" / f"{name}.idlvsr"), "log": str(log)})
+    for spec in filter(None, args.hj.split(",")):
+        n, w = spec.split(":")
+        base = DATA / "HeavyJoin" / "I-DLV-sr" / n
+        out.append({"bench": f"HeavyJoin n={n} w={w}", "program": str(base / "Program" / f"encoding_w{w}.idlvsr"),
+                    "log": str(next((base / "Log").glob("*.log")))})
+    for n in filter(None, args.cc.split(",")):
+        base = DATA / "ContentCaching" / "events_variation_test" / "I-DLV-sr" / n
+        out.append({"bench": f"ContentCaching n={n} w=5", "program": str(base / "Program" / "cat_w05.idlvsr"),
+                    "log": str(next((base / "Log").glob("*.log")))})
+    return out
+
+
+def child(program: str, log: str, strategy: str, points: int) -> dict:
+    from rules.evaluate import Reasoner
+    from rules.parse import parse_file
+    from rules.stream import read_records, time_points
+
+    t0 = time.perf_counter()
+    prog = parse_file(program)
+    reasoner = Reasoner(prog, strategy=strategy)
+    setup = time.perf_counter() - t0
+    with open(log, encoding="utf-8") as handle:
+        timeline = [atoms for _t, _s, atoms in time_points(read_records(handle))][:points]
+    latencies, in_atoms, out_atoms = [], 0, 0
+    for atoms in timeline:
+        start = time.perf_counter()
+        result = reasoner.step(atoms)
+        latencies.append(time.perf_counter() - start)
+        in_atoms += len(atoms)
+        out_atoms += len(result)
+    modes = sorted({getattr(s.solver, "stats", {}).get("mode", s.solver.kind) for s in reasoner.subprograms})
+    return {"strategy": strategy, "setup_s": setup, "points": len(latencies), "latencies_s": latencies,
+            "input_atoms": in_atoms, "output_atoms": out_atoms,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "solver_modes": modes}
+
+
+def summarise(run: dict) -> dict:
+    lat = sorted(run["latencies_s"])
+    p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
+    total = sum(lat)
+    return {"median_ms": 1000 * statistics.median(lat), "p95_ms": 1000 * p95,
+            "throughput_atoms_s": run["input_atoms"] / total if total else 0.0}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pv", default="30x30", help="Photo-voltaic grids, e.g. 20x20,30x30")
+    parser.add_argument("--hj", default="500:20,500:2", help="Heavy Join n:w pairs")
+    parser.add_argument("--cc", default="500", help="Content Caching events per time point")
+    parser.add_argument("--points", type=int, default=60, help="time points per run (logs have 30-60)")
+    parser.add_argument("--strategies", default="restart,incremental")
+    parser.add_argument("--out", default=str(ROOT / "experiments" / "results" / "bench_reasoning.json"))
+    parser.add_argument("--child", nargs=4, metavar=("PROGRAM", "LOG", "STRATEGY", "POINTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child[0], args.child[1], args.child[2], int(args.child[3]))))
+        return 0
+    if not DATA.is_dir():
+        print(f"benchmark data not found: {DATA}", file=sys.stderr)
+        return 1
+    results = []
+    for inst in instances(args):
+        row = dict(inst)
+        for strategy in args.strategies.split(","):
+            proc = subprocess.run([sys.executable, __file__, "--child", inst["program"], inst["log"], strategy,
+                                   str(args.points)], capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                print(proc.stderr, file=sys.stderr)
+                raise SystemExit(f"{inst['bench']} / {strategy} failed")
+            run = json.loads(proc.stdout)
+            run.update(summarise(run))
+            row[strategy] = run
+        if "restart" in row and "incremental" in row:
+            row["speedup_restart_over_incremental"] = row["restart"]["median_ms"] / row["incremental"]["median_ms"]
+            row["ratio_incremental_over_restart"] = row["incremental"]["median_ms"] / row["restart"]["median_ms"]
+        results.append(row)
+        _print_row(row, args.strategies.split(","))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"points": args.points, "python": sys.version.split()[0], "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+    out.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    print(f"\nwritten {out}")
+    return 0
+
+
+def _print_row(row: dict, strategies) -> None:
+    for strategy in strategies:
+        r = row[strategy]
+        print(f"{row['bench']:<28} {strategy:<12} median {r['median_ms']:8.1f} ms  p95 {r['p95_ms']:8.1f} ms  "
+              f"{r['throughput_atoms_s']:10.0f} atoms/s  rss {r['peak_rss_mb']:6.0f} MB  setup {r['setup_s']:.2f} s "
+              f"({r['points']} points, modes {','.join(r['solver_modes'])})")
+    if "speedup_restart_over_incremental" in row:
+        print(f"{'':<28} incremental/restart = {row['ratio_incremental_over_restart']:.3f} "
+              f"(incremental {row['speedup_restart_over_incremental']:.1f}x faster)")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
