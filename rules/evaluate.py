@@ -17,7 +17,7 @@ from clingo import Function, Number, Symbol, ast
 
 from srtopo.errors import ProgramError
 from rules.analysis import Analysis, analyse
-from rules.ir import GENERATED_PREFIX, UNIT_SECONDS, Program, sig_str, term_signature
+from rules.ir import GENERATED_PREFIX, UNIT_SECONDS, Program, StreamingLiteral, sig_str, term_signature
 from rules.rewrite import FreshPredicate, Rewriting, rewrite
 from rules.solver import STRATEGIES, SubprogramSpec, make_solver
 
@@ -102,8 +102,7 @@ class Reasoner:
             distances[fp.name] = d
             self.max_distance = max(self.max_distance, max(d))
         fresh_by_sig = {(fp.name, fp.arity): (fp, distances[fp.name]) for fp in self.rewriting.fresh}
-        groups = (self.analysis.order if strategy == "restart"
-                  else [(c,) for macro in self.analysis.order for c in macro])
+        groups = self.analysis.order if strategy == "restart" else self._incremental_groups()
         self.subprograms: list[Subprogram] = []
         for group in groups:
             preds = frozenset().union(*group)
@@ -114,6 +113,26 @@ class Reasoner:
             self.subprograms.append(self._subprogram(group, rules, fresh_by_sig, strategy))
         self.history: dict[int, dict] = {}
         self.time = 0
+
+    def _incremental_groups(self) -> list[tuple]:
+        """Split macro-nodes for kept Controls: a component with window literals (whose fresh inputs follow
+        the stream and may never settle) gets its own Control; consecutive components without them share
+        one, so their intermediate atoms never leave clingo."""
+        with_windows = {sig_str(r.head_pred) for r in self.program.rules
+                        if any(isinstance(b, StreamingLiteral) for b in r.body)}
+        groups: list[list] = []
+        for macro in self.analysis.order:
+            plain_open = False
+            for comp in macro:
+                if comp & with_windows:
+                    groups.append([comp])
+                    plain_open = False
+                elif plain_open:
+                    groups[-1].append(comp)
+                else:
+                    groups.append([comp])
+                    plain_open = True
+        return [tuple(g) for g in groups]
 
     def _subprogram(self, group, rules, fresh_by_sig, strategy) -> Subprogram:
         lines, body_sigs, heads = [], set(), []

@@ -123,7 +123,7 @@ class IncrementalSolver:
     def solve(self, inputs) -> list:
         current = [inputs.get(sig, _EMPTY) for sig in self.spec.input_sigs]
         current = [c if isinstance(c, (set, frozenset)) else frozenset(c) for c in current]
-        current = [c if not s or c is s else (frozenset(c) - s) for c, s in zip(current, self.static)]
+        current = [c if not s or c is s else (c - s) for c, s in zip(current, self.static)]
         current = [_EMPTY if c is s and s else c for c, s in zip(current, self.static)]
         grows = self.ctl is None or any(len(c) > len(d) or not d.issuperset(c)
                                         for c, d in zip(current, self.domain))

@@ -1,0 +1,117 @@
+"""Stream input and the ``srtopo reason`` command: formats, time points, malformed records, sockets."""
+from __future__ import annotations
+
+import io
+import json
+import socket
+import threading
+
+import pytest
+
+from rules import solver
+from rules.stream import Rejects, read_records, split_atoms, time_points
+from topology.cli import main
+
+
+def _points(text: str, unit: str = "sec"):
+    rejects = Rejects()
+    points = list(time_points(read_records(io.StringIO(text), unit=unit, rejects=rejects), rejects))
+    return [(t, sorted(map(str, atoms))) for t, _s, atoms in points], rejects
+
+
+def test_log_lines_become_time_points_with_gaps_and_minutes_without_seconds():
+    points, rejects = _points("2021-04-30T19:44 a(1);\n2021-04-30T19:44:02 b(\"x;y\"); c\n"
+                              "2021-04-30T19:44:02 d(2)\n")
+    assert points == [(0, ["a(1)"]), (1, []), (2, ['b("x;y")', "c", "d(2)"])]   # same time point merged
+    assert rejects.count == 0
+    points, _ = _points("2021-04-30T19:44:00 a\n2021-04-30T19:46:30 b\n", unit="min")
+    assert [t for t, _ in points] == [0, 1, 2]
+
+
+def test_json_lines_input():
+    points, _ = _points('{"time": 0, "atoms": ["p(1)"]}\n{"time": 2, "atoms": ["q(a,\\"s\\")"]}\n')
+    assert points == [(0, ["p(1)"]), (1, []), (2, ['q(a,"s")'])]
+
+
+@pytest.mark.parametrize("bad", ["p(1). bad :- x.", "#script (python) import os #end", "p(X)", "1+2",
+                                 "__sr_keep(p)", "p(1", "-p(1)"])
+def test_malformed_atoms_reject_the_whole_line(bad):
+    points, rejects = _points(f"2021-01-01T00:00:00 ok(1)\n2021-01-01T00:00:01 ok(2); {bad}\n"
+                              f"2021-01-01T00:00:02 ok(3)\n")
+    assert rejects.count == 1 and rejects.items[0][0] == 2
+    assert points == [(0, ["ok(1)"]), (1, []), (2, ["ok(3)"])]
+
+
+def test_out_of_order_and_bad_timestamp_are_rejected():
+    points, rejects = _points("2021-01-01T00:00:05 a\n2021-01-01T00:00:03 b\nyesterday c\n2021-01-01T00:00:06 d\n")
+    assert [line for line, _ in rejects.items] == [2, 3]
+    assert points == [(0, ["a"]), (1, ["d"])]
+
+
+def _run_cli(tmp_path, program: str, stream: str, *extra) -> tuple[int, list[dict], str]:
+    prog = tmp_path / "p.idlvsr"
+    prog.write_text(program)
+    log = tmp_path / "s.log"
+    log.write_text(stream)
+    out = tmp_path / "out.jsonl"
+    code = main(["reason", "--program", str(prog), "--stream", str(log), "--out", str(out), *extra])
+    return code, [json.loads(line) for line in out.read_text().splitlines()], str(out)
+
+
+def test_injection_text_never_reaches_clingo(tmp_path, monkeypatch, capsys):
+    seen: list[str] = []
+    original = solver.RestartSolver.solve
+
+    def spy(self, inputs):
+        seen.extend(str(a) for atoms in inputs.values() for a in atoms)
+        return original(self, inputs)
+
+    monkeypatch.setattr(solver.RestartSolver, "solve", spy)
+    code, lines, _ = _run_cli(tmp_path, "c(X) :- b(X).\n",
+                              "2021-01-01T00:00:00 b(1)\n"
+                              "2021-01-01T00:00:01 b(2); b(3)). bad :- x.\n"
+                              "2021-01-01T00:00:02 b(4); #script (python) print(1) #end\n"
+                              "2021-01-01T00:00:03 b(5)\n",
+                              "--strategy", "restart", "--rejected", str(tmp_path / "rej.jsonl"))
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "line 2" in err and "line 3" in err and "2 stream record(s) rejected" in err
+    rejected = [json.loads(x) for x in (tmp_path / "rej.jsonl").read_text().splitlines()]
+    assert [r["line"] for r in rejected] == [2, 3]
+    assert set(seen) == {"b(1)", "b(5)"}                      # nothing of lines 2 and 3 was given to clingo
+    assert lines == [{"time": 0, "atoms": ["b(1)", "c(1)"], "timestamp": "2021-01-01T00:00:00"},
+                     {"time": 1, "atoms": []}, {"time": 2, "atoms": []},
+                     {"time": 3, "atoms": ["b(5)", "c(5)"], "timestamp": "2021-01-01T00:00:03"}]
+
+
+def test_cli_respects_show_and_reports_program_errors(tmp_path, capsys):
+    code, lines, _ = _run_cli(tmp_path, "c(X) :- b(X).\n#show c/1.\n", "1 b(1)\n2 b(2)\n")
+    assert code == 0 and [l["atoms"] for l in lines] == [["c(1)"], ["c(2)"]]
+    prog = tmp_path / "bad.idlvsr"
+    prog.write_text("a(X) :- b(X) at least 2 in [3 sec],\n   &f(X;Y).\n")
+    assert main(["reason", "--program", str(prog), "--stream", str(tmp_path / "s.log")]) == 2
+    assert f"unsupported: external atom &f at {prog}:2" in capsys.readouterr().err
+
+
+def test_cli_reads_a_socket(tmp_path, capsys):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(b'{"time": 0, "atoms": ["b(1)"]}\n{"time": 1, "atoms": ["b(2)"]}\n')
+        server.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    prog = tmp_path / "p.idlvsr"
+    prog.write_text("d(X) :- b(X) in [1].\n")
+    assert main(["reason", "--program", str(prog), "--stream", f"tcp://127.0.0.1:{port}"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["atoms"] for o in out] == [["b(1)", "d(1)"], ["b(2)", "d(1)", "d(2)"]]
+
+
+def test_split_atoms_respects_strings_and_brackets():
+    assert split_atoms('a(1); b("x;y"); c((1;2)) ;') == ["a(1)", 'b("x;y")', "c((1;2))"]
