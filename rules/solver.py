@@ -119,6 +119,7 @@ class IncrementalSolver:
         self.true: list = [_EMPTY for _ in spec.input_sigs]
         self.stats = {"solves": 0, "groundings": 0}
         self.last_rebuilt = False
+        self.last = None
 
     def solve(self, inputs) -> list:
         current = [inputs.get(sig, _EMPTY) for sig in self.spec.input_sigs]
@@ -128,6 +129,7 @@ class IncrementalSolver:
         grows = self.ctl is None or any(len(c) > len(d) or not d.issuperset(c)
                                         for c, d in zip(current, self.domain))
         self.last_rebuilt = grows
+        changed = grows
         if grows:
             for d, c in zip(self.domain, current):
                 d.update(c)
@@ -140,11 +142,16 @@ class IncrementalSolver:
                 name = f"__sr_x{k}"
                 for atom in c - old if len(c) else ():
                     assign(Function(name, atom.arguments), True)
+                    changed = True
                 for atom in old - c if len(old) else ():
                     assign(Function(name, atom.arguments), False)
+                    changed = True
                 self.true[k] = c if isinstance(c, frozenset) else frozenset(c)
-        self.stats["solves"] += 1
-        return _read(self.ctl)
+        if changed or self.last is None:
+            # same externals as last call: the (unique) answer set cannot differ, so it is reused
+            self.stats["solves"] += 1
+            self.last = _read(self.ctl)
+        return self.last
 
     def _rebuild(self, current) -> None:
         ctl = clingo.Control(_ARGS)
