@@ -148,14 +148,16 @@ class SqlBuilder:
             pt = (f"SELECT {hint}stage, subject, concept, asserted, time, floor(time / {width}) AS bucket "
                   f"FROM {n['prev']} WHERE time >= {_i(b.lo)} - {w} AND time < {_i(b.hi)}{where_stage}")
             tcond = f"o.time <= c.time AND o.time >= c.time - {w}"
+        # same-subject window rows first (a handful per subject and bucket), then the concept pair is looked
+        # up in the broadcast conjunction table; pairs-first would multiply each row by its partner count
         return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.ni_l, p.ni_r, "
                 f"least(named_struct('time', c.time, 'concept', c.asserted), "
                 f"named_struct('time', o.time, 'concept', o.asserted)) AS e1, "
                 f"greatest(named_struct('time', c.time, 'concept', c.asserted), "
                 f"named_struct('time', o.time, 'concept', o.asserted)) AS e2 "
-                f"FROM ({cl}) c JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.concept "
-                f"JOIN ({pt}) o ON o.stage = c.stage AND o.subject = c.subject AND o.bucket = c.bucket "
-                f"AND o.concept = p.c2 WHERE {tcond}")
+                f"FROM ({cl}) c JOIN ({pt}) o ON o.stage = c.stage AND o.subject = c.subject "
+                f"AND o.bucket = c.bucket AND {tcond} "
+                f"JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.concept AND p.c2 = o.concept")
 
     def _new_rows(self, b: BatchBounds) -> str:
         """Accepted new tuples as stage rows (stage, subject, concept, asserted, time, cached)."""
@@ -186,89 +188,113 @@ class SqlBuilder:
             for k in range(len(self.topology.stages)))
         return union
 
-    def batch_sql(self, b: BatchBounds, batch_id: int, final: bool = False) -> str:
-        n, L = self.n, self.lateness
-        self._staged_ctes = []
-        newrows = None if final else self._new_rows(b)
-        if self.plan == "staged" and len(self.topology.stages) > 0:
+    # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
+    def reports_sql(self, b: BatchBounds) -> str:
+        """Reports closing in [lo, hi): one per (subject, time), deterministic choice of NI/evidence."""
+        if self.plan == "staged":
             matches = " UNION ALL ".join(self._closing(b, k) for k in range(len(self.topology.stages)))
         else:
             matches = self._closing(b, None)
-        ctes = list(self._staged_ctes)
-        ctes.append(("m", matches))
-        ctes.append(("r", "SELECT subject, time, min(named_struct('stage', stage, 'ni_l', ni_l, 'ni_r', ni_r, "
-                          "'e1', e1, 'e2', e2)) AS x FROM m GROUP BY subject, time"))
-        blank = ("CAST(NULL AS ARRAY<STRING>) AS ni, "
-                 "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence, "
-                 "CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
-                 "CAST(NULL AS STRING) AS raw, CAST(NULL AS STRING) AS reason, "
-                 "CAST(NULL AS STRING) AS metric, CAST(NULL AS BIGINT) AS value")
-        nostate = ("CAST(NULL AS INT) AS stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS STRING) AS concept, "
-                   "CAST(NULL AS STRING) AS asserted, CAST(NULL AS BIGINT) AS time")
-        selects = [
-            ("SELECT x.stage AS stage, subject, CAST(NULL AS STRING) AS concept, CAST(NULL AS STRING) AS asserted, "
-             "time, array(x.ni_l, x.ni_r) AS ni, "
-             "transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', e.concept, 'time', e.time)) "
-             "AS evidence, CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
-             "CAST(NULL AS STRING) AS raw, CAST(NULL AS STRING) AS reason, CAST(NULL AS STRING) AS metric, "
-             "CAST(NULL AS BIGINT) AS value, 'report' AS kind FROM r"),
-        ]
-        if not final:
-            ctes.append(("nr", newrows))
-            selects.append(f"SELECT stage, subject, concept, asserted, time, {blank}, 'state' AS kind "
-                           f"FROM {n['prev']} WHERE time >= {_i(b.keep)}")
-            selects.append(f"SELECT stage, subject, concept, asserted, time, {blank}, 'state' AS kind "
-                           f"FROM nr WHERE cached AND time >= {_i(b.keep)}")
-            rej = ("CAST(NULL AS ARRAY<STRING>) AS ni, "
-                   "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence, src, file, line")
-            selects.append(f"SELECT {nostate}, {rej}, raw, reason, CAST(NULL AS STRING) AS metric, "
-                           f"CAST(NULL AS BIGINT) AS value, 'rejected' AS kind FROM {n['new']} WHERE ik = 'x'")
-            selects.append(
-                f"SELECT {nostate}, {rej}, concat(CAST(time AS STRING), '\\t', subject, ' ', concept) AS raw, "
-                f"concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
-                f"CAST({_i(b.accept)} AS STRING)) AS reason, CAST(NULL AS STRING) AS metric, "
-                f"CAST(NULL AS BIGINT) AS value, 'rejected' AS kind "
-                f"FROM {n['new']} WHERE ik = 't' AND time < {_i(b.accept)} AND part = 0")
-            # cumulative max event time per source (punctuation raises it to T + lateness)
-            bump = "0" if L is None else str(int(L))
-            prevvals = " UNION ALL ".join(f"SELECT {s} AS src, {_i(v)} AS v" for s, v in b.maxtime.items()
-                                          if v is not None)
-            mt = (f"SELECT src, CASE WHEN ik = 'p' THEN time + {bump} ELSE time END AS v FROM {n['new']} "
-                  f"WHERE ik IN ('t', 'p') AND time IS NOT NULL")
-            if prevvals:
-                mt += " UNION ALL " + prevvals
-            metric_tail = "CAST(NULL AS STRING) AS raw, CAST(NULL AS STRING) AS reason"
-            selects.append(f"SELECT {nostate}, CAST(NULL AS ARRAY<STRING>) AS ni, "
-                           f"CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence, src, "
-                           f"CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, {metric_tail}, "
-                           f"'maxtime' AS metric, max(v) AS value, 'metric' AS kind FROM ({mt}) GROUP BY src")
-            if self.metrics:
-                selects.append(
-                    f"SELECT {nostate}, CAST(NULL AS ARRAY<STRING>) AS ni, "
-                    f"CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence, "
-                    f"CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
-                    f"{metric_tail}, metric, value, 'metric' AS kind FROM (SELECT stack(4, "
-                    f"'tuples', count_if(ik = 't'), 'malformed', count_if(ik = 'x'), "
-                    f"'late', count_if(ik = 't' AND time < {_i(b.accept)}), "
-                    f"'punctuations', count_if(ik = 'p')) AS (metric, value) FROM {n['new']})")
-                selects.append(
-                    f"SELECT stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS STRING) AS concept, "
-                    f"CAST(NULL AS STRING) AS asserted, CAST(NULL AS BIGINT) AS time, "
-                    f"CAST(NULL AS ARRAY<STRING>) AS ni, "
-                    f"CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence, "
-                    f"CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
-                    f"{metric_tail}, metric, value, 'metric' AS kind FROM (SELECT stage, stack(2, "
-                    f"'stage_in', count(*), 'cached_in', count_if(cached)) AS (metric, value) "
-                    f"FROM nr GROUP BY stage)")
-                selects.append(
-                    f"SELECT stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS STRING) AS concept, "
-                    f"CAST(NULL AS STRING) AS asserted, CAST(NULL AS BIGINT) AS time, "
-                    f"CAST(NULL AS ARRAY<STRING>) AS ni, "
-                    f"CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence, "
-                    f"CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
-                    f"{metric_tail}, 'state_rows' AS metric, count(*) AS value, 'metric' AS kind FROM ("
-                    f"SELECT stage FROM {n['prev']} WHERE time >= {_i(b.keep)} UNION ALL "
-                    f"SELECT stage FROM nr WHERE cached AND time >= {_i(b.keep)}) GROUP BY stage")
-        sql = "WITH " + ", ".join(f"{name} AS ({body})" for name, body in ctes) + " " + \
-              " UNION ALL ".join(selects)
-        return sql
+        return (f"SELECT x.stage AS stage, subject, time, array(x.ni_l, x.ni_r) AS ni, "
+                f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', e.concept, "
+                f"'time', e.time)) AS evidence FROM (SELECT subject, time, min(named_struct('stage', stage, "
+                f"'ni_l', ni_l, 'ni_r', ni_r, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m GROUP BY subject, time)")
+
+    def kept_sql(self, b: BatchBounds) -> str:
+        return f"SELECT stage, subject, concept, asserted, time FROM {self.n['prev']} WHERE time >= {_i(b.keep)}"
+
+    def routed_sql(self, b: BatchBounds) -> str:
+        """Fused: every record of the batch in ONE pass: its stage rows (state), or a rejected row."""
+        n = self.n
+        acc = f"n.ik = 't' AND n.time >= {_i(b.accept)}"
+        return (f"SELECT /*+ BROADCAST(m) */ n.src, n.file, n.line, n.part, n.ik, n.time, n.subject, n.concept AS asserted, "
+                f"n.raw, n.reason, m.stage, m.concept, m.cached, "
+                f"CASE WHEN m.cached AND n.time >= {_i(b.keep)} THEN 'state' "
+                f"WHEN n.ik = 'x' OR (n.ik = 't' AND n.time < {_i(b.accept)} AND n.part = 0) THEN 'rejected' "
+                f"ELSE 'drop' END AS route "
+                f"FROM {n['new']} n LEFT JOIN {n['cmap']} m ON {acc} AND m.asserted = n.concept")
+
+    def staged_rows_sql(self, b: BatchBounds) -> str:
+        """Staged: stage k+1's input is computed from stage k's rows, one exchange by subject per stage."""
+        n = self.n
+        acc = (f"SELECT subject, concept AS asserted, time FROM {n['new']} "
+               f"WHERE ik = 't' AND time >= {_i(b.accept)}")
+        ctes, prev = [], None
+        for k, stage in enumerate(self.topology.stages):
+            p = stage.parallelism
+            if k == 0:
+                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(s) */ a.subject, s.concept, a.asserted, "
+                        f"a.time FROM ({acc}) a JOIN {n['srcmap']} s ON s.asserted = a.asserted")
+            else:
+                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(e) */ i.subject, e.next AS concept, "
+                        f"i.asserted, i.time FROM {prev} i JOIN {n['emit']} e ON e.stage = {k - 1} "
+                        f"AND e.concept = i.concept")
+            ctes.append(f"in{k} AS ({body})")
+            prev = f"in{k}"
+        union = " UNION ALL ".join(
+            f"SELECT /*+ BROADCAST(c) */ {k} AS stage, i.subject, i.concept, i.asserted, i.time, "
+            f"(c.concept IS NOT NULL) AS cached FROM in{k} i LEFT JOIN "
+            f"(SELECT concept FROM {n['cached']} WHERE stage = {k}) c ON c.concept = i.concept"
+            for k in range(len(self.topology.stages)))
+        return "WITH " + ", ".join(ctes) + " " + union
+
+    def new_metric_exprs(self, b: BatchBounds, fused: bool) -> list[str]:
+        L = 0 if self.lateness is None else int(self.lateness)
+        ex = [f"count_if(ik = 't' AND (time < {_i(b.accept)} OR {'stage = 0 OR stage IS NULL' if fused else 'true'})) AS tuples",
+              "count_if(ik = 'x') AS malformed",
+              f"count_if(ik = 't' AND time < {_i(b.accept)}) AS late",
+              "count_if(ik = 'p') AS punctuations"]
+        if fused:
+            ex.append(f"count_if(ik = 't' AND time >= {_i(b.accept)} AND stage IS NULL) AS irrelevant")
+        for s in range(self.n_sources):
+            ex.append(f"max(CASE WHEN src = {s} AND ik = 't' THEN time WHEN src = {s} AND ik = 'p' "
+                      f"THEN time + {L} END) AS maxtime_{s}")
+        return ex
+
+    def stage_metric_exprs(self) -> list[str]:
+        ex = []
+        for k in range(len(self.topology.stages)):
+            ex.append(f"count_if(stage = {k}) AS stage_in_{k}")
+            ex.append(f"count_if(stage = {k} AND cached) AS cached_in_{k}")
+        return ex
+
+    def count_by_stage_exprs(self, name: str, cond: str = "true") -> list[str]:
+        return [f"count_if(stage = {k} AND {cond}) AS {name}_{k}" for k in range(len(self.topology.stages))]
+
+    def write_sql(self, routed: str | None, staged_rows: str | None, reports: str, kept: str | None,
+                  b: BatchBounds) -> str:
+        """The batch's one write: reports, state (kept + new), rejected, as rows partitioned by kind."""
+        rep_tail = ("CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
+                    "CAST(NULL AS STRING) AS raw, CAST(NULL AS STRING) AS reason")
+        nulls = ("CAST(NULL AS ARRAY<STRING>) AS ni, "
+                 "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence")
+        parts = [f"SELECT stage, subject, CAST(NULL AS STRING) AS concept, CAST(NULL AS STRING) AS asserted, "
+                 f"time, ni, evidence, {rep_tail}, 'report' AS kind FROM {reports}"]
+        if kept:
+            parts.append(f"SELECT stage, subject, concept, asserted, time, {nulls}, {rep_tail}, 'state' AS kind "
+                         f"FROM {kept}")
+        late_raw = "concat(CAST(time AS STRING), '\\t', subject, ' ', asserted)"
+        late_reason = (f"concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
+                       f"CAST({_i(b.accept)} AS STRING))")
+        if routed:
+            parts.append(
+                f"SELECT CASE WHEN route = 'state' THEN stage END AS stage, "
+                f"CASE WHEN route = 'state' THEN subject END AS subject, "
+                f"CASE WHEN route = 'state' THEN concept END AS concept, "
+                f"CASE WHEN route = 'state' THEN asserted END AS asserted, "
+                f"CASE WHEN route = 'state' THEN time END AS time, {nulls}, "
+                f"CASE WHEN route = 'rejected' THEN src END AS src, CASE WHEN route = 'rejected' THEN file END AS file, "
+                f"CASE WHEN route = 'rejected' THEN line END AS line, "
+                f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN raw ELSE {late_raw} END AS raw, "
+                f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, "
+                f"route AS kind FROM {routed} WHERE route <> 'drop'")
+        if staged_rows:
+            parts.append(f"SELECT stage, subject, concept, asserted, time, {nulls}, {rep_tail}, 'state' AS kind "
+                         f"FROM {staged_rows} WHERE cached AND time >= {_i(b.keep)}")
+            parts.append(
+                f"SELECT CAST(NULL AS INT) AS stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS STRING) AS concept, "
+                f"CAST(NULL AS STRING) AS asserted, CAST(NULL AS BIGINT) AS time, {nulls}, src, file, line, "
+                f"CASE WHEN ik = 'x' THEN raw ELSE concat(CAST(time AS STRING), '\\t', subject, ' ', concept) END AS raw, "
+                f"CASE WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, 'rejected' AS kind "
+                f"FROM {self.n['newobs']} WHERE ik = 'x' OR (ik = 't' AND time < {_i(b.accept)} AND part = 0)")
+        return " UNION ALL ".join(parts)

@@ -67,7 +67,8 @@ class SparkConsistencyRunner:
         self.tables = build_tables(topology)
         self.uid = uuid.uuid4().hex[:10]
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
-                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in")}
+                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in", "r", "kept",
+                                "newobs", "rows", "routed")}
         self.fs = HadoopFS(self.spark)
         self.batch_metrics: deque = deque(maxlen=history)   # one small dict per batch, never per tuple
         self.query = None
@@ -174,40 +175,70 @@ class SparkConsistencyRunner:
         meta = prev[1]
         return {int(k): v for k, v in meta["maxtime"].items()}, int(meta["closed"])
 
+    def _observed(self, spark, sql: str, exprs: list[str], view: str):
+        """Register ``sql`` as a view whose rows pass an Observation (metrics computed by the write itself)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        obs = Observation()
+        spark.sql(sql).observe(obs, *[F.expr(e) for e in exprs]).createOrReplaceTempView(view)
+        return obs
+
     def _on_batch(self, df, batch_id: int) -> None:
         started = _time.perf_counter()
         spark = df.sparkSession     # foreachBatch runs in the query's own (cloned) session
         self._register_tables(spark)
         n = self.names
+        sq = self._sqlb()
         prev = self._prev_for(batch_id)
         maxtime, closed = self._prev_meta(prev)
         n_sources = len(self.sources)
-        bounds = bounds_for(maxtime, closed, n_sources, self.lateness, self.window)
+        b = bounds_for(maxtime, closed, n_sources, self.lateness, self.window)
         self._state_view(prev, spark)
-        df.createOrReplaceTempView(n["in"])
-        if self.cache_input:
+        staged = self.plan == "staged"
+        cached = staged and self.cache_input
+        if cached:   # staged reads the batch twice (stage chain + rejected records): materialise it once
+            df.createOrReplaceTempView(n["in"])
             spark.catalog.dropTempView(n["new"])
             spark.sql(f"CACHE TABLE {n['new']} AS SELECT * FROM {n['in']}")
         else:
-            spark.sql(f"CREATE OR REPLACE TEMP VIEW {n['new']} AS SELECT * FROM {n['in']}")
+            df.createOrReplaceTempView(n["new"])
         target = f"{self.store}/{_bid(batch_id)}"
         try:
-            sql = self._sqlb().batch_sql(bounds, batch_id)
+            obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
+            obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
+            if staged:
+                obs_new = self._observed(spark, f"SELECT * FROM {n['new']}", sq.new_metric_exprs(b, False),
+                                         n["newobs"])
+                obs_rows = self._observed(spark, sq.staged_rows_sql(b),
+                                          sq.stage_metric_exprs() + sq.count_by_stage_exprs(
+                                              "newkept", f"cached AND time >= {b.keep}"), n["rows"])
+                sql = sq.write_sql(None, n["rows"], n["r"], n["kept"], b)
+            else:
+                obs_new = self._observed(spark, sq.routed_sql(b), sq.new_metric_exprs(b, True)
+                                         + sq.stage_metric_exprs()
+                                         + sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
+                obs_rows = None
+                sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
             spark.sql(sql).write.mode("overwrite").partitionBy("kind").parquet(target)
         finally:
-            if self.cache_input:
+            if cached:
                 spark.sql(f"UNCACHE TABLE IF EXISTS {n['new']}")
                 spark.catalog.dropTempView(n["new"])
         written = _time.perf_counter()
-        metrics = self._read_metrics(target, spark)
+        m = {}
+        for obs in (obs_rep, obs_kept, obs_new, obs_rows):
+            if obs is not None:
+                m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
         new_max = dict(maxtime)
-        for (metric, stage, src), value in metrics.items():
-            if metric == "maxtime":
-                new_max[int(src)] = int(value)
+        for s_ in range(n_sources):
+            v = m.get(f"maxtime_{s_}")
+            if v is not None:
+                new_max[s_] = v if new_max.get(s_) is None else max(new_max[s_], v)
         meta = {"batch": int(batch_id), "maxtime": {str(k): v for k, v in sorted(new_max.items())},
-                "closed": int(bounds.hi), "accept": int(bounds.accept),
+                "closed": int(b.hi), "accept": int(b.accept),
                 "watermark": int(watermark(new_max, n_sources, self.lateness))}
-        self._emit(target, batch_id, spark)
+        n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
+        self._emit(target, batch_id, spark, n_reports > 0, m.get("malformed", 0) + m.get("late", 0) > 0)
         self.fs.write_text(f"{target}/_meta.json", json.dumps(meta))
         self._prev = (int(batch_id), meta)
         # batch_id-1 stays until this batch commits; older entries are no longer needed by any replay
@@ -218,23 +249,17 @@ class SparkConsistencyRunner:
         done = _time.perf_counter()
         record = {"batch": int(batch_id), "duration_s": round(done - started, 4),
                   "sql_s": round(written - started, 4), "sink_s": round(done - written, 4),
-                  "watermark": meta["watermark"], "closed_upto": meta["closed"],
-                  "tuples": 0, "malformed": 0, "late": 0, "stages": {}}
-        for (metric, stage, src), value in metrics.items():
-            if metric in ("tuples", "malformed", "late", "punctuations"):
-                record[metric] = int(value)
-            elif stage is not None:
-                sid = self.tables.stage_ids[int(stage)]
-                record["stages"].setdefault(sid, {})[metric] = int(value)
-        record["cached_tuples"] = sum(s.get("state_rows", 0) for s in record["stages"].values())
+                  "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports}
+        for key in ("tuples", "malformed", "late", "irrelevant", "punctuations"):
+            record[key] = m.get(key, 0) or 0
+        stages = {}
+        for k, sid in enumerate(self.tables.stage_ids):
+            stages[sid] = {"rows_in": m.get(f"stage_in_{k}", 0), "cached_in": m.get(f"cached_in_{k}", 0),
+                           "reports": m.get(f"reports_{k}", 0),
+                           "state_rows": m.get(f"kept_{k}", 0) + m.get(f"newkept_{k}", 0)}
+        record["stages"] = stages
+        record["cached_tuples"] = sum(v["state_rows"] for v in stages.values())
         self.batch_metrics.append(record)
-
-    def _read_metrics(self, target: str, spark) -> dict:
-        path = f"{target}/kind=metric"
-        if not self.fs.exists(path):
-            return {}
-        rows = spark.read.schema("stage INT, src INT, metric STRING, value BIGINT").parquet(path).collect()
-        return {(r["metric"], r["stage"], r["src"]): r["value"] for r in rows}
 
     def _report_frame(self, df):
         ids = ", ".join("'" + i.replace("'", "''") + "'" for i in self.tables.stage_ids)
@@ -242,15 +267,15 @@ class SparkConsistencyRunner:
         return df.selectExpr("subject", "time", "ni", "evidence",
                              f"element_at(array({ids}), stage + 1) AS stage", f"'{plan}' AS plan")
 
-    def _emit(self, target: str, batch_id, spark) -> None:
+    def _emit(self, target: str, batch_id, spark, has_reports: bool, has_rejected: bool) -> None:
         path = f"{target}/kind=report"
-        if self.fs.exists(path):
+        if has_reports:
             reports = self._report_frame(spark.read.schema(
                 "stage INT, subject STRING, time BIGINT, ni ARRAY<STRING>, "
                 "evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>").parquet(path))
             self._sink(reports, batch_id)
         rpath = f"{target}/kind=rejected"
-        if self.rejected_out and self.fs.exists(rpath):
+        if self.rejected_out and has_rejected:
             rejected = spark.read.schema("src INT, file STRING, line BIGINT, raw STRING, reason STRING") \
                 .parquet(rpath).selectExpr("file AS source", "line", "raw AS text", "reason")
             rejected.write.mode("overwrite").json(f"{self.rejected_out}/batch={_bid(batch_id)}")
@@ -285,8 +310,7 @@ class SparkConsistencyRunner:
         maxtime, closed = self._prev_meta(last)
         bounds = bounds_for(maxtime, closed, max(1, len(self.sources)), self.lateness, self.window, final=True)
         self._state_view(last, self.spark)
-        sql = self._sqlb().batch_sql(bounds, -1, final=True)
-        reports = self.spark.sql(sql).where("kind = 'report'")
+        reports = self.spark.sql(self._sqlb().reports_sql(bounds))
         self._sink(self._report_frame(reports), "final")
 
     def run_once(self, sources, **kwargs):
