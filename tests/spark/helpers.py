@@ -1,0 +1,67 @@
+"""Helpers for the Spark tests: several random cases merged into ONE topology (one Spark job for all)."""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+from topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
+def prefixed(topology: Topology, p: str) -> Topology:
+    def c(x):
+        return p + x
+    stages = tuple(Stage(id=s.id, inference_ops=tuple(InferenceOp(c(o.sub), c(o.sup)) for o in s.inference_ops),
+                         conjunction_ops=tuple(ConjunctionOp(c(o.left), c(o.right), (c(o.ni[0]), c(o.ni[1])))
+                                               for o in s.conjunction_ops),
+                         forwards=tuple(c(f) for f in s.forwards), parallelism=s.parallelism)
+                   for s in topology.stages)
+    return Topology(Source(tuple(c(x) for x in topology.source.concepts),
+                           tuple((c(a), c(b)) for a, b in topology.source.aliases)), stages, plan=topology.plan)
+
+
+def merge(topologies: list[Topology], plan: str = "merged") -> Topology:
+    """Disjoint union of topologies whose concepts are already prefixed apart: stage k = every stage k."""
+    depth = max(len(t.stages) for t in topologies)
+    stages = []
+    for k in range(depth):
+        parts = [t.stages[k] for t in topologies if len(t.stages) > k]
+        stages.append(Stage(id=f"B{k + 1}", inference_ops=tuple(o for s in parts for o in s.inference_ops),
+                            conjunction_ops=tuple(o for s in parts for o in s.conjunction_ops),
+                            forwards=tuple(f for s in parts for f in s.forwards),
+                            parallelism=max(s.parallelism for s in parts)))
+    return Topology(Source(tuple(x for t in topologies for x in t.source.concepts),
+                           tuple(a for t in topologies for a in t.source.aliases)), tuple(stages), plan=plan)
+
+
+def bounded_disorder(tuples, lateness: int, rng: random.Random):
+    """Sort by time, then shuffle inside time blocks of width `lateness`: no tuple is behind
+    (max time so far - lateness), so nothing is late for a runner with that allowed lateness."""
+    ordered = sorted(tuples, key=lambda t: t[2])
+    if lateness <= 0:
+        return ordered
+    blocks: dict[int, list] = {}
+    for t in ordered:
+        blocks.setdefault(t[2] // lateness, []).append(t)
+    out = []
+    for k in sorted(blocks):
+        block = blocks[k]
+        rng.shuffle(block)
+        out.extend(block)
+    return out
+
+
+def srtopo(args, **kwargs):
+    env = dict(os.environ, PYSPARK_PYTHON=PY, PYTHONPATH=ROOT)
+    return subprocess.run([PY, "-m", "topology", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          **kwargs)
+
+
+def srtopo_popen(args, **kwargs):
+    env = dict(os.environ, PYSPARK_PYTHON=PY, PYTHONPATH=ROOT)
+    return subprocess.Popen([PY, "-m", "topology", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
