@@ -41,10 +41,10 @@ def parse_lines(df, pre_reason: bool = False):
     df = df.withColumn("_rep", rep)
     parts = F.split(F.col("_rep"), SEP, 4)
     df = df.withColumn("_ok", F.col("_rep") != F.col("raw")) \
-        .withColumn("_t", parts.getItem(0).try_cast("bigint")) \
-        .withColumn("_s", parts.getItem(1)).withColumn("_p", parts.getItem(2)).withColumn("_o", parts.getItem(3))
+        .withColumn("_t", F.get(parts, 0).try_cast("bigint")) \
+        .withColumn("_s", F.get(parts, 1)).withColumn("_p", F.get(parts, 2)).withColumn("_o", F.get(parts, 3))
     head = F.split(stripped, r"\s+", 2)
-    reason = (F.when(~head.getItem(0).rlike(r"^-?[0-9]+$"), F.lit("does not start with an integer event time"))
+    reason = (F.when(~F.get(head, 0).rlike(r"^-?[0-9]+$"), F.lit("does not start with an integer event time"))
               .when(F.size(head) == 1, F.lit("no N-Triples statement after the event time"))
               .when(~stripped.endswith("."), F.lit("N-Triples statement does not end with ' .'"))
               .otherwise(F.lit("not a valid N-Triples statement (subject: IRI or blank node; predicate: IRI; "
@@ -288,12 +288,12 @@ class TupleSource:
                            F.posexplode(F.split("value", NEWLINES)).alias("pos", "raw"))
         lines = lines.where((F.col("raw") != "") & ~F.col("raw").startswith("#"))
         cols = F.split("raw", "\t")
-        t = cols.getItem(0).try_cast("bigint")
+        t = F.get(cols, 0).try_cast("bigint")
         ok = (F.size(cols) == 3) & t.isNotNull()
         return lines.select(
             F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"),
             F.lit(0).alias("part"), F.when(ok, "t").otherwise("x").alias("ik"), F.when(ok, t).alias("time"),
-            F.when(ok, cols.getItem(1)).alias("subject"), F.when(ok, cols.getItem(2)).alias("concept"),
+            F.when(ok, F.get(cols, 1)).alias("subject"), F.when(ok, F.get(cols, 2)).alias("concept"),
             F.when(~ok, F.col("raw")).alias("raw"),
             F.when(~ok, F.lit("expected: integer time, subject, concept separated by tabs")).alias("reason"))
 
