@@ -65,3 +65,46 @@ def srtopo_popen(args, **kwargs):
     env = dict(os.environ, PYSPARK_PYTHON=PY, PYTHONPATH=ROOT)
     return subprocess.Popen([PY, "-m", "topology", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+TEX = "http://ex.org/tex#"
+TEX_PIS = [("Student", "Person"), ("Employee", "Person"), ("Faculty", "Employee"), ("Admin", "Employee"),
+           ("Article", "Publication"), ("Book", "Publication")]
+TEX_NIS = [("Person", "Publication"), ("Organization", "Person"), ("Person", "Work"), ("Publication", "Organization"),
+           ("Publication", "Work"), ("Organization", "Work"), ("Student", "Employee"), ("Article", "Book"),
+           ("Faculty", "Admin"), ("Student", "Faculty")]
+TEX_CLASSES = sorted({c for p in TEX_PIS + TEX_NIS for c in p})
+
+
+def write_tex(path) -> None:
+    """The paper's running example T_ex as OWL in Turtle."""
+    lines = ["@prefix owl: <http://www.w3.org/2002/07/owl#> .",
+             "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .", f"@prefix : <{TEX}> .",
+             "<http://ex.org/tex> a owl:Ontology ."]
+    lines += [f":{c} a owl:Class ." for c in TEX_CLASSES]
+    lines += [f":{a} rdfs:subClassOf :{b} ." for a, b in TEX_PIS]
+    lines += [f":{a} owl:disjointWith :{b} ." for a, b in TEX_NIS]
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def tex_stream(n: int, rng: random.Random, n_subjects: int = 2000, rate: int = 50):
+    from topology.tnt import RDF_TYPE
+    out = []
+    for i in range(n):
+        out.append((f"http://ex.org/data/s{rng.randrange(n_subjects)}", RDF_TYPE, TEX + rng.choice(TEX_CLASSES), i // rate))
+    return out
+
+
+def write_tnt_files(directory, triples, files: int) -> list[str]:
+    from topology.tnt import format_tnt
+    os.makedirs(directory, exist_ok=True)
+    chunk = (len(triples) + files - 1) // files
+    paths = []
+    for f in range(files):
+        path = os.path.join(str(directory), f"part-{f:04d}.tnt")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(format_tnt(t, s, p, o) + "\n" for s, p, o, t in triples[f * chunk:(f + 1) * chunk])
+        os.utime(path, (1_600_000_000 + f, 1_600_000_000 + f))
+        paths.append(path)
+    return paths
