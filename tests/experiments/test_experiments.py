@@ -1,0 +1,116 @@
+"""Experiment inputs: the LUBM DL-Lite_core TBox, the UBA data against it, the stream generators."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from experiments import common
+from experiments.streams import class_streams, uba_replay, uba_triples, write_tnt
+from ontology.model import is_exists
+from topology.compile import compile_ntm, ltm_n
+from topology.runners.local import LocalRunner
+from topology.tnt import read_tnt, tuples_of_statement
+
+HAVE_DATA = all(os.path.exists(p) for p in common.UBA)
+HAVE_NPD = os.path.exists(common.TBOXES["npd"])
+
+
+def test_lubm_tbox_statistics():
+    stats = common.tbox_stats("lubm")
+    assert stats["classes"] == 43
+    assert stats["pis"] == 55 and stats["pi_kinds"] == {"domain": 8, "range": 8, "subClassOf": 39}
+    assert stats["nis"] == 71
+    assert stats["ni_closure_named"] == 776            # the paper: 773
+    assert stats["ni_roots"] == 71
+    assert stats["ni_groups"] == 5                     # the paper: 5
+    assert stats["unsatisfiable"] == 0
+
+
+@pytest.mark.skipif(not HAVE_NPD, reason="NPD ontology not available")
+def test_npd_tbox_statistics():
+    stats = common.tbox_stats("npd")
+    assert stats["classes"] == 342
+    assert stats["nis"] == 54 and stats["ni_kinds"] == {"AllDisjointClasses": 3, "disjointWith": 51}
+    assert stats["ni_roots"] == 48
+    assert stats["ni_groups"] == 5
+
+
+def _uba_tuples(triples):
+    out = []
+    for s, p, o in triples:
+        out.extend(tuples_of_statement(0, f"<{s}>", p, o if o.startswith('"') else f"<{o}>"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def uba():
+    if not HAVE_DATA:
+        pytest.skip("UBA universities not available")
+    return uba_triples(common.UBA)
+
+
+def test_real_uba_data_is_consistent(uba):
+    a = common.analysis_for("lubm")
+    tuples = _uba_tuples(uba)
+    assert len(tuples) > 15000
+    relevant = set(a.relevant_concepts())
+    assert sum(1 for t in tuples if a.hierarchy.rep(t.concept) in relevant) > 5000   # the check sees real data
+    for topo in (compile_ntm(a), ltm_n(a, 2)):
+        assert LocalRunner(topo, window=None).run(tuples) == []
+
+
+def test_uba_replay_reports_every_planted_violation(uba):
+    a = common.analysis_for("lubm")
+    replay = uba_replay(a, uba, per_time=100, violation=0.05, seed=3)
+    assert 20 < len(replay.planted)
+    tuples = []
+    for t, s, p, o in replay.lines:
+        tuples.extend(tuples_of_statement(t, f"<{s}>", p, o if o.startswith('"') else f"<{o}>"))
+    keys = {r.key for r in LocalRunner(compile_ntm(a), window=5).run(tuples)}
+    assert replay.planted <= keys
+    assert {s for s, _ in keys} == {s for s, _ in replay.planted}
+    assert uba_replay(a, uba, per_time=100, violation=0.05, seed=3).lines == replay.lines
+
+
+def test_class_streams_deterministic_and_one_stream_per_class():
+    a = common.analysis_for("lubm")
+    one = class_streams(a, time_points=50, rate=2, violation=0.05, seed=7)
+    two = class_streams(a, time_points=50, rate=2, violation=0.05, seed=7)
+    other = class_streams(a, time_points=50, rate=2, violation=0.05, seed=8)
+    assert one.tuples == two.tuples and one.planted == two.planted
+    assert one.tuples != other.tuples
+    per_class = {}
+    for t in one.tuples:
+        per_class[(t.concept, t.time)] = per_class.get((t.concept, t.time), 0) + 1
+    assert set(per_class.values()) == {2}                      # every stream at the same rate
+    assert len({c for c, _ in per_class}) == 43
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.02, 0.1])
+def test_violation_fraction_and_reports_equal_planted(fraction):
+    a = common.analysis_for("lubm")
+    gen = class_streams(a, time_points=120, rate=2, violation=fraction, seed=1)
+    assert abs(gen.violation_fraction - fraction) <= max(0.006, 0.15 * fraction)
+    for topo in (compile_ntm(a), ltm_n(a, 0), ltm_n(a, 3)):
+        keys = {r.key for r in LocalRunner(topo, window=3, allowed_lateness=0).run(gen.tuples)}
+        assert keys == gen.planted
+
+
+def test_written_stream_reads_back(tmp_path):
+    a = common.analysis_for("lubm")
+    gen = class_streams(a, time_points=20, rate=1, violation=0.05, seed=2)
+    files = write_tnt(str(tmp_path / "s"), gen.tuples, chunk=5)
+    assert len(files) == 4
+    assert [os.path.getmtime(f) for f in files] == sorted(os.path.getmtime(f) for f in files)
+    back = list(read_tnt(str(tmp_path / "s")))
+    assert [(t.subject, t.concept, t.time) for t in back] == [(t.subject, t.concept, t.time) for t in gen.tuples]
+    assert not any(is_exists(t.concept) for t in back)
+
+
+def test_rdflib_baseline_agrees_on_a_small_stream():
+    from experiments.rdflib_baseline import run_rdflib
+    a = common.analysis_for("lubm")
+    gen = class_streams(a, time_points=6, rate=1, violation=0.1, seed=4)
+    result = run_rdflib(common.TBOXES["lubm"], gen.tuples, 3)
+    assert result["report_keys"] == gen.planted and gen.planted
