@@ -169,7 +169,7 @@ class RateSource:
 # --- RDF files in any format rdflib reads: one timestamped graph per file ---------------------------------
 
 PROV_GENERATED = "http://www.w3.org/ns/prov#generatedAtTime"
-TIME_IN_NAME = re.compile(r"(-?\d+)(?!.*\d)")
+TIME_IN_NAME = re.compile(r"(\d+)(?!.*\d)")
 
 
 def graph_time(graph, file_name: str) -> int | None:
