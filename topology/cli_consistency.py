@@ -53,7 +53,8 @@ def register(subparsers) -> None:
     check.add_argument("--lateness", type=int, default=None,
                        help="allowed lateness in time units (local default: unbounded, exact on any order)")
     check.add_argument("--rejected-out", default=None,
-                       help="local engine: write rejected (malformed or late) records here as JSON lines")
+                       help="rejected (malformed or late) records: a JSON-lines file (local engine) or a "
+                            "directory (spark engine)")
     try:
         from topology.runners import spark_cli
     except ImportError:
