@@ -238,8 +238,8 @@ def machine() -> dict:
     except Exception:   # noqa: BLE001 - description only
         info["java"] = "unknown"
     try:
-        import pyspark
-        info["spark"] = pyspark.__version__
+        from importlib.metadata import version
+        info["spark"] = version("pyspark")   # metadata only: pyspark is imported by the runner alone
     except Exception:   # noqa: BLE001
         info["spark"] = "not installed"
     try:
