@@ -83,6 +83,24 @@ def build_tables(topology: Topology) -> Tables:
     return Tables(cmap, srcmap, emit, cached, sorted(pairs), tuple(s.id for s in stages))
 
 
+def ni_pair_ids(tables: Tables) -> list:
+    """Distinct (ni_l, ni_r) pairs in a fixed order: a pair's id is its index (the pairs table's pid)."""
+    return sorted({(r[3], r[4]) for r in tables.pairs})
+
+
+def asserted_names(tables: Tables) -> list:
+    """Every concept name a source tuple can assert (and evidence can name), sorted: an id is the index."""
+    return sorted({r[0] for r in tables.cmap} | {r[0] for r in tables.srcmap})
+
+
+def _bits(n: int) -> int:
+    return max(1, (max(0, n - 1)).bit_length())
+
+
+def _strs(names) -> str:
+    return ", ".join("'" + str(x).replace("\\", "\\\\").replace("'", "\\'") + "'" for x in names)
+
+
 @dataclass(frozen=True)
 class BatchBounds:
     accept: int        # tuples with time < accept are late (W_{b-1})
@@ -99,9 +117,11 @@ def watermark(maxtime: dict, n_sources: int, lateness: int | None) -> int:
 
 
 def bounds_for(prev_maxtime: dict, prev_closed: int, n_sources: int, lateness: int | None,
-               window: int | None, final: bool = False) -> BatchBounds:
+               window: int | None, final: bool = False, cur_maxtime: dict | None = None) -> BatchBounds:
+    """cur_maxtime (cumulative max times through this batch, from the batch's own input): close up to the
+    batch's watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
     w_prev = watermark(prev_maxtime, n_sources, lateness)
-    hi = POS if final else w_prev
+    hi = POS if final else (w_prev if cur_maxtime is None else max(w_prev, watermark(cur_maxtime, n_sources, lateness)))
     keep = NEG if window is None else max(NEG, hi - window)
     return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, maxtime=dict(prev_maxtime))
 
@@ -134,23 +154,23 @@ class SqlBuilder:
         hint = "" if stage is None else f"/*+ REPARTITION({self.topology.stages[stage].parallelism}, subject) */ "
         pairs = n["pairs"] if stage is None else f"(SELECT * FROM {n['pairs']} WHERE stage = {stage})"
         if w is None:
-            cl = (f"SELECT {hint}stage, subject, concept, asserted, time, 0 AS bucket FROM {n['prev']} "
+            cl = (f"SELECT {hint}stage, subject, concept, asserted, time, 0 AS bucket FROM {n['win']} "
                   f"WHERE time >= {_i(b.lo)} AND time < {_i(b.hi)}{where_stage}")
-            pt = (f"SELECT {hint}stage, subject, concept, asserted, time, 0 AS bucket FROM {n['prev']} "
+            pt = (f"SELECT {hint}stage, subject, concept, asserted, time, 0 AS bucket FROM {n['win']} "
                   f"WHERE time < {_i(b.hi)}{where_stage}")
             tcond = "o.time <= c.time"
         else:
             width = max(2 * w, 1)
-            cl = (f"SELECT {hint}stage, subject, concept, asserted, time, bk AS bucket FROM {n['prev']} "
+            cl = (f"SELECT {hint}stage, subject, concept, asserted, time, bk AS bucket FROM {n['win']} "
                   f"LATERAL VIEW explode(array_distinct(array(floor((time - {w}) / {width}), "
                   f"floor(time / {width})))) bx AS bk "
                   f"WHERE time >= {_i(b.lo)} AND time < {_i(b.hi)}{where_stage}")
             pt = (f"SELECT {hint}stage, subject, concept, asserted, time, floor(time / {width}) AS bucket "
-                  f"FROM {n['prev']} WHERE time >= {_i(b.lo)} - {w} AND time < {_i(b.hi)}{where_stage}")
+                  f"FROM {n['win']} WHERE time >= {_i(b.lo)} - {w} AND time < {_i(b.hi)}{where_stage}")
             tcond = f"o.time <= c.time AND o.time >= c.time - {w}"
         # same-subject window rows first (a handful per subject and bucket), then the concept pair is looked
         # up in the broadcast conjunction table; pairs-first would multiply each row by its partner count
-        return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.ni_l, p.ni_r, "
+        return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.ni_l, p.ni_r, p.pid, "
                 f"least(named_struct('time', c.time, 'concept', c.asserted), "
                 f"named_struct('time', o.time, 'concept', o.asserted)) AS e1, "
                 f"greatest(named_struct('time', c.time, 'concept', c.asserted), "
@@ -189,16 +209,85 @@ class SqlBuilder:
         return union
 
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
+    def _packing(self):
+        """Bit layout of the packed choice key (stage, NI pair, evidence 1, evidence 2), or None if it does
+        not fit in 62 bits (unbounded window, huge TBox): evidence times are offsets in [0, w] back from the
+        report time and concepts are ids, so min() over one BIGINT is a hash aggregation (min of a struct is a
+        sort aggregation)."""
+        if self.window is None:
+            return None
+        sb = _bits(len(self.topology.stages))
+        pb = _bits(len(ni_pair_ids(self.tables)))
+        db = _bits(int(self.window) + 1)
+        ab = _bits(len(asserted_names(self.tables)))
+        if sb + pb + 2 * (db + ab) > 62:
+            return None
+        return sb, pb, db, ab
+
     def reports_sql(self, b: BatchBounds) -> str:
         """Reports closing in [lo, hi): one per (subject, time), deterministic choice of NI/evidence."""
         if self.plan == "staged":
             matches = " UNION ALL ".join(self._closing(b, k) for k in range(len(self.topology.stages)))
         else:
             matches = self._closing(b, None)
+        pk = self._packing()
+        if pk is not None:
+            sb, pb, db, ab = pk
+            names = asserted_names(self.tables)
+            pairs = ni_pair_ids(self.tables)
+            arr = f"array({_strs(names)})"
+            s_e2 = 0
+            s_d2 = s_e2 + ab
+            s_a1 = s_d2 + db
+            s_d1 = s_a1 + ab
+            s_p = s_d1 + db
+            s_s = s_p + pb
+
+            def enc(e, shift_a, shift_d):
+                return (f"shiftleft(CAST(array_position({arr}, {e}.concept) - 1 AS BIGINT), {shift_a}) + "
+                        f"shiftleft(CAST(time - {e}.time AS BIGINT), {shift_d})")
+
+            key = (f"shiftleft(CAST(stage AS BIGINT), {s_s}) + shiftleft(CAST(pid AS BIGINT), {s_p}) + "
+                   f"{enc('e1', s_a1, s_d1)} + {enc('e2', s_e2, s_d2)}")
+
+            def field(shift, bits):
+                return f"(shiftright(k, {shift}) & {(1 << bits) - 1})"
+
+            def dec(shift_a, shift_d):
+                return (f"named_struct('concept', element_at({arr}, CAST({field(shift_a, ab)} AS INT) + 1), "
+                        f"'time', time - {field(shift_d, db)})")
+
+            return (f"SELECT CAST({field(s_s, sb)} AS INT) AS stage, subject, time, "
+                    f"element_at(array({', '.join(f'array({_strs(p)})' for p in pairs)}), "
+                    f"CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
+                    f"array_distinct(array({dec(s_a1, s_d1)}, {dec(s_e2, s_d2)})) AS evidence "
+                    f"FROM (SELECT subject, time, min({key}) AS k FROM ({matches}) m GROUP BY subject, time)")
         return (f"SELECT x.stage AS stage, subject, time, array(x.ni_l, x.ni_r) AS ni, "
                 f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', e.concept, "
                 f"'time', e.time)) AS evidence FROM (SELECT subject, time, min(named_struct('stage', stage, "
                 f"'ni_l', ni_l, 'ni_r', ni_r, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m GROUP BY subject, time)")
+
+    def maxtime_exprs(self) -> list[str]:
+        """Per-source max event time of a batch (punctuation raised by the lateness): a tiny aggregate run on
+        the cached batch before the batch's SQL is built, so the batch can close up to its own watermark."""
+        L = 0 if self.lateness is None else int(self.lateness)
+        return [f"max(CASE WHEN src = {s} AND ik = 't' THEN time WHEN src = {s} AND ik = 'p' "
+                f"THEN time + {L} END) AS maxtime_{s}" for s in range(self.n_sources)]
+
+    def window_sql(self, b: BatchBounds, with_new: bool = True) -> str:
+        """The rows the closing join reads: previous state UNION the batch's accepted cached rows (< hi)."""
+        n = self.n
+        prev = f"SELECT stage, subject, concept, asserted, time FROM {n['prev']}"
+        if not with_new:
+            return prev
+        if self.plan == "fused":
+            new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.concept, a.concept AS asserted, a.time "
+                   f"FROM {n['new']} a JOIN {n['cmap']} m ON m.asserted = a.concept "
+                   f"WHERE a.ik = 't' AND a.time >= {_i(b.accept)} AND a.time < {_i(b.hi)} AND m.cached")
+        else:
+            new = (f"SELECT stage, subject, concept, asserted, time FROM ({self.staged_rows_sql(b)}) r "
+                   f"WHERE cached AND time < {_i(b.hi)}")
+        return f"{prev} UNION ALL {new}"
 
     def kept_sql(self, b: BatchBounds) -> str:
         return f"SELECT stage, subject, concept, asserted, time FROM {self.n['prev']} WHERE time >= {_i(b.keep)}"

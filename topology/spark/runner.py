@@ -26,7 +26,7 @@ from collections import deque
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from topology.ir import Topology
 from topology.spark.fs import HadoopFS, qualify
-from topology.spark.plan import NEG, POS, STATE_COLUMNS, SqlBuilder, bounds_for, build_tables, watermark
+from topology.spark.plan import NEG, POS, STATE_COLUMNS, SqlBuilder, bounds_for, build_tables, ni_pair_ids, watermark
 from topology.spark.session import get_session
 
 PLANS = ("fused", "staged")
@@ -68,7 +68,7 @@ class SparkConsistencyRunner:
         self.uid = uuid.uuid4().hex[:10]
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in", "r", "kept",
-                                "newobs", "rows", "routed")}
+                                "newobs", "rows", "routed", "win")}
         self.fs = HadoopFS(self.spark)
         self.batch_metrics: deque = deque(maxlen=history)   # one small dict per batch, never per tuple
         self.query = None
@@ -93,7 +93,9 @@ class SparkConsistencyRunner:
         s.createDataFrame(t.srcmap, "asserted STRING, concept STRING").createOrReplaceTempView(n["srcmap"])
         s.createDataFrame(t.emit, "stage INT, concept STRING, next STRING").createOrReplaceTempView(n["emit"])
         s.createDataFrame(t.cached, "stage INT, concept STRING").createOrReplaceTempView(n["cached"])
-        s.createDataFrame(t.pairs, "stage INT, c1 STRING, c2 STRING, ni_l STRING, ni_r STRING") \
+        pid = {p: i for i, p in enumerate(ni_pair_ids(t))}
+        s.createDataFrame([tuple(r) + (pid[(r[3], r[4])],) for r in t.pairs],
+                          "stage INT, c1 STRING, c2 STRING, ni_l STRING, ni_r STRING, pid INT") \
             .createOrReplaceTempView(n["pairs"])
         self._empty_state = s.createDataFrame([], STATE_COLUMNS)
         self._tables_ready = s
@@ -192,7 +194,6 @@ class SparkConsistencyRunner:
         prev = self._prev_for(batch_id)
         maxtime, closed = self._prev_meta(prev)
         n_sources = len(self.sources)
-        b = bounds_for(maxtime, closed, n_sources, self.lateness, self.window)
         self._state_view(prev, spark)
         staged = self.plan == "staged"
         cached = True if self.cache_input is None else self.cache_input   # measured: re-reading the batch costs more than caching it
@@ -204,6 +205,15 @@ class SparkConsistencyRunner:
             df.createOrReplaceTempView(n["new"])
         target = f"{self.store}/{_bid(batch_id)}"
         try:
+            # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
+            row = spark.sql(f"SELECT {', '.join(sq.maxtime_exprs())} FROM {n['new']}").first()
+            cur_max = dict(maxtime)
+            for s_ in range(n_sources):
+                v = row[f"maxtime_{s_}"]
+                if v is not None:
+                    cur_max[s_] = int(v) if cur_max.get(s_) is None else max(cur_max[s_], int(v))
+            b = bounds_for(maxtime, closed, n_sources, self.lateness, self.window, cur_maxtime=cur_max)
+            spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
             obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
             obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
             if staged:
@@ -310,6 +320,7 @@ class SparkConsistencyRunner:
         maxtime, closed = self._prev_meta(last)
         bounds = bounds_for(maxtime, closed, max(1, len(self.sources)), self.lateness, self.window, final=True)
         self._state_view(last, self.spark)
+        self.spark.sql(self._sqlb().window_sql(bounds, with_new=False)).createOrReplaceTempView(self.names["win"])
         reports = self.spark.sql(self._sqlb().reports_sql(bounds))
         self._sink(self._report_frame(reports), "final")
 
