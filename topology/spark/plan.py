@@ -180,35 +180,6 @@ class SqlBuilder:
                 f"AND o.bucket = c.bucket AND {tcond} "
                 f"JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.concept AND p.c2 = o.concept")
 
-    def _new_rows(self, b: BatchBounds) -> str:
-        """Accepted new tuples as stage rows (stage, subject, concept, asserted, time, cached)."""
-        n = self.n
-        acc = (f"SELECT subject, concept AS asserted, time FROM {n['new']} "
-               f"WHERE ik = 't' AND time >= {_i(b.accept)}")
-        if self.plan == "fused":
-            return (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.concept, a.asserted, a.time, m.cached "
-                    f"FROM ({acc}) a JOIN {n['cmap']} m ON m.asserted = a.asserted")
-        # staged: stage k+1's input is computed from stage k's rows, one exchange by subject per stage
-        parts, prev = [], None
-        for k, stage in enumerate(self.topology.stages):
-            p = stage.parallelism
-            if k == 0:
-                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(s) */ a.subject, s.concept, a.asserted, "
-                        f"a.time FROM ({acc}) a JOIN {n['srcmap']} s ON s.asserted = a.asserted")
-            else:
-                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(e) */ i.subject, e.next AS concept, "
-                        f"i.asserted, i.time FROM {prev} i JOIN {n['emit']} e ON e.stage = {k - 1} "
-                        f"AND e.concept = i.concept")
-            parts.append((f"in{k}", body))
-            prev = f"in{k}"
-        self._staged_ctes = parts
-        union = " UNION ALL ".join(
-            f"SELECT /*+ BROADCAST(c) */ {k} AS stage, i.subject, i.concept, i.asserted, i.time, "
-            f"(c.concept IS NOT NULL) AS cached FROM in{k} i LEFT JOIN "
-            f"(SELECT concept FROM {n['cached']} WHERE stage = {k}) c ON c.concept = i.concept"
-            for k in range(len(self.topology.stages)))
-        return union
-
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
     def _packing(self):
         """Bit layout of the packed choice key (stage, NI pair, evidence 1, evidence 2), or None if it does
