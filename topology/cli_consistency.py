@@ -15,7 +15,7 @@ def _split(text: str) -> list[int]:
                             hint="e.g. --split 1,2 for [G1 | G2+G3]") from None
 
 
-def _window(text: str) -> int | None:
+def parse_window(text: str) -> int | None:
     if text.lower() in ("unbounded", "inf", "none", "all"):
         return None
     try:
@@ -118,7 +118,7 @@ def _open_out(path: str):
 
 
 def run_check(args) -> int:
-    window = _window(args.window)
+    window = parse_window(args.window)
     tbox, analysis = load_analysis(args.tbox)
     topology = plan_topology(args, analysis)
     if args.engine == "spark":

@@ -49,11 +49,11 @@ def _sources(args):
 
 
 def run(args, topology) -> int:
-    from topology.cli_consistency import _window
+    from topology.cli_consistency import parse_window
     from topology.spark.runner import SparkConsistencyRunner, print_json_lines
     from topology.spark.session import get_session
 
-    window = _window(args.window)
+    window = parse_window(args.window)
     lateness = args.lateness
     if lateness is None and not args.once:
         lateness = 0
