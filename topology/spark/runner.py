@@ -26,12 +26,39 @@ from collections import deque
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from topology.ir import Topology
 from topology.spark.fs import HadoopFS, qualify
-from topology.spark.plan import NEG, POS, STATE_COLUMNS, SqlBuilder, bounds_for, build_tables, ni_pair_ids, watermark
+from topology.spark.plan import (NEG, POS, STATE_COLUMNS, SqlBuilder, bounds_for, bounds_sql, build_tables,
+                                 ni_pair_ids, watermark, with_bounds_sql)
 from topology.spark.session import get_session
 
 PLANS = ("fused", "staged")
 DEFAULT_PLAN = "fused"
 REPORT_COLUMNS = "subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, stage STRING, plan STRING"
+
+
+def empty_frame(session, schema: str):
+    """An empty DataFrame of a flat ``"name TYPE, ..."`` schema that is a LocalRelation (no job to read)."""
+    cols = [c.strip().split(" ", 1) for c in schema.split(",")]
+    return session.sql("SELECT " + ", ".join(f"CAST(NULL AS {typ}) AS {col}" for col, typ in cols) + " WHERE false")
+
+
+def local_view(session, rows: list, schema: str, name: str) -> None:
+    """Register a small lookup table as a view over a LocalRelation (rows held in the plan).
+
+    ``createDataFrame(list)`` gives an RDD-backed relation: every batch that broadcasts it then ran a
+    Spark job to collect it again (measured: three such jobs, ~0.5 s per batch). A pandas frame converted
+    through Arrow becomes a LocalRelation, which a broadcast reads on the driver without a job."""
+    import pandas as pd
+    cols = [c.strip().split(" ", 1) for c in schema.split(",")]
+    if not rows:
+        empty_frame(session, schema).createOrReplaceTempView(name)
+        return
+    key = "spark.sql.execution.arrow.pyspark.enabled"
+    before = session.conf.get(key, "false")
+    session.conf.set(key, "true")
+    try:
+        session.createDataFrame(pd.DataFrame(rows, columns=[c for c, _ in cols]), schema).createOrReplaceTempView(name)
+    finally:
+        session.conf.set(key, before)
 
 
 def _bid(batch_id) -> str:
@@ -67,7 +94,7 @@ class SparkConsistencyRunner:
         self.tables = build_tables(topology)
         self.uid = uuid.uuid4().hex[:10]
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
-                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in", "r", "kept",
+                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in", "r", "kept", "prevc", "newc", "bnd",
                                 "newobs", "rows", "routed", "win")}
         self.fs = HadoopFS(self.spark)
         self.batch_metrics: deque = deque(maxlen=history)   # one small dict per batch, never per tuple
@@ -88,22 +115,21 @@ class SparkConsistencyRunner:
         if self._tables_ready is s:
             return
         n, t = self.names, self.tables
-        s.createDataFrame(t.cmap, "asserted STRING, stage INT, concept STRING, cached BOOLEAN") \
-            .createOrReplaceTempView(n["cmap"])
-        s.createDataFrame(t.srcmap, "asserted STRING, concept STRING").createOrReplaceTempView(n["srcmap"])
-        s.createDataFrame(t.emit, "stage INT, concept STRING, next STRING").createOrReplaceTempView(n["emit"])
-        s.createDataFrame(t.cached, "stage INT, concept STRING").createOrReplaceTempView(n["cached"])
+        local_view(s, t.cmap, "asserted STRING, stage INT, concept STRING, cached BOOLEAN", n["cmap"])
+        local_view(s, t.srcmap, "asserted STRING, concept STRING", n["srcmap"])
+        local_view(s, t.emit, "stage INT, concept STRING, next STRING", n["emit"])
+        local_view(s, t.cached, "stage INT, concept STRING", n["cached"])
         pid = {p: i for i, p in enumerate(ni_pair_ids(t))}
-        s.createDataFrame([tuple(r) + (pid[(r[3], r[4])],) for r in t.pairs],
-                          "stage INT, c1 STRING, c2 STRING, ni_l STRING, ni_r STRING, pid INT") \
-            .createOrReplaceTempView(n["pairs"])
-        self._empty_state = s.createDataFrame([], STATE_COLUMNS)
+        local_view(s, [tuple(r) + (pid[(r[3], r[4])],) for r in t.pairs],
+                   "stage INT, c1 STRING, c2 STRING, ni_l STRING, ni_r STRING, pid INT", n["pairs"])
+        self._empty_state = empty_frame(s, STATE_COLUMNS)
         self._tables_ready = s
 
     def _sqlb(self) -> SqlBuilder:
         if self._sql is None:
             self._sql = SqlBuilder(self.names, self.tables, self.topology, self.window, self.lateness,
-                                   max(1, len(self.sources)), self.plan, self.metrics_enabled)
+                                   max(1, len(self.sources)), self.plan, self.metrics_enabled,
+                                   partitions=int(self.spark.conf.get("spark.sql.shuffle.partitions")))
         return self._sql
 
     def start(self, sources, out: str | None = None, out_format: str = "json", checkpoint: str | None = None,
@@ -167,9 +193,17 @@ class SparkConsistencyRunner:
     def _state_view(self, prev, spark) -> None:
         path = None if prev is None else f"{self.store}/{_bid(prev[0])}/kind=state"
         if path and self.fs.exists(path):
-            spark.read.schema(STATE_COLUMNS).parquet(path).createOrReplaceTempView(self.names["prev"])
+            spark.read.schema(STATE_COLUMNS).parquet(path).createOrReplaceTempView(self.names["prevc"])
         else:
-            self._empty_state.createOrReplaceTempView(self.names["prev"])
+            self._empty_state.createOrReplaceTempView(self.names["prevc"])
+
+    def _bounds_views(self, spark, bounds, with_new: bool = True) -> None:
+        """Register the batch's bounds (a one-row relation) and the state/batch views that carry them."""
+        n = self.names
+        spark.sql(bounds_sql(bounds)).createOrReplaceTempView(n["bnd"])
+        spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
+        if with_new:
+            spark.sql(with_bounds_sql(n["newc"], n["bnd"])).createOrReplaceTempView(n["new"])
 
     def _prev_meta(self, prev):
         if prev is None:
@@ -199,20 +233,21 @@ class SparkConsistencyRunner:
         cached = True if self.cache_input is None else self.cache_input   # measured: re-reading the batch costs more than caching it
         if cached:   # materialise the parsed batch once (the plan would otherwise re-read and re-parse it)
             df.createOrReplaceTempView(n["in"])
-            spark.catalog.dropTempView(n["new"])
-            spark.sql(f"CACHE TABLE {n['new']} AS SELECT * FROM {n['in']}")
+            spark.catalog.dropTempView(n["newc"])
+            spark.sql(f"CACHE TABLE {n['newc']} AS SELECT * FROM {n['in']}")
         else:
-            df.createOrReplaceTempView(n["new"])
+            df.createOrReplaceTempView(n["newc"])
         target = f"{self.store}/{_bid(batch_id)}"
         try:
             # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
-            row = spark.sql(f"SELECT {', '.join(sq.maxtime_exprs())} FROM {n['new']}").first()
+            row = spark.sql(f"SELECT {', '.join(sq.maxtime_exprs())} FROM {n['newc']}").first()
             cur_max = dict(maxtime)
             for s_ in range(n_sources):
                 v = row[f"maxtime_{s_}"]
                 if v is not None:
                     cur_max[s_] = int(v) if cur_max.get(s_) is None else max(cur_max[s_], int(v))
             b = bounds_for(maxtime, closed, n_sources, self.lateness, self.window, cur_maxtime=cur_max)
+            self._bounds_views(spark, b)
             spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
             obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
             obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
@@ -221,7 +256,7 @@ class SparkConsistencyRunner:
                                          n["newobs"])
                 obs_rows = self._observed(spark, sq.staged_rows_sql(b),
                                           sq.stage_metric_exprs() + sq.count_by_stage_exprs(
-                                              "newkept", f"cached AND time >= {b.keep}"), n["rows"])
+                                              "newkept", "cached AND time >= b_keep"), n["rows"])
                 sql = sq.write_sql(None, n["rows"], n["r"], n["kept"], b)
             else:
                 obs_new = self._observed(spark, sq.routed_sql(b), sq.new_metric_exprs(b, True)
@@ -232,8 +267,8 @@ class SparkConsistencyRunner:
             spark.sql(sql).write.mode("overwrite").partitionBy("kind").parquet(target)
         finally:
             if cached:
-                spark.sql(f"UNCACHE TABLE IF EXISTS {n['new']}")
-                spark.catalog.dropTempView(n["new"])
+                spark.sql(f"UNCACHE TABLE IF EXISTS {n['newc']}")
+                spark.catalog.dropTempView(n["newc"])
         written = _time.perf_counter()
         m = {}
         for obs in (obs_rep, obs_kept, obs_new, obs_rows):
@@ -320,6 +355,7 @@ class SparkConsistencyRunner:
         maxtime, closed = self._prev_meta(last)
         bounds = bounds_for(maxtime, closed, max(1, len(self.sources)), self.lateness, self.window, final=True)
         self._state_view(last, self.spark)
+        self._bounds_views(self.spark, bounds, with_new=False)
         self.spark.sql(self._sqlb().window_sql(bounds, with_new=False)).createOrReplaceTempView(self.names["win"])
         reports = self.spark.sql(self._sqlb().reports_sql(bounds))
         self._sink(self._report_frame(reports), "final")
