@@ -24,8 +24,10 @@ from topology.ir import Topology
 NEG = -(2 ** 62)
 POS = 2 ** 62
 
-STATE_COLUMNS = "stage INT, subject STRING, concept STRING, asserted STRING, time BIGINT"
-STORE_SCHEMA = ("stage INT, subject STRING, concept STRING, asserted STRING, time BIGINT, "
+# the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
+# IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
+STATE_COLUMNS = "stage INT, subject STRING, cid INT, aid INT, time BIGINT"
+STORE_SCHEMA = ("stage INT, subject STRING, cid INT, aid INT, time BIGINT, "
                 "ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, "
                 "src INT, file STRING, line BIGINT, raw STRING, reason STRING, metric STRING, value BIGINT, "
                 "kind STRING")
@@ -92,6 +94,30 @@ def ni_pair_ids(tables: Tables) -> list:
 def asserted_names(tables: Tables) -> list:
     """Every concept name a source tuple can assert (and evidence can name), sorted: an id is the index."""
     return sorted({r[0] for r in tables.cmap} | {r[0] for r in tables.srcmap})
+
+
+def concept_names(tables: Tables) -> list:
+    """Every stage-level concept of the lookup tables, sorted: a concept's id (cid) is its index."""
+    names = {r[2] for r in tables.cmap} | {r[1] for r in tables.srcmap} | {r[1] for r in tables.cached}
+    names |= {r[1] for r in tables.emit} | {r[2] for r in tables.emit}
+    names |= {r[1] for r in tables.pairs} | {r[2] for r in tables.pairs}
+    return sorted(names)
+
+
+def id_tables(tables: Tables) -> dict:
+    """The lookup tables as registered in Spark, concepts replaced by ids: name -> (rows, schema)."""
+    cid = {c: i for i, c in enumerate(concept_names(tables))}
+    aid = {a: i for i, a in enumerate(asserted_names(tables))}
+    pid = {p: i for i, p in enumerate(ni_pair_ids(tables))}
+    return {
+        "cmap": ([(a, k, cid[c], aid[a], cached) for a, k, c, cached in tables.cmap],
+                 "asserted STRING, stage INT, cid INT, aid INT, cached BOOLEAN"),
+        "srcmap": ([(a, cid[c], aid[a]) for a, c in tables.srcmap], "asserted STRING, cid INT, aid INT"),
+        "emit": ([(k, cid[c], cid[n]) for k, c, n in tables.emit], "stage INT, cid INT, next INT"),
+        "cached": ([(k, cid[c]) for k, c in tables.cached], "stage INT, cid INT"),
+        "pairs": ([(k, cid[a], cid[b], pid[(l, r)]) for k, a, b, l, r in tables.pairs],
+                  "stage INT, c1 INT, c2 INT, pid INT"),
+    }
 
 
 def _bits(n: int) -> int:
@@ -180,16 +206,14 @@ class SqlBuilder:
         # unbounded window: every earlier row of the subject; same-subject rows first, then the concept pair
         # is looked up in the broadcast conjunction table (pairs-first multiplies rows by partner counts)
         hint = "" if stage is None else f"/*+ REPARTITION({self.topology.stages[stage].parallelism}, subject) */ "
-        cl = (f"SELECT {hint}stage, subject, concept, asserted, time FROM {n['win']} "
+        cl = (f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} "
               f"WHERE time >= b_lo AND time < b_hi{where_stage}")
-        pt = f"SELECT {hint}stage, subject, concept, asserted, time FROM {n['win']} WHERE time < b_hi{where_stage}"
-        return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.ni_l, p.ni_r, p.pid, "
-                f"least(named_struct('time', c.time, 'concept', c.asserted), "
-                f"named_struct('time', o.time, 'concept', o.asserted)) AS e1, "
-                f"greatest(named_struct('time', c.time, 'concept', c.asserted), "
-                f"named_struct('time', o.time, 'concept', o.asserted)) AS e2 "
+        pt = f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} WHERE time < b_hi{where_stage}"
+        return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
+                f"least(named_struct('time', c.time, 'aid', c.aid), named_struct('time', o.time, 'aid', o.aid)) AS e1, "
+                f"greatest(named_struct('time', c.time, 'aid', c.aid), named_struct('time', o.time, 'aid', o.aid)) AS e2 "
                 f"FROM ({cl}) c JOIN ({pt}) o ON o.stage = c.stage AND o.subject = c.subject AND o.time <= c.time "
-                f"JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.concept AND p.c2 = o.concept")
+                f"JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.cid AND p.c2 = o.cid")
 
     def _closing_windowed(self, b: BatchBounds, stage: int | None, where_stage: str, pairs: str) -> str:
         """Bounded window: ONE exchange by subject, then each closing row collects the rows of its window
@@ -199,26 +223,27 @@ class SqlBuilder:
         into the <= 2 time buckets its window touches): half the rows shuffled, one stage fewer."""
         n, w = self.n, self.window
         parts = self.partitions if stage is None else self.topology.stages[stage].parallelism
-        rows = (f"SELECT /*+ REPARTITION({parts}, subject) */ stage, subject, concept, asserted, time, "
-                f"time >= b_lo AS closing FROM {n['win']} WHERE time >= b_lo - {w} AND time < b_hi{where_stage}")
-        framed = (f"SELECT stage, subject, concept, asserted, time, closing, collect_list(named_struct('concept', concept, "
-                  f"'asserted', asserted, 'time', time)) OVER (PARTITION BY stage, subject ORDER BY time "
+        rows = (f"SELECT /*+ REPARTITION({parts}, subject) */ stage, subject, cid, aid, time, "
+                f"time >= b_lo AS closing, xxhash64(subject) AS h FROM {n['win']} WHERE time >= b_lo - {w} AND time < b_hi{where_stage}")
+        framed = (f"SELECT stage, subject, cid, aid, time, closing, collect_list(named_struct('cid', cid, "
+                  f"'aid', aid, 'time', time)) OVER (PARTITION BY h, stage, subject ORDER BY time "
                   f"RANGE BETWEEN {w} PRECEDING AND CURRENT ROW) AS framed FROM ({rows})")
-        closing = (f"SELECT stage, subject, concept, asserted, time, o FROM ({framed}) "
+        closing = (f"SELECT stage, subject, cid, aid, time, o FROM ({framed}) "
                    f"LATERAL VIEW explode(framed) x AS o WHERE closing")
-        return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.ni_l, p.ni_r, p.pid, "
-                f"least(named_struct('time', c.time, 'concept', c.asserted), "
-                f"named_struct('time', c.o.time, 'concept', c.o.asserted)) AS e1, "
-                f"greatest(named_struct('time', c.time, 'concept', c.asserted), "
-                f"named_struct('time', c.o.time, 'concept', c.o.asserted)) AS e2 "
-                f"FROM ({closing}) c JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.concept AND p.c2 = c.o.concept")
+        return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
+                f"least(named_struct('time', c.time, 'aid', c.aid), "
+                f"named_struct('time', c.o.time, 'aid', c.o.aid)) AS e1, "
+                f"greatest(named_struct('time', c.time, 'aid', c.aid), "
+                f"named_struct('time', c.o.time, 'aid', c.o.aid)) AS e2 "
+                f"FROM ({closing}) c JOIN {pairs} p ON p.stage = c.stage AND p.c1 = c.cid AND p.c2 = c.o.cid")
 
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
     def _packing(self):
         """Bit layout of the packed choice key (stage, NI pair, evidence 1, evidence 2), or None if it does
-        not fit in 62 bits (unbounded window, huge TBox): evidence times are offsets in [0, w] back from the
-        report time and concepts are ids, so min() over one BIGINT is a hash aggregation (min of a struct is a
-        sort aggregation)."""
+        not fit in 62 bits (unbounded window, huge TBox): evidence times are offsets in [0, w] from the window's
+        start (report time - w) and concepts are ids in name order, so the key orders exactly like the struct
+        (stage, pid, e1, e2) of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is
+        a sort aggregation). tests/spark/test_differential.py checks that both choose the same reports."""
         if self.window is None:
             return None
         sb = _bits(len(self.topology.stages))
@@ -238,6 +263,7 @@ class SqlBuilder:
         pk = self._packing()
         if pk is not None:
             sb, pb, db, ab = pk
+            w = int(self.window)
             names = asserted_names(self.tables)
             pairs = ni_pair_ids(self.tables)
             arr = f"array({_strs(names)})"
@@ -249,8 +275,8 @@ class SqlBuilder:
             s_s = s_p + pb
 
             def enc(e, shift_a, shift_d):
-                return (f"shiftleft(CAST(array_position({arr}, {e}.concept) - 1 AS BIGINT), {shift_a}) + "
-                        f"shiftleft(CAST(time - {e}.time AS BIGINT), {shift_d})")
+                return (f"shiftleft(CAST({e}.aid AS BIGINT), {shift_a}) + "
+                        f"shiftleft(CAST({e}.time - (time - {w}) AS BIGINT), {shift_d})")
 
             key = (f"shiftleft(CAST(stage AS BIGINT), {s_s}) + shiftleft(CAST(pid AS BIGINT), {s_p}) + "
                    f"{enc('e1', s_a1, s_d1)} + {enc('e2', s_e2, s_d2)}")
@@ -260,17 +286,21 @@ class SqlBuilder:
 
             def dec(shift_a, shift_d):
                 return (f"named_struct('concept', element_at({arr}, CAST({field(shift_a, ab)} AS INT) + 1), "
-                        f"'time', time - {field(shift_d, db)})")
+                        f"'time', time - {w} + {field(shift_d, db)})")
 
             return (f"SELECT CAST({field(s_s, sb)} AS INT) AS stage, subject, time, "
                     f"element_at(array({', '.join(f'array({_strs(p)})' for p in pairs)}), "
                     f"CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
                     f"array_distinct(array({dec(s_a1, s_d1)}, {dec(s_e2, s_d2)})) AS evidence "
                     f"FROM (SELECT subject, time, min({key}) AS k FROM ({matches}) m GROUP BY subject, time)")
-        return (f"SELECT x.stage AS stage, subject, time, array(x.ni_l, x.ni_r) AS ni, "
-                f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', e.concept, "
-                f"'time', e.time)) AS evidence FROM (SELECT subject, time, min(named_struct('stage', stage, "
-                f"'ni_l', ni_l, 'ni_r', ni_r, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m GROUP BY subject, time)")
+        # pid order is (ni_l, ni_r) order and aid order is name order: the same choice as min over names
+        arr = f"array({_strs(asserted_names(self.tables))})"
+        nis = f"array({', '.join(f'array({_strs(p)})' for p in ni_pair_ids(self.tables))})"
+        return (f"SELECT x.stage AS stage, subject, time, element_at({nis}, x.pid + 1) AS ni, "
+                f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', "
+                f"element_at({arr}, e.aid + 1), 'time', e.time)) AS evidence FROM (SELECT subject, time, "
+                f"min(named_struct('stage', stage, 'pid', pid, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m "
+                f"GROUP BY subject, time)")
 
     def batch_stats_sql(self, batch: str, accept_view: str) -> str:
         """Per (source, asserted concept) counts and max event times of the cached batch: one small hash
@@ -286,25 +316,25 @@ class SqlBuilder:
     def window_sql(self, b: BatchBounds, with_new: bool = True) -> str:
         """The rows the closing join reads: previous state UNION the batch's accepted cached rows (< hi)."""
         n = self.n
-        prev = f"SELECT stage, subject, concept, asserted, time, b_lo, b_hi FROM {n['prev']}"
+        prev = f"SELECT stage, subject, cid, aid, time, b_lo, b_hi FROM {n['prev']}"
         if not with_new:
             return prev
         # both plans: the batch's cached stage rows by the broadcast lookup (the staged chain derives exactly these
         # rows; re-running its per-stage exchanges for the closing join measured slower)
-        new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.concept, a.concept AS asserted, a.time, a.b_lo, "
+        new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.cid, m.aid, a.time, a.b_lo, "
                f"a.b_hi FROM {n['new']} a JOIN {n['cmap']} m ON m.asserted = a.concept "
                f"WHERE a.ik = 't' AND a.time >= a.b_accept AND a.time < a.b_hi AND m.cached")
         return f"{prev} UNION ALL {new}"
 
     def kept_sql(self, b: BatchBounds) -> str:
-        return f"SELECT stage, subject, concept, asserted, time FROM {self.n['prev']} WHERE time >= b_keep"
+        return f"SELECT stage, subject, cid, aid, time FROM {self.n['prev']} WHERE time >= b_keep"
 
     def routed_sql(self, b: BatchBounds) -> str:
         """Fused: every record of the batch in ONE pass: its stage rows (state), or a rejected row."""
         n = self.n
         acc = "n.ik = 't' AND n.time >= n.b_accept"
         return (f"SELECT /*+ BROADCAST(m) */ n.src, n.file, n.line, n.part, n.ik, n.time, n.subject, n.concept AS asserted, "
-                f"n.raw, n.reason, m.stage, m.concept, m.cached, n.b_accept, "
+                f"n.raw, n.reason, m.stage, m.cid, m.aid, m.cached, n.b_accept, "
                 f"CASE WHEN m.cached AND n.time >= n.b_keep THEN 'state' "
                 f"WHEN n.ik = 'x' OR (n.ik = 't' AND n.time < n.b_accept AND n.part = 0) THEN 'rejected' "
                 f"ELSE 'drop' END AS route "
@@ -319,18 +349,18 @@ class SqlBuilder:
         for k, stage in enumerate(self.topology.stages):
             p = stage.parallelism
             if k == 0:
-                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(s) */ a.subject, s.concept, a.asserted, "
+                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(s) */ a.subject, s.cid, s.aid, "
                         f"a.time, a.b_keep FROM ({acc}) a JOIN {n['srcmap']} s ON s.asserted = a.asserted")
             else:
-                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(e) */ i.subject, e.next AS concept, "
-                        f"i.asserted, i.time, i.b_keep FROM {prev} i JOIN {n['emit']} e ON e.stage = {k - 1} "
-                        f"AND e.concept = i.concept")
+                body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(e) */ i.subject, e.next AS cid, "
+                        f"i.aid, i.time, i.b_keep FROM {prev} i JOIN {n['emit']} e ON e.stage = {k - 1} "
+                        f"AND e.cid = i.cid")
             ctes.append(f"in{k} AS ({body})")
             prev = f"in{k}"
         union = " UNION ALL ".join(
-            f"SELECT /*+ BROADCAST(c) */ {k} AS stage, i.subject, i.concept, i.asserted, i.time, i.b_keep, "
-            f"(c.concept IS NOT NULL) AS cached FROM in{k} i LEFT JOIN "
-            f"(SELECT concept FROM {n['cached']} WHERE stage = {k}) c ON c.concept = i.concept"
+            f"SELECT /*+ BROADCAST(c) */ {k} AS stage, i.subject, i.cid, i.aid, i.time, i.b_keep, "
+            f"(c.cid IS NOT NULL) AS cached FROM in{k} i LEFT JOIN "
+            f"(SELECT cid FROM {n['cached']} WHERE stage = {k}) c ON c.cid = i.cid"
             for k in range(len(self.topology.stages)))
         return "WITH " + ", ".join(ctes) + " " + union
 
@@ -351,10 +381,10 @@ class SqlBuilder:
                     "CAST(NULL AS STRING) AS raw, CAST(NULL AS STRING) AS reason")
         nulls = ("CAST(NULL AS ARRAY<STRING>) AS ni, "
                  "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence")
-        parts = [f"SELECT stage, subject, CAST(NULL AS STRING) AS concept, CAST(NULL AS STRING) AS asserted, "
+        parts = [f"SELECT stage, subject, CAST(NULL AS INT) AS cid, CAST(NULL AS INT) AS aid, "
                  f"time, ni, evidence, {rep_tail}, 'report' AS kind FROM {reports}"]
         if kept:
-            parts.append(f"SELECT stage, subject, concept, asserted, time, {nulls}, {rep_tail}, 'state' AS kind "
+            parts.append(f"SELECT stage, subject, cid, aid, time, {nulls}, {rep_tail}, 'state' AS kind "
                          f"FROM {kept}")
         late_raw = "concat(CAST(time AS STRING), '\\t', subject, ' ', asserted)"
         late_reason = (f"concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
@@ -363,8 +393,8 @@ class SqlBuilder:
             parts.append(
                 f"SELECT CASE WHEN route = 'state' THEN stage END AS stage, "
                 f"CASE WHEN route = 'state' THEN subject END AS subject, "
-                f"CASE WHEN route = 'state' THEN concept END AS concept, "
-                f"CASE WHEN route = 'state' THEN asserted END AS asserted, "
+                f"CASE WHEN route = 'state' THEN cid END AS cid, "
+                f"CASE WHEN route = 'state' THEN aid END AS aid, "
                 f"CASE WHEN route = 'state' THEN time END AS time, {nulls}, "
                 f"CASE WHEN route = 'rejected' THEN src END AS src, CASE WHEN route = 'rejected' THEN file END AS file, "
                 f"CASE WHEN route = 'rejected' THEN line END AS line, "
@@ -372,11 +402,11 @@ class SqlBuilder:
                 f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, "
                 f"route AS kind FROM {routed} WHERE route <> 'drop'")
         if staged_rows:
-            parts.append(f"SELECT stage, subject, concept, asserted, time, {nulls}, {rep_tail}, 'state' AS kind "
+            parts.append(f"SELECT stage, subject, cid, aid, time, {nulls}, {rep_tail}, 'state' AS kind "
                          f"FROM {staged_rows} WHERE cached AND time >= b_keep")
             parts.append(
-                f"SELECT CAST(NULL AS INT) AS stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS STRING) AS concept, "
-                f"CAST(NULL AS STRING) AS asserted, CAST(NULL AS BIGINT) AS time, {nulls}, src, file, line, "
+                f"SELECT CAST(NULL AS INT) AS stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS INT) AS cid, "
+                f"CAST(NULL AS INT) AS aid, CAST(NULL AS BIGINT) AS time, {nulls}, src, file, line, "
                 f"CASE WHEN ik = 'x' THEN raw ELSE concat(CAST(time AS STRING), '\\t', subject, ' ', concept) END AS raw, "
                 f"CASE WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, 'rejected' AS kind "
                 f"FROM {self.n['newobs']} WHERE ik = 'x' OR (ik = 't' AND time < b_accept AND part = 0)")

@@ -27,7 +27,7 @@ from srtopo.errors import TopologyError, UnsupportedByRunner
 from topology.ir import Topology
 from topology.spark.fs import HadoopFS, qualify
 from topology.spark.plan import (NEG, POS, STATE_COLUMNS, SqlBuilder, accept_sql, bounds_for, bounds_sql, build_tables,
-                                 ni_pair_ids, watermark, with_bounds_sql)
+                                 id_tables, watermark, with_bounds_sql)
 from topology.spark.session import get_session
 
 PLANS = ("fused", "staged")
@@ -120,13 +120,8 @@ class SparkConsistencyRunner:
         if self._tables_ready is s:
             return
         n, t = self.names, self.tables
-        local_view(s, t.cmap, "asserted STRING, stage INT, concept STRING, cached BOOLEAN", n["cmap"])
-        local_view(s, t.srcmap, "asserted STRING, concept STRING", n["srcmap"])
-        local_view(s, t.emit, "stage INT, concept STRING, next STRING", n["emit"])
-        local_view(s, t.cached, "stage INT, concept STRING", n["cached"])
-        pid = {p: i for i, p in enumerate(ni_pair_ids(t))}
-        local_view(s, [tuple(r) + (pid[(r[3], r[4])],) for r in t.pairs],
-                   "stage INT, c1 STRING, c2 STRING, ni_l STRING, ni_r STRING, pid INT", n["pairs"])
+        for name, (rows, schema) in id_tables(t).items():
+            local_view(s, rows, schema, n[name])
         self._empty_state = empty_frame(s, STATE_COLUMNS)
         self._tables_ready = s
 
