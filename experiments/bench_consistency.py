@@ -150,7 +150,7 @@ def run_local(topology, tuples, window, lateness, batch_tuples):
             "cached_tuples": cached, "rss_mb": rss_mb(), "reports": len(keys), "reports_digest": digest(keys)}
 
 
-def run_spark(spark, topology, plan, stream_dir, window, lateness, files_per_batch, work):
+def run_spark(spark, topology, plan, stream_dir, window, lateness, files_per_batch, work, warmup: int = 2):
     from topology.spark import SparkConsistencyRunner, TntSource
     ck, out = os.path.join(work, f"ck-{plan}-{topology.plan}"), os.path.join(work, f"out-{plan}-{topology.plan}")
     shutil.rmtree(ck, ignore_errors=True)
@@ -165,7 +165,7 @@ def run_spark(spark, topology, plan, stream_dir, window, lateness, files_per_bat
     metrics = list(runner.batch_metrics)
     durations = [m["duration_s"] for m in metrics]
     n = sum(m["tuples"] for m in metrics)
-    steady = metrics[1:] or metrics
+    steady = metrics[warmup:] or metrics[-1:]   # JVM warm-up (JIT, first code generation) excluded
     steady_rate = sum(m["tuples"] for m in steady) / max(1e-9, sum(m["duration_s"] for m in steady))
     keys = {(r["subject"], r["time"]) for r in runner.reports().select("subject", "time").toLocalIterator()}
     jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
@@ -173,7 +173,9 @@ def run_spark(spark, topology, plan, stream_dir, window, lateness, files_per_bat
             "finish_s": round(wall - streamed, 3),
             "tuples_per_s": round(n / wall), "steady_tuples_per_s": round(steady_rate),
             "batch_p50_s": pct(durations, 0.5), "batch_p95_s": pct(durations, 0.95), "batches": len(metrics),
-            "first_batch_s": durations[0] if durations else None,
+            "first_batch_s": durations[0] if durations else None, "batch_durations_s": durations,
+            "phases_s": {k: round(sum(m["phases_s"][k] for m in steady) / len(steady), 3) for k in steady[0]["phases_s"]}
+            if steady else {},
             "cached_tuples": metrics[-1]["cached_tuples"] if metrics else 0,
             "rss_mb": rss_mb(), "jvm_rss_mb": rss_mb(jvm_pid), "reports": len(keys), "reports_digest": digest(keys),
             "stages": metrics[-1]["stages"] if metrics else {}, "malformed": sum(m["malformed"] for m in metrics),
@@ -211,6 +213,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--file-tuples", type=int, default=50_000, help="lines per stream file")
     p.add_argument("--files-per-batch", type=int, default=5, help="files per micro-batch")
+    p.add_argument("--warmup-batches", type=int, default=2,
+                   help="micro-batches left out of the steady rate (JVM JIT and first code generation)")
     p.add_argument("--plans", default="local,staged,fused")
     p.add_argument("--methods", default="ntm,ltm")
     p.add_argument("--master", default="local[2]")
@@ -257,7 +261,8 @@ def main(argv=None) -> int:
             if plan == "local":
                 res = run_local(topo, tuples, args.window, args.lateness, batch_tuples)
             else:
-                res = run_spark(spark, topo, plan, stream_dir, args.window, args.lateness, args.files_per_batch, work)
+                res = run_spark(spark, topo, plan, stream_dir, args.window, args.lateness, args.files_per_batch, work,
+                                args.warmup_batches)
             res["method"] = topo.plan
             res["stage_ops"] = topo.conjunction_counts
             results.append(res)

@@ -241,12 +241,14 @@ class SparkConsistencyRunner:
             spark.sql(f"CACHE TABLE {n['newc']} AS SELECT * FROM {n['in']}")
         else:
             df.createOrReplaceTempView(n["newc"])
+        parsed = _time.perf_counter()
         target = f"{self.store}/{_bid(batch_id)}"
         try:
             # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
             spark.sql(accept_sql(bounds_for(maxtime, closed, n_sources, self.lateness, self.window).accept)) \
                 .createOrReplaceTempView(n["acc"])
             stats = spark.sql(sq.batch_stats_sql(n["newc"], n["acc"])).collect()   # sources x vocabulary rows
+            counted = _time.perf_counter()
             m, cur_max = self._batch_counters(stats, maxtime)
             b = bounds_for(maxtime, closed, n_sources, self.lateness, self.window, cur_maxtime=cur_max)
             self._bounds_views(spark, b)
@@ -264,6 +266,7 @@ class SparkConsistencyRunner:
                 obs_new = self._observed(spark, f"SELECT * FROM {n['routed_all']} WHERE route <> 'drop'",
                                          sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
                 sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
+            planned = _time.perf_counter()
             spark.sql(sql).write.mode("overwrite").partitionBy("kind").parquet(target)
         finally:
             if cached:
@@ -288,6 +291,9 @@ class SparkConsistencyRunner:
         done = _time.perf_counter()
         record = {"batch": int(batch_id), "duration_s": round(done - started, 4),
                   "sql_s": round(written - started, 4), "sink_s": round(done - written, 4),
+                  "phases_s": {"read_parse_cache": round(parsed - started, 4), "counters": round(counted - parsed, 4),
+                               "plan": round(planned - counted, 4), "close_write": round(written - planned, 4),
+                               "sink_meta": round(done - written, 4)},
                   "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports}
         for key in ("tuples", "malformed", "late", "irrelevant", "punctuations"):
             record[key] = m.get(key, 0) or 0
