@@ -33,7 +33,16 @@ def _cases(window):
 
 @pytest.fixture(scope="module", params=[3, None], ids=["w3", "unbounded"])
 def setup(tmp_path_factory, request):
-    window = request.param     # bounded: one exchange + RANGE frame; unbounded: the self-join
+    """bounded window: one exchange + RANGE frame; unbounded: the self-join."""
+    return _setup(tmp_path_factory, request.param)
+
+
+@pytest.fixture(scope="module")
+def setup_w3(tmp_path_factory):
+    return _setup(tmp_path_factory, 3)
+
+
+def _setup(tmp_path_factory, window):
     cases = _cases(window)
     rng = random.Random(7)
     merged_tuples = []
@@ -78,13 +87,11 @@ def test_spark_equals_local_equals_oracle(spark, setup, plan, method):
         assert got == expected[p], f"spark {plan} {method} vs oracle, case {p}"
 
 
-def test_packed_choice_key_equals_the_struct_fallback(spark, setup, monkeypatch):
+def test_packed_choice_key_equals_the_struct_fallback(spark, setup_w3, monkeypatch):
     """The report's NI and evidence come from min() over a packed BIGINT (bounded window); the struct min()
     fallback must choose exactly the same ones (same (subject, time, ni, evidence, stage) rows)."""
     from topology.spark import plan as plan_module
-    cases, expected, stream, d, window = setup
-    if window is None:
-        pytest.skip("the unbounded window always takes the fallback")
+    cases, expected, stream, d, window = setup_w3     # an unbounded window always takes the fallback
     topo = merge([prefixed(compile_ntm(analyse(tbox)), p) for p, tbox, _ in cases])
     got = {}
     for name in ("packed", "fallback"):
