@@ -281,15 +281,20 @@ def plot_fig5(rows, path: str) -> None:
 
 # --- Fig. 6a/b ---------------------------------------------------------------------------------------------
 
+def fig5_spark_rows(out_dir: str) -> list[dict]:
+    """The Spark rows of an earlier fig5 run in out_dir (none if fig5 has not been run)."""
+    path = os.path.join(out_dir, "fig5.json")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return [r for r in json.load(handle)["rows"] if r["engine"] == "spark"]
+
+
 def cmd_fig6(args) -> dict:
     rows = []
     spark_cache = {}
-    fig5_path = os.path.join(args.out, "fig5.json")
-    if os.path.exists(fig5_path):
-        with open(fig5_path, encoding="utf-8") as handle:
-            for r in json.load(handle)["rows"]:
-                if r["engine"] == "spark":
-                    spark_cache.setdefault((r["tbox"], r["plan"]), r["cached_tuples"])
+    for r in fig5_spark_rows(args.out):
+        spark_cache.setdefault((r["tbox"], r["plan"]), r["cached_tuples"])
     for tbox in args.tboxes:
         stream = get_stream(tbox, args)
         a = analysis_for(tbox)
@@ -504,14 +509,9 @@ def cmd_baseline(args) -> dict:
                      "cached_tuples": local["cached_tuples"], "conjunction_ops": compile_ntm(a).conjunction_counts,
                      "reports": len(planted)})
     fig5_best = {}
-    path = os.path.join(args.out, "fig5.json")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            for r in json.load(handle)["rows"]:
-                if r["engine"] == "spark":
-                    k = r["tbox"]
-                    if r["throughput_tps"] > fig5_best.get(k, {}).get("throughput_tps", 0):
-                        fig5_best[k] = r
+    for r in fig5_spark_rows(args.out):
+        if r["throughput_tps"] > fig5_best.get(r["tbox"], {}).get("throughput_tps", 0):
+            fig5_best[r["tbox"]] = r
     table = []
     for tbox in args.tboxes:
         rd = next(r for r in rows if r["tbox"] == tbox and r["engine"] == "rdflib")

@@ -124,8 +124,13 @@ def _bits(n: int) -> int:
     return max(1, (max(0, n - 1)).bit_length())
 
 
+def sql_string(text) -> str:
+    """A Spark SQL string literal."""
+    return "'" + str(text).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _strs(names) -> str:
-    return ", ".join("'" + str(x).replace("\\", "\\\\").replace("'", "\\'") + "'" for x in names)
+    return ", ".join(sql_string(x) for x in names)
 
 
 @dataclass(frozen=True)
@@ -260,13 +265,14 @@ class SqlBuilder:
             matches = " UNION ALL ".join(self._closing(b, k) for k in range(len(self.topology.stages)))
         else:
             matches = self._closing(b, None)
+        # ids -> names: aid order is name order and pid order is (ni_l, ni_r) order, so both paths below choose
+        # as a min over names would
+        arr = f"array({_strs(asserted_names(self.tables))})"
+        nis = f"array({', '.join(f'array({_strs(p)})' for p in ni_pair_ids(self.tables))})"
         pk = self._packing()
         if pk is not None:
             sb, pb, db, ab = pk
             w = int(self.window)
-            names = asserted_names(self.tables)
-            pairs = ni_pair_ids(self.tables)
-            arr = f"array({_strs(names)})"
             s_e2 = 0
             s_d2 = s_e2 + ab
             s_a1 = s_d2 + db
@@ -289,13 +295,9 @@ class SqlBuilder:
                         f"'time', time - {w} + {field(shift_d, db)})")
 
             return (f"SELECT CAST({field(s_s, sb)} AS INT) AS stage, subject, time, "
-                    f"element_at(array({', '.join(f'array({_strs(p)})' for p in pairs)}), "
-                    f"CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
+                    f"element_at({nis}, CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
                     f"array_distinct(array({dec(s_a1, s_d1)}, {dec(s_e2, s_d2)})) AS evidence "
                     f"FROM (SELECT subject, time, min({key}) AS k FROM ({matches}) m GROUP BY subject, time)")
-        # pid order is (ni_l, ni_r) order and aid order is name order: the same choice as min over names
-        arr = f"array({_strs(asserted_names(self.tables))})"
-        nis = f"array({', '.join(f'array({_strs(p)})' for p in ni_pair_ids(self.tables))})"
         return (f"SELECT x.stage AS stage, subject, time, element_at({nis}, x.pid + 1) AS ni, "
                 f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', "
                 f"element_at({arr}, e.aid + 1), 'time', e.time)) AS evidence FROM (SELECT subject, time, "
@@ -409,5 +411,5 @@ class SqlBuilder:
                 f"CAST(NULL AS INT) AS aid, CAST(NULL AS BIGINT) AS time, {nulls}, src, file, line, "
                 f"CASE WHEN ik = 'x' THEN raw ELSE concat(CAST(time AS STRING), '\\t', subject, ' ', concept) END AS raw, "
                 f"CASE WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, 'rejected' AS kind "
-                f"FROM {self.n['newobs']} WHERE ik = 'x' OR (ik = 't' AND time < b_accept AND part = 0)")
+                f"FROM {self.n['new']} WHERE ik = 'x' OR (ik = 't' AND time < b_accept AND part = 0)")
         return " UNION ALL ".join(parts)

@@ -36,9 +36,14 @@ DEFAULT_PLAN = "fused"
 REPORT_COLUMNS = "subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, stage STRING, plan STRING"
 
 
+def _columns(schema: str) -> list[list[str]]:
+    """[name, TYPE] pairs of a flat ``"name TYPE, ..."`` schema."""
+    return [c.strip().split(" ", 1) for c in schema.split(",")]
+
+
 def empty_frame(session, schema: str):
     """An empty DataFrame of a flat ``"name TYPE, ..."`` schema that is a LocalRelation (no job to read)."""
-    cols = [c.strip().split(" ", 1) for c in schema.split(",")]
+    cols = _columns(schema)
     return session.sql("SELECT " + ", ".join(f"CAST(NULL AS {typ}) AS {col}" for col, typ in cols) + " WHERE false")
 
 
@@ -49,7 +54,7 @@ def local_view(session, rows: list, schema: str, name: str) -> None:
     Spark job to collect it again (measured: three such jobs, ~0.5 s per batch). A pandas frame converted
     through Arrow becomes a LocalRelation, which a broadcast reads on the driver without a job."""
     import pandas as pd
-    cols = [c.strip().split(" ", 1) for c in schema.split(",")]
+    cols = _columns(schema)
     if not rows:
         empty_frame(session, schema).createOrReplaceTempView(name)
         return
@@ -98,9 +103,8 @@ class SparkConsistencyRunner:
             self._routes.setdefault(asserted, []).append((k, cached))
         self.uid = uuid.uuid4().hex[:10]
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
-                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "new", "in", "r", "kept", "prevc", "newc", "bnd",
-                                "acc", "routed_all",
-                                "newobs", "rows", "routed", "win")}
+                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd", "acc",
+                       "r", "kept", "rows", "routed", "routed_all", "win")}
         self.fs = HadoopFS(self.spark)
         self.batch_metrics: deque = deque(maxlen=history)   # one small dict per batch, never per tuple
         self.query = None
@@ -247,8 +251,7 @@ class SparkConsistencyRunner:
         target = f"{self.store}/{_bid(batch_id)}"
         try:
             # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
-            spark.sql(accept_sql(bounds_for(maxtime, closed, n_sources, self.lateness, self.window).accept)) \
-                .createOrReplaceTempView(n["acc"])
+            spark.sql(accept_sql(watermark(maxtime, n_sources, self.lateness))).createOrReplaceTempView(n["acc"])
             stats = spark.sql(sq.batch_stats_sql(n["newc"], n["acc"])).collect()   # sources x vocabulary rows
             counted = _time.perf_counter()
             m, cur_max = self._batch_counters(stats, maxtime)
@@ -258,7 +261,6 @@ class SparkConsistencyRunner:
             obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
             obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
             if staged:
-                spark.sql(f"SELECT * FROM {n['new']}").createOrReplaceTempView(n["newobs"])
                 obs_new = self._observed(spark, sq.staged_rows_sql(b),
                                          sq.stage_metric_exprs() + sq.count_by_stage_exprs(
                                              "newkept", "cached AND time >= b_keep"), n["rows"])
@@ -277,10 +279,9 @@ class SparkConsistencyRunner:
         written = _time.perf_counter()
         for obs in (obs_rep, obs_kept, obs_new):
             m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
-        new_max = cur_max
-        meta = {"batch": int(batch_id), "maxtime": {str(k): v for k, v in sorted(new_max.items())},
+        meta = {"batch": int(batch_id), "maxtime": {str(k): v for k, v in sorted(cur_max.items())},
                 "closed": int(b.hi), "accept": int(b.accept),
-                "watermark": int(watermark(new_max, n_sources, self.lateness))}
+                "watermark": int(watermark(cur_max, n_sources, self.lateness))}
         n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
         self._emit(target, batch_id, spark, n_reports > 0, m.get("malformed", 0) + m.get("late", 0) > 0)
         self.fs.write_text(f"{target}/_meta.json", json.dumps(meta))

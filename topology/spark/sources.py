@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from topology.spark.plan import sql_string as _q
 from topology.tnt import LINE_PATTERN, RDF_TYPE
 
 SEP = "\u001f"
@@ -27,11 +28,6 @@ RECORD_COLUMNS = ["src", "file", "line", "part", "ik", "time", "subject", "conce
 def _F():
     from pyspark.sql import functions as F
     return F
-
-
-def _q(text: str) -> str:
-    """A Spark SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 _WS = _q(" \t\f\u000b")
