@@ -19,15 +19,23 @@ from ontology.model import exists, exists_inverse
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
-IRI = r'<([^<>"{}|^`\\\s]*)>'
-BNODE = r'(_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)'
-LITERAL = r'("(?:[^"\\\r\n]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^<>"{}|^`\\\s]*>)?)'
-#: group 1 time, 2 subject term, 3 predicate IRI, 4 object term
-LINE_PATTERN = (r'^\s*(-?[0-9]+)[\t ]+(<[^<>"{}|^`\\\s]*>|_:[A-Za-z0-9_][A-Za-z0-9_.\-]*)\s+'
-                r'<([^<>"{}|^`\\\s]*)>\s+'
-                r'(<[^<>"{}|^`\\\s]*>|_:[A-Za-z0-9_][A-Za-z0-9_.\-]*|'
-                r'"(?:[^"\\\r\n]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^<>"{}|^`\\\s]*>)?)'
-                r'\s*\.\s*$')
+# Every class below is spelled out in ASCII so that Python's ``re`` and Java's ``java.util.regex`` accept
+# exactly the same lines: ``\s`` is Unicode whitespace in Python but ASCII in Java, ``$`` also matches before
+# a final line terminator (Java: also before \r, \u0085, \u2028, \u2029), so the pattern ends with
+# ``(?![\s\S])`` (true end of input in both dialects). Spelled-out classes are also what Java's regex
+# compiles into one bit-set lookup per character (a class with ``\s`` in it is a chain of predicates).
+WS_CHARS = " \t\r\f\x0b"
+WS = r"[ \t\r\f\x0b]"
+#: IRIREF of N-Triples 1.1 without UCHAR escapes (a backslash in an IRI is rejected)
+IRI_CHARS = r'[^<>"{}|^`\\\x00-\x20]'
+BNODE = r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*"
+#: STRING_LITERAL_QUOTE with ECHAR / UCHAR escapes, then an optional language tag or datatype IRI
+LITERAL = (r'"(?:[^"\\\r\n]|\\[tbnrf"' + r"'" + r'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"'
+           rf"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<{IRI_CHARS}*>)?")
+#: groups: 1 time; subject 2 IRI (no brackets) or 3 blank node; 4 predicate IRI; object 5 IRI, 6 blank node
+#: or 7 literal (exactly one of each alternative is set)
+LINE_PATTERN = (rf"^{WS}*(-?[0-9]+)[\t ]+(?:<({IRI_CHARS}*)>|({BNODE})){WS}+<({IRI_CHARS}*)>{WS}+"
+                rf"(?:<({IRI_CHARS}*)>|({BNODE})|({LITERAL})){WS}*\.{WS}*(?![\s\S])")
 _LINE = re.compile(LINE_PATTERN)
 
 
@@ -57,8 +65,8 @@ def _term(term: str) -> str:
 
 def reject_reason(line: str) -> str:
     """Best-effort explanation for a line that does not match LINE_PATTERN."""
-    stripped = line.strip()
-    head = stripped.split(None, 1)
+    stripped = line.strip(WS_CHARS)
+    head = re.split(WS + "+", stripped, maxsplit=1) if stripped else []
     if not head or not re.fullmatch(r"-?[0-9]+", head[0]):
         return "does not start with an integer event time"
     if len(head) == 1:
@@ -69,16 +77,20 @@ def reject_reason(line: str) -> str:
 
 
 def tuples_of_statement(time: int, subject: str, predicate: str, obj: str) -> list[StreamTuple]:
-    """DESIGN section 3 mapping of one statement (terms as matched by LINE_PATTERN)."""
-    s = _term(subject)
+    """DESIGN section 3 mapping of one statement (terms as written: ``<iri>``, ``_:b`` or a quoted literal)."""
+    literal = obj.startswith('"')
+    return _tuples(time, _term(subject), predicate, None if literal else _term(obj))
+
+
+def _tuples(time: int, subject: str, predicate: str, obj: str | None) -> list[StreamTuple]:
+    """The mapping on bare terms (IRIs without brackets); ``obj`` is None for a literal."""
     if predicate == RDF_TYPE:
-        if obj.startswith('"'):
+        if obj is None:
             raise ValueError("rdf:type with a literal object")
-        c = _term(obj)
-        return [StreamTuple(s, c, time, c)]
-    out = [StreamTuple(s, exists(predicate), time, exists(predicate))]
-    if not obj.startswith('"'):
-        out.append(StreamTuple(_term(obj), exists_inverse(predicate), time, exists_inverse(predicate)))
+        return [StreamTuple(subject, obj, time, obj)]
+    out = [StreamTuple(subject, exists(predicate), time, exists(predicate))]
+    if obj is not None:
+        out.append(StreamTuple(obj, exists_inverse(predicate), time, exists_inverse(predicate)))
     return out
 
 
@@ -87,7 +99,7 @@ def parse_tnt_lines(lines: Iterable[str], source_name: str = "<stream>",
     """Yield tuples; malformed lines go to ``rejected`` (or raise nothing and are counted there)."""
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
-        stripped = line.strip()
+        stripped = line.strip(WS_CHARS)
         if not stripped or stripped.startswith("#"):
             continue
         match = _LINE.match(line)
@@ -95,9 +107,11 @@ def parse_tnt_lines(lines: Iterable[str], source_name: str = "<stream>",
             if rejected is not None:
                 rejected.append(RejectedRecord(source_name, number, line, reject_reason(line)))
             continue
-        time, subject, predicate, obj = match.groups()
+        time, s_iri, s_bnode, predicate, o_iri, o_bnode, _literal = match.groups()
+        subject = s_iri if s_iri is not None else s_bnode
+        obj = o_iri if o_iri is not None else o_bnode
         try:
-            yield from tuples_of_statement(int(time), subject, predicate, obj)
+            yield from _tuples(int(time), subject, predicate, obj)
         except ValueError as error:
             if rejected is not None:
                 rejected.append(RejectedRecord(source_name, number, line, str(error)))

@@ -16,12 +16,20 @@ FIXED = [
     "x7 <http://e.org/a> <http://e.org/p> <http://e.org/b> .", "11", "12 ", "13 <bad iri> <http://e.org/p> <http://e.org/b> .",
     "-4 _:x <http://e.org/p> _:y.", "99999999999999999999999 <http://e.org/a> <http://e.org/p> <http://e.org/b> .",
     "14 <http://e.org/a> <http://e.org/p> <http://e.org/b> . trailing",
+    # where Python's and Java's regex dialects differ unless the pattern spells its classes out (tnt.WS)
+    "15 <http://e.org/a\u00a0b> <http://e.org/p> <http://e.org/b> .",
+    "16 <http://e.org/a> <http://e.org/p> <http://e.org/b> .\u2028", "# watermark 9\u2028",
+    "\u00a017 <http://e.org/a> <http://e.org/p> <http://e.org/b> .", "18\u00a0<http://e.org/a> <http://e.org/p> <http://e.org/b> .",
+    # N-Triples escapes: ECHAR and UCHAR in literals; anything else is an error, as are control characters in IRIs
+    '19 <http://e.org/a> <http://e.org/p> "t\\t n\\n \\u00e9 \\U0001F600 \\\\" .', '20 <http://e.org/a> <http://e.org/p> "bad \\o" .',
+    "21 <http://e.org/a\x01> <http://e.org/p> <http://e.org/b> .", "22 <http://e.org/a> <http://e.org/p> <> .",
 ]
 TIMES = ["5", "-3", "0", "x7", "", "12a", "42"]
 SEPS = [" ", "\t", "  ", ""]
-SUBJECTS = ["<http://e.org/a>", "_:b1", "<bad iri>", "http://e.org/a", "<>", "_:", "<http://e.org/é>"]
+SUBJECTS = ["<http://e.org/a>", "_:b1", "<bad iri>", "http://e.org/a", "<>", "_:", "<http://e.org/é>", "<a\u00a0b>"]
 PREDICATES = ["<http://e.org/p>", f"<{RDF_TYPE}>", "p", "<a b>", "_:p"]
-OBJECTS = ["<http://e.org/C>", "_:x", '"lit"', '"a \\"q\\" b"@en', '"5"^^<http://x.org/int>', '"bad', '"x"@', "<http://e.org/D>"]
+OBJECTS = ["<http://e.org/C>", "_:x", '"lit"', '"a \\"q\\" b"@en', '"5"^^<http://x.org/int>', '"bad', '"x"@', "<http://e.org/D>",
+           '"\\u00e9"', '"\\q"']
 ENDINGS = [" .", ".", " . ", "", " . extra", " .\r", "\t.\t", " ."]
 LEADING = ["", " ", "\t", "#", "# watermark "]
 
@@ -66,3 +74,15 @@ def test_event_time_beyond_bigint_is_rejected_with_its_line(spark):
     df = spark.createDataFrame([(0, "f", 3, line)], "src INT, file STRING, line BIGINT, raw STRING")
     rows = parse_lines(df).collect()
     assert [(r.ik, r.line, r.raw, r.reason) for r in rows] == [("x", 3, line, "event time out of range")]
+
+
+def test_dialect_and_escape_edge_cases_by_hand(spark):
+    """Hand-checked: which of the dialect / escape lines of FIXED are statements (by event time)."""
+    lines = [x for x in FIXED if x.lstrip("\u00a0")[:2] in {"15", "16", "17", "18", "19", "20", "21", "22"}]
+    df = spark.createDataFrame([(0, "f", i + 1, x) for i, x in enumerate(lines)],
+                               "src INT, file STRING, line BIGINT, raw STRING")
+    rows = parse_lines(df).collect()
+    assert sorted({r.time for r in rows if r.ik == "t"}) == [15, 19, 22]
+    assert sorted(r.line for r in rows if r.ik == "x") == [i + 1 for i, x in enumerate(lines)
+                                                          if not x.startswith(("15", "19", "22"))]
+    assert {r.subject for r in rows if r.ik == "t" and r.time == 22} == {"http://e.org/a", ""}
