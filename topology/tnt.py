@@ -130,12 +130,20 @@ def read_tnt(path: str, rejected: list[RejectedRecord] | None = None) -> Iterato
     if not os.path.exists(path):
         raise StreamInputError(f"stream file not found: {path}", hint="give a .tnt file or a directory of them")
     for file in stream_files(path):
-        try:
-            with open(file, encoding="utf-8") as handle:
-                yield from parse_tnt_lines(handle, file, rejected)
-        except UnicodeDecodeError as error:
-            raise StreamInputError(f"{file}: not UTF-8 text ({error.reason} at byte {error.start})",
-                                   hint="the stream must be timestamped N-Triples in UTF-8") from None
+        # lines end at \n only (a lone \r is whitespace), as in the Spark source: text-mode open() would also
+        # break lines at a lone \r and number them differently
+        with open(file, "rb") as handle:
+            yield from parse_tnt_lines((_utf8(file, number, raw) for number, raw in enumerate(handle, 1)),
+                                       file, rejected)
+
+
+def _utf8(file: str, number: int, raw: bytes) -> str:
+    from srtopo.errors import StreamInputError
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise StreamInputError(f"{file}:{number}: not UTF-8 text ({error.reason} at byte {error.start} of the line)",
+                               hint="the stream must be timestamped N-Triples in UTF-8") from None
 
 
 def format_tnt(time: int, subject: str, predicate: str, obj: str) -> str:

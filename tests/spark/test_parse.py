@@ -86,3 +86,21 @@ def test_dialect_and_escape_edge_cases_by_hand(spark):
     assert sorted(r.line for r in rows if r.ik == "x") == [i + 1 for i, x in enumerate(lines)
                                                           if not x.startswith(("15", "19", "22"))]
     assert {r.subject for r in rows if r.ik == "t" and r.time == 22} == {"http://e.org/a", ""}
+
+
+def test_lines_end_at_newline_only_in_both_readers(spark, tmp_path):
+    """A lone \\r is whitespace inside a line for the Spark source (split on \\n) and for read_tnt alike."""
+    from topology.tnt import read_tnt
+    text = ("5 <http://e.org/a> <http://e.org/p> <http://e.org/b> .\r\n"
+            "6 <http://e.org/a>\r<http://e.org/p> <http://e.org/b> .\n"
+            "7 <http://e.org/a> <http://e.org/p>\r\n")
+    path = tmp_path / "s.tnt"
+    path.write_bytes(text.encode())
+    rejected = []
+    local = sorted((t.time, t.subject, t.concept) for t in read_tnt(str(path), rejected))
+    df = spark.createDataFrame([(0, "f", i + 1, x) for i, x in enumerate(text.split("\n"))],
+                               "src INT, file STRING, line BIGINT, raw STRING")
+    rows = parse_lines(df).collect()
+    assert sorted((r.time, r.subject, r.concept) for r in rows if r.ik == "t") == local
+    assert {t for t, _, _ in local} == {5, 6}
+    assert [r.line for r in rejected] == [r.line for r in rows if r.ik == "x"] == [3]

@@ -340,7 +340,10 @@ class SqlBuilder:
                 f"CASE WHEN m.cached AND n.time >= n.b_keep THEN 'state' "
                 f"WHEN n.ik = 'x' OR (n.ik = 't' AND n.time < n.b_accept AND n.part = 0) THEN 'rejected' "
                 f"ELSE 'drop' END AS route "
-                f"FROM {n['new']} n LEFT JOIN {n['cmap']} m ON {acc} AND m.asserted = n.concept")
+                f"FROM {n['new']} n LEFT JOIN {n['cmap']} m ON {acc} AND m.asserted = n.concept "
+                # only rows that can be routed somewhere: in steady state most accepted rows are older than the
+                # state cut-off (the batch spans more time units than the window) and are dropped before the join
+                f"WHERE n.ik = 'x' OR (n.ik = 't' AND (n.time < n.b_accept OR n.time >= n.b_keep))")
 
     def staged_rows_sql(self, b: BatchBounds) -> str:
         """Staged: stage k+1's input is computed from stage k's rows, one exchange by subject per stage."""

@@ -41,6 +41,10 @@ REPORT_COLUMNS = "subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<
 # compressibility statistics were ~11% of all task CPU in a JFR profile; parse+cache+count of 500k lines
 # 1.52 s -> 1.39 s uncompressed, the re-scan 0.21 s -> 0.18 s, best of 5, local[2])
 UNCOMPRESSED_CACHE = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
+# The counters job parses the batch, fills its cache and aggregates it. Adaptive execution would first run the
+# cache as a query stage of its own and then re-scan it for the aggregate (one more stage and scan per batch,
+# ~0.3 s); without it the aggregate consumes the rows as the cache is built, in the same tasks.
+COUNTERS_JOB = {**UNCOMPRESSED_CACHE, "spark.sql.adaptive.enabled": "false"}
 
 
 @contextmanager
@@ -270,7 +274,7 @@ class SparkConsistencyRunner:
         try:
             # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
             spark.sql(accept_sql(watermark(maxtime, n_sources, self.lateness))).createOrReplaceTempView(n["acc"])
-            with _conf(spark, UNCOMPRESSED_CACHE if cached else {}):   # this job fills the cache
+            with _conf(spark, COUNTERS_JOB if cached else {}):   # this job fills the cache
                 stats = spark.sql(sq.batch_stats_sql(n["newc"], n["acc"])).collect()   # sources x vocabulary rows
             counted = _time.perf_counter()
             m, cur_max = self._batch_counters(stats, maxtime)
