@@ -37,14 +37,14 @@ DEFAULT_PLAN = "fused"
 REPORT_COLUMNS = "subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, stage STRING, plan STRING"
 
 
-# The batch cache lives for one batch and is read twice: compressing it cost more than it saved (its
-# compressibility statistics were ~11% of all task CPU in a JFR profile; parse+cache+count of 500k lines
-# 1.52 s -> 1.39 s uncompressed, the re-scan 0.21 s -> 0.18 s, best of 5, local[2])
-UNCOMPRESSED_CACHE = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
-# The counters job parses the batch, fills its cache and aggregates it. Adaptive execution would first run the
-# cache as a query stage of its own and then re-scan it for the aggregate (one more stage and scan per batch,
-# ~0.3 s); without it the aggregate consumes the rows as the cache is built, in the same tasks.
-COUNTERS_JOB = {**UNCOMPRESSED_CACHE, "spark.sql.adaptive.enabled": "false"}
+# Settings of the counters job, the job that parses the batch, fills its cache and aggregates it:
+# * the cache lives for one batch and is read twice: compressing it cost more than it saved (its
+#   compressibility statistics were ~11% of all task CPU in a JFR profile; parse+cache+count of 500k lines
+#   1.52 s -> 1.39 s uncompressed, the re-scan 0.21 s -> 0.18 s, best of 5, local[2]);
+# * adaptive execution would first run the cache as a query stage of its own and then re-scan it for the
+#   aggregate (one more stage and scan per batch, ~0.3 s); without it the aggregate consumes the rows as the
+#   cache is built, in the same tasks.
+COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false"}
 
 
 @contextmanager
