@@ -110,6 +110,7 @@ def id_tables(tables: Tables) -> dict:
     aid = {a: i for i, a in enumerate(asserted_names(tables))}
     pid = {p: i for i, p in enumerate(ni_pair_ids(tables))}
     return {
+        "amap": ([(a, i) for a, i in aid.items()], "asserted STRING, aid INT"),
         "cmap": ([(a, k, cid[c], aid[a], cached) for a, k, c, cached in tables.cmap],
                  "asserted STRING, stage INT, cid INT, aid INT, cached BOOLEAN"),
         "srcmap": ([(a, cid[c], aid[a]) for a, c in tables.srcmap], "asserted STRING, cid INT, aid INT"),
@@ -304,16 +305,28 @@ class SqlBuilder:
                 f"min(named_struct('stage', stage, 'pid', pid, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m "
                 f"GROUP BY subject, time)")
 
+    def batch_cache_sql(self, parsed: str, accept_view: str) -> str:
+        """The parsed batch as cached for the batch's jobs: the asserted concept as its id (``aid``, NULL for a
+        concept no stage reads), and the columns only rejected records need (file, line, concept name, raw
+        text, reason) NULL for every other record. Measured: the wide rows (the file path and the concept IRI
+        on every tuple) were ~10% of all task CPU to build into the cache and to read back."""
+        bad = "(n.ik = 'x' OR (n.ik = 't' AND n.time < a.b_accept))"
+        return (f"SELECT /*+ BROADCAST(m), BROADCAST(a) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
+                f"CASE WHEN {bad} THEN n.file END AS file, CASE WHEN {bad} THEN n.line END AS line, "
+                f"CASE WHEN n.ik = 't' AND n.time < a.b_accept THEN n.concept END AS concept, n.raw, n.reason "
+                f"FROM {parsed} n LEFT JOIN {self.n['amap']} m ON n.ik = 't' AND m.asserted = n.concept "
+                f"CROSS JOIN {accept_view} a")
+
     def batch_stats_sql(self, batch: str, accept_view: str) -> str:
         """Per (source, asserted concept) counts and max event times of the cached batch: one small hash
         aggregate (rows = sources x vocabulary, never per tuple). It gives the batch's own watermark (so the
         batch can close up to W_b) and every per-batch counter; per-stage input counts follow on the driver
         from the lookup table. (Observing these on the 500k routed rows, as before, cost ~1 s per batch.)"""
-        return (f"SELECT /*+ BROADCAST(a) */ src, concept, count_if(ik = 't' AND time >= a.b_accept) AS accepted, "
+        return (f"SELECT /*+ BROADCAST(a) */ src, aid, count_if(ik = 't' AND time >= a.b_accept) AS accepted, "
                 f"count_if(ik = 't' AND time < a.b_accept) AS late, count_if(ik = 'x') AS malformed, "
                 f"count_if(ik = 'p') AS punctuations, max(CASE WHEN ik = 't' THEN time END) AS max_t, "
                 f"max(CASE WHEN ik = 'p' THEN time END) AS max_p "
-                f"FROM {batch} CROSS JOIN {accept_view} a GROUP BY src, concept")
+                f"FROM {batch} CROSS JOIN {accept_view} a GROUP BY src, aid")
 
     def window_sql(self, b: BatchBounds, with_new: bool = True) -> str:
         """The rows the closing join reads: previous state UNION the batch's accepted cached rows (< hi)."""
@@ -324,7 +337,7 @@ class SqlBuilder:
         # both plans: the batch's cached stage rows by the broadcast lookup (the staged chain derives exactly these
         # rows; re-running its per-stage exchanges for the closing join measured slower)
         new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.cid, m.aid, a.time, a.b_lo, "
-               f"a.b_hi FROM {n['new']} a JOIN {n['cmap']} m ON m.asserted = a.concept "
+               f"a.b_hi FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
                f"WHERE a.ik = 't' AND a.time >= a.b_accept AND a.time < a.b_hi AND m.cached")
         return f"{prev} UNION ALL {new}"
 
@@ -340,7 +353,7 @@ class SqlBuilder:
                 f"CASE WHEN m.cached AND n.time >= n.b_keep THEN 'state' "
                 f"WHEN n.ik = 'x' OR (n.ik = 't' AND n.time < n.b_accept AND n.part = 0) THEN 'rejected' "
                 f"ELSE 'drop' END AS route "
-                f"FROM {n['new']} n LEFT JOIN {n['cmap']} m ON {acc} AND m.asserted = n.concept "
+                f"FROM {n['new']} n LEFT JOIN {n['cmap']} m ON {acc} AND m.aid = n.aid "
                 # only rows that can be routed somewhere: in steady state most accepted rows are older than the
                 # state cut-off (the batch spans more time units than the window) and are dropped before the join
                 f"WHERE n.ik = 'x' OR (n.ik = 't' AND (n.time < n.b_accept OR n.time >= n.b_keep))")
@@ -348,14 +361,14 @@ class SqlBuilder:
     def staged_rows_sql(self, b: BatchBounds) -> str:
         """Staged: stage k+1's input is computed from stage k's rows, one exchange by subject per stage."""
         n = self.n
-        acc = (f"SELECT subject, concept AS asserted, time, b_keep FROM {n['new']} "
+        acc = (f"SELECT subject, aid, time, b_keep FROM {n['new']} "
                f"WHERE ik = 't' AND time >= b_accept")
         ctes, prev = [], None
         for k, stage in enumerate(self.topology.stages):
             p = stage.parallelism
             if k == 0:
                 body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(s) */ a.subject, s.cid, s.aid, "
-                        f"a.time, a.b_keep FROM ({acc}) a JOIN {n['srcmap']} s ON s.asserted = a.asserted")
+                        f"a.time, a.b_keep FROM ({acc}) a JOIN {n['srcmap']} s ON s.aid = a.aid")
             else:
                 body = (f"SELECT /*+ REPARTITION({p}, subject), BROADCAST(e) */ i.subject, e.next AS cid, "
                         f"i.aid, i.time, i.b_keep FROM {prev} i JOIN {n['emit']} e ON e.stage = {k - 1} "

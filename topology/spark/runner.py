@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from topology.ir import Topology
 from topology.spark.fs import HadoopFS, qualify
-from topology.spark.plan import (NEG, POS, STATE_COLUMNS, SqlBuilder, accept_sql, bounds_for, bounds_sql, build_tables,
-                                 id_tables, watermark, with_bounds_sql)
+from topology.spark.plan import (NEG, POS, STATE_COLUMNS, SqlBuilder, accept_sql, asserted_names, bounds_for, bounds_sql,
+                                 build_tables, id_tables, watermark, with_bounds_sql)
 from topology.spark.session import get_session
 
 PLANS = ("fused", "staged")
@@ -123,9 +123,10 @@ class SparkConsistencyRunner:
         self._routes: dict[str, list] = {}      # asserted concept -> [(stage, cached)] (the cmap rows)
         for asserted, k, _concept, cached in self.tables.cmap:
             self._routes.setdefault(asserted, []).append((k, cached))
+        self._asserted = asserted_names(self.tables)   # aid -> asserted concept name
         self.uid = uuid.uuid4().hex[:10]
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
-                      ("cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd", "acc",
+                      ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd", "acc",
                        "r", "kept", "rows", "routed", "routed_all", "win")}
         self.fs = HadoopFS(self.spark)
         self.batch_metrics: deque = deque(maxlen=history)   # one small dict per batch, never per tuple
@@ -261,20 +262,23 @@ class SparkConsistencyRunner:
         self._state_view(prev, spark)
         staged = self.plan == "staged"
         cached = True if self.cache_input is None else self.cache_input   # measured: re-reading the batch costs more than caching it
-        if cached:   # materialise the parsed batch once (the plan would otherwise re-read and re-parse it)
-            df.createOrReplaceTempView(n["in"])
-            spark.catalog.dropTempView(n["newc"])
-            # LAZY: the counters aggregate below is the job that parses the batch and fills the cache (an
-            # eager CACHE TABLE ran a separate count job over it first)
-            spark.sql(f"CACHE LAZY TABLE {n['newc']} AS SELECT * FROM {n['in']}")
-        else:
-            df.createOrReplaceTempView(n["newc"])
-        parsed = _time.perf_counter()
+        df.createOrReplaceTempView(n["in"])
+        # W_{b-1}: which records are late is known before the batch is read
+        spark.sql(accept_sql(watermark(maxtime, n_sources, self.lateness))).createOrReplaceTempView(n["acc"])
+        spark.catalog.dropTempView(n["newc"])
         target = f"{self.store}/{_bid(batch_id)}"
         try:
-            # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
-            spark.sql(accept_sql(watermark(maxtime, n_sources, self.lateness))).createOrReplaceTempView(n["acc"])
-            with _conf(spark, COUNTERS_JOB if cached else {}):   # this job fills the cache
+            with _conf(spark, COUNTERS_JOB if cached else {}):
+                if cached:
+                    # materialise the parsed batch once (the plan would otherwise re-read and re-parse it). LAZY:
+                    # the counters aggregate below is the job that parses the batch and fills the cache (an eager
+                    # CACHE TABLE ran a separate count job over it first). The cache's settings are those in force
+                    # when it is declared, hence inside this block.
+                    spark.sql(f"CACHE LAZY TABLE {n['newc']} AS {sq.batch_cache_sql(n['in'], n['acc'])}")
+                else:
+                    spark.sql(sq.batch_cache_sql(n["in"], n["acc"])).createOrReplaceTempView(n["newc"])
+                parsed = _time.perf_counter()
+                # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
                 stats = spark.sql(sq.batch_stats_sql(n["newc"], n["acc"])).collect()   # sources x vocabulary rows
             counted = _time.perf_counter()
             m, cur_max = self._batch_counters(stats, maxtime)
@@ -351,8 +355,8 @@ class SparkConsistencyRunner:
                 if v is not None:
                     s_ = int(r["src"])
                     cur_max[s_] = int(v) if cur_max.get(s_) is None else max(cur_max[s_], int(v))
-            if r["accepted"] and r["concept"] is not None:
-                routes = self._routes.get(r["concept"])
+            if r["accepted"]:
+                routes = None if r["aid"] is None else self._routes.get(self._asserted[r["aid"]])
                 if not routes:
                     m["irrelevant"] += r["accepted"]
                 elif fused:
