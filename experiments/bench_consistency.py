@@ -11,7 +11,8 @@ times increasing) that the Spark file source reads ``--files-per-batch`` at a ti
 the local runner reads the same tuples already parsed (its own parsing is timed separately).
 
 Reported per engine/plan: tuples/s (whole run, first batch included, session already up), steady tuples/s
-(batches after the first), batch latency p50/p95 (processing time of a micro-batch), cached tuples at
+(batches after ``--warmup-batches``, over Spark's own trigger durations: the batch function plus the trigger's
+offsets log, file listing and commit), batch latency p50/p95 (trigger duration of a micro-batch), cached tuples at
 the end (window state rows), process RSS (Python driver and, for Spark, the JVM), and the Spark/local
 ratio measured in the same run. The report (subject, time) sets of all engines are compared.
 ``--jvm-warmup-tuples N`` first runs every Spark plan on the stream's first N tuples and throws the result away:
