@@ -110,7 +110,7 @@ def id_tables(tables: Tables) -> dict:
     aid = {a: i for i, a in enumerate(asserted_names(tables))}
     pid = {p: i for i, p in enumerate(ni_pair_ids(tables))}
     return {
-        "amap": ([(a, i) for a, i in aid.items()], "asserted STRING, aid INT"),
+        "amap": (list(aid.items()), "asserted STRING, aid INT"),
         "cmap": ([(a, k, cid[c], aid[a], cached) for a, k, c, cached in tables.cmap],
                  "asserted STRING, stage INT, cid INT, aid INT, cached BOOLEAN"),
         "srcmap": ([(a, cid[c], aid[a]) for a, c in tables.srcmap], "asserted STRING, cid INT, aid INT"),
@@ -310,10 +310,11 @@ class SqlBuilder:
         concept no stage reads), and the columns only rejected records need (file, line, concept name, raw
         text, reason) NULL for every other record. Measured: the wide rows (the file path and the concept IRI
         on every tuple) were ~10% of all task CPU to build into the cache and to read back."""
-        bad = "(n.ik = 'x' OR (n.ik = 't' AND n.time < a.b_accept))"
+        late = "(n.ik = 't' AND n.time < a.b_accept)"
+        bad = f"(n.ik = 'x' OR {late})"
         return (f"SELECT /*+ BROADCAST(m), BROADCAST(a) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
                 f"CASE WHEN {bad} THEN n.file END AS file, CASE WHEN {bad} THEN n.line END AS line, "
-                f"CASE WHEN n.ik = 't' AND n.time < a.b_accept THEN n.concept END AS concept, n.raw, n.reason "
+                f"CASE WHEN {late} THEN n.concept END AS concept, n.raw, n.reason "
                 f"FROM {parsed} n LEFT JOIN {self.n['amap']} m ON n.ik = 't' AND m.asserted = n.concept "
                 f"CROSS JOIN {accept_view} a")
 

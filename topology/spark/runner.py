@@ -120,10 +120,10 @@ class SparkConsistencyRunner:
         self.metrics_enabled = metrics
         self.cache_input = cache_input
         self.tables = build_tables(topology)
-        self._routes: dict[str, list] = {}      # asserted concept -> [(stage, cached)] (the cmap rows)
+        aid_of = {a: i for i, a in enumerate(asserted_names(self.tables))}   # the ids of plan.id_tables
+        self._routes: dict[int, list] = {}      # asserted concept id -> [(stage, cached)] (the cmap rows)
         for asserted, k, _concept, cached in self.tables.cmap:
-            self._routes.setdefault(asserted, []).append((k, cached))
-        self._asserted = asserted_names(self.tables)   # aid -> asserted concept name
+            self._routes.setdefault(aid_of[asserted], []).append((k, cached))
         self.uid = uuid.uuid4().hex[:10]
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd", "acc",
@@ -356,7 +356,7 @@ class SparkConsistencyRunner:
                     s_ = int(r["src"])
                     cur_max[s_] = int(v) if cur_max.get(s_) is None else max(cur_max[s_], int(v))
             if r["accepted"]:
-                routes = None if r["aid"] is None else self._routes.get(self._asserted[r["aid"]])
+                routes = self._routes.get(r["aid"])   # none for a concept no stage reads (aid NULL)
                 if not routes:
                     m["irrelevant"] += r["accepted"]
                 elif fused:

@@ -29,6 +29,7 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
     if active is not None and master is None:
         return active
     builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
+    java_options = os.environ.get("SRTOPO_SPARK_JAVA_OPTIONS", JAVA_OPTIONS)
     settings = {
         "spark.ui.enabled": "true" if ui else "false",
         "spark.ui.showConsoleProgress": "false",
@@ -41,8 +42,8 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # the throughput collector: G1's concurrent refinement and write barriers cost more CPU than its shorter
         # pauses are worth to micro-batches on a few cores (measured: ~10% less JVM CPU per batch, docs/spark.md)
-        "spark.driver.extraJavaOptions": os.environ.get("SRTOPO_SPARK_JAVA_OPTIONS", JAVA_OPTIONS),
-        "spark.executor.extraJavaOptions": os.environ.get("SRTOPO_SPARK_JAVA_OPTIONS", JAVA_OPTIONS),
+        "spark.driver.extraJavaOptions": java_options,
+        "spark.executor.extraJavaOptions": java_options,
     }
     settings.update(conf or {})
     for key, value in settings.items():
