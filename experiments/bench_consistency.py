@@ -32,14 +32,13 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 DEFAULT_TBOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tboxes", "lubm-dllite.ttl")
 
 
 def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
     """A random TBox of LUBM's size: a class tree of depth <= 4 and sibling/cousin disjointness."""
-    from ontology.model import TBox
+    from srtopo.ontology.model import TBox
     rng = random.Random(seed)
     ex = "http://bench.example/onto#"
     classes = [f"{ex}C{i}" for i in range(n_classes)]
@@ -52,11 +51,11 @@ def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
 
 
 def load(args):
-    from ontology.nis import analyse
+    from srtopo.ontology.nis import analyse
     if args.random_tbox:
         tbox = random_lubm_like(args.seed)
     else:
-        from ontology.owl import load_tbox
+        from srtopo.ontology.owl import load_tbox
         tbox = load_tbox(args.tbox)
     return tbox, analyse(tbox)
 
@@ -97,7 +96,7 @@ def make_stream(analysis, n: int, rate: int, noise: float, n_subjects: int, seed
 
 
 def write_stream(directory: str, tuples, per_file: int) -> int:
-    from topology.tnt import RDF_TYPE, format_tnt
+    from srtopo.topology.tnt import RDF_TYPE, format_tnt
     os.makedirs(directory, exist_ok=True)
     files = 0
     for start in range(0, len(tuples), per_file):
@@ -134,8 +133,8 @@ def digest(keys) -> str:
 
 
 def run_local(topology, tuples, window, lateness, batch_tuples):
-    from topology.runners.local import LocalRunner
-    from topology.tnt import StreamTuple
+    from srtopo.topology.runners.local import LocalRunner
+    from srtopo.topology.tnt import StreamTuple
     items = [StreamTuple(s, c, t, c) for s, c, t in tuples]
     runner = LocalRunner(topology, window, allowed_lateness=lateness)
     latencies, keys = [], set()
@@ -155,7 +154,7 @@ def run_local(topology, tuples, window, lateness, batch_tuples):
 
 
 def run_spark(spark, topology, plan, stream_dir, window, lateness, files_per_batch, work, warmup: int = 2):
-    from topology.spark import SparkConsistencyRunner, TntSource
+    from srtopo.topology.spark import SparkConsistencyRunner, TntSource
     ck, out = os.path.join(work, f"ck-{plan}-{topology.plan}"), os.path.join(work, f"out-{plan}-{topology.plan}")
     shutil.rmtree(ck, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
@@ -197,7 +196,7 @@ def run_spark(spark, topology, plan, stream_dir, window, lateness, files_per_bat
 def best_ltm(analysis):
     """The split the paper recommends: the least skewed stage load (max conjunction ops per stage)."""
     from tests.randomgen import compositions
-    from topology.compile import compile_ltm
+    from srtopo.topology.compile import compile_ltm
     best = None
     k = len(analysis.groups)
     if k < 2:
@@ -238,7 +237,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="write the results as JSON here")
     args = p.parse_args(argv)
 
-    from topology.compile import compile_ntm
+    from srtopo.topology.compile import compile_ntm
     tbox, analysis = load(args)
     named = [c for c in tbox.concepts if not c.startswith("exists")]
     topologies = []
@@ -268,7 +267,7 @@ def main(argv=None) -> int:
     plans = [x.strip() for x in args.plans.split(",") if x.strip()]
     spark = None
     if any(x != "local" for x in plans):
-        from topology.spark import get_session
+        from srtopo.topology.spark import get_session
         spark = get_session(master=args.master, shuffle_partitions=args.shuffle_partitions, app_name="srtopo-bench")
         # warm the JVM once (first-batch JIT cost is reported separately as first_batch_s)
         spark.range(1000).selectExpr("sum(id)").collect()

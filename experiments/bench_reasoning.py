@@ -21,7 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
-sys.path.insert(0, str(ROOT))
 
 PV = {"20x20": "G20x20S15n11970", "22x22": "G22x22S15n17532", "24x24": "G24x24S15n24840",
       "26x26": "G26x26S15n34222", "28x28": "G28x28S15n46040", "30x30": "G30x30S15n60682"}
@@ -47,9 +46,9 @@ def instances(args) -> list[dict]:
 
 
 def child(program: str, log: str, strategy: str, points: int) -> dict:
-    from rules.evaluate import Reasoner
-    from rules.parse import parse_file
-    from rules.stream import read_records, time_points
+    from srtopo.rules.evaluate import Reasoner
+    from srtopo.rules.parse import parse_file
+    from srtopo.rules.stream import read_records, time_points
 
     t0 = time.perf_counter()
     prog = parse_file(program)

@@ -12,12 +12,12 @@ import time
 from dataclasses import dataclass
 from statistics import median
 
-from ontology.model import is_exists
-from ontology.nis import NIAnalysis, analyse
-from ontology.owl import load_tbox
-from topology.compile import compile_ltm, compile_ntm, ltm_n
-from topology.ir import Topology
-from topology.runners.local import LocalRunner
+from srtopo.ontology.model import is_exists
+from srtopo.ontology.nis import NIAnalysis, analyse
+from srtopo.ontology.owl import load_tbox
+from srtopo.topology.compile import compile_ltm, compile_ntm, ltm_n
+from srtopo.topology.ir import Topology
+from srtopo.topology.runners.local import LocalRunner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -168,7 +168,7 @@ _SPARK = None
 def spark_session(master: str = "local[2]"):
     global _SPARK
     if _SPARK is None:
-        from topology.runners.spark import get_session
+        from srtopo.topology.runners.spark import get_session
         _SPARK = get_session(master=master, app_name="srtopo-experiments", shuffle_partitions=2,
                              conf={"spark.default.parallelism": "2"})
     return _SPARK
@@ -179,7 +179,7 @@ def run_spark(topology: Topology, stream_dir: str, work_dir: str, window: int, p
     """One ``availableNow`` run over the stream files (one file per micro-batch)."""
     import shutil
     import uuid
-    from topology.runners.spark import SparkRunner, TntSource
+    from srtopo.topology.runners.spark import SparkRunner, TntSource
     spark = spark_session(master)
     run_dir = os.path.join(work_dir, "spark-" + uuid.uuid4().hex[:8])
     runner = SparkRunner(topology, window=window, lateness=0, plan=plan, spark=spark)

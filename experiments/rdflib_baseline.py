@@ -17,8 +17,8 @@ from collections import Counter, defaultdict
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from ontology.nis import analyse
-from ontology.owl import load_tbox
+from srtopo.ontology.nis import analyse
+from srtopo.ontology.owl import load_tbox
 
 NOW = URIRef("urn:srtopo:now")
 

@@ -22,10 +22,10 @@ import sys
 import tempfile
 import time
 
-from experiments import common
-from experiments.common import (ExperimentError, analysis_for, check_same, fig5_plans, log, md_table, named_ops,
+from srtopo.experiments import common
+from srtopo.experiments.common import (ExperimentError, analysis_for, check_same, fig5_plans, log, md_table, named_ops,
                                 run_local, run_spark, stage_partitions, tbox_stats, write_results)
-from experiments.streams import class_streams, write_tnt
+from srtopo.experiments.streams import class_streams, write_tnt
 
 DEFAULTS = {   # sizes per TBox: one stream per class, `rate` tuples per class per time point
     "lubm": {"rate": 4, "time_points": 600, "chunk": 150},      # 43 streams: 103,200 tuples, 4 files of 25,800
@@ -117,10 +117,10 @@ def cmd_tboxes(args) -> dict:
 # --- UBA ---------------------------------------------------------------------------------------------------
 
 def cmd_uba(args) -> dict:
-    from experiments.streams import uba_replay, uba_triples
-    from topology.compile import compile_ntm, ltm_n
-    from topology.runners.local import LocalRunner
-    from topology.tnt import tuples_of_statement
+    from srtopo.experiments.streams import uba_replay, uba_triples
+    from srtopo.topology.compile import compile_ntm, ltm_n
+    from srtopo.topology.runners.local import LocalRunner
+    from srtopo.topology.tnt import tuples_of_statement
     a = analysis_for("lubm")
     triples = uba_triples(common.UBA)
     plans = [compile_ntm(a)] + [ltm_n(a, n) for n in range(len(a.groups) + 1)]
@@ -358,8 +358,8 @@ def plot_fig6(rows, path: str) -> None:
 # --- Fig. 6c ---------------------------------------------------------------------------------------------
 
 def cmd_fig6c(args) -> dict:
-    from topology.balance import even
-    from topology.compile import compile_ltm, compile_ntm
+    from srtopo.topology.balance import even
+    from srtopo.topology.compile import compile_ltm, compile_ntm
     rows = []
     for tbox in args.tboxes:
         stream = get_stream(tbox, args)
@@ -404,7 +404,7 @@ def cmd_fig6c(args) -> dict:
 
 
 def common_named(a):
-    from experiments.streams import named_classes
+    from srtopo.experiments.streams import named_classes
     return named_classes(a)
 
 
@@ -435,7 +435,7 @@ def plot_fig6c(rows, path: str) -> None:
 # --- balancer ------------------------------------------------------------------------------------------------
 
 def cmd_balancer(args) -> dict:
-    from topology.balance import even
+    from srtopo.topology.balance import even
     path = os.path.join(args.out, "fig5.json")
     if not os.path.exists(path):
         log("balancer: no fig5 results yet, running fig5 first")
@@ -482,7 +482,7 @@ def cmd_balancer(args) -> dict:
 # --- rdflib baseline -----------------------------------------------------------------------------------------
 
 def cmd_baseline(args) -> dict:
-    from experiments.rdflib_baseline import run_rdflib
+    from srtopo.experiments.rdflib_baseline import run_rdflib
     rows = []
     for tbox in args.tboxes:
         stream = get_stream(tbox, args)
@@ -495,7 +495,7 @@ def cmd_baseline(args) -> dict:
         prefix = [t for t in prefix if t.time < limit]
         planted = {k for k in planted if k[1] < limit}
         check_same(f"baseline {tbox}", planted, result["report_keys"], "rdflib SPARQL per window")
-        from topology.compile import compile_ntm, ltm_n
+        from srtopo.topology.compile import compile_ntm, ltm_n
         a = analysis_for(tbox)
         local = run_local(compile_ntm(a), prefix, args.window)
         check_same(f"baseline {tbox}", planted, local["report_keys"], "local ntm (prefix)")

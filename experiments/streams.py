@@ -25,9 +25,9 @@ import os
 import random
 from dataclasses import dataclass, field
 
-from ontology.model import is_exists, local_name
-from ontology.nis import NIAnalysis, pair
-from topology.tnt import RDF_TYPE, StreamTuple, format_tnt
+from srtopo.ontology.model import is_exists, local_name
+from srtopo.ontology.nis import NIAnalysis, pair
+from srtopo.topology.tnt import RDF_TYPE, StreamTuple, format_tnt
 
 SUBJECT_BASE = "http://example.org/stream/"
 

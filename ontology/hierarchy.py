@@ -5,7 +5,7 @@ from functools import cached_property
 
 import networkx as nx
 
-from ontology.model import TBox, is_exists
+from srtopo.ontology.model import TBox, is_exists
 
 
 def _representative(members) -> str:

@@ -10,8 +10,8 @@ from functools import cached_property
 
 import networkx as nx
 
-from ontology.hierarchy import Hierarchy
-from ontology.model import NegativeInclusion, TBox
+from srtopo.ontology.hierarchy import Hierarchy
+from srtopo.ontology.model import NegativeInclusion, TBox
 
 Pair = tuple[str, str]
 

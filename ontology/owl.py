@@ -22,7 +22,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS
 
-from ontology.model import (LoaderReport, NegativeInclusion, SkippedAxiom, TBox, exists, exists_inverse,
+from srtopo.ontology.model import (LoaderReport, NegativeInclusion, SkippedAxiom, TBox, exists, exists_inverse,
                             local_name)
 from srtopo.errors import OntologyError
 

@@ -13,7 +13,7 @@ import networkx as nx
 from clingo import ast
 
 from srtopo.errors import ProgramError
-from rules.ir import PlainLiteral, Program, Rule, StreamingLiteral, sig_str, term_signature
+from srtopo.rules.ir import PlainLiteral, Program, Rule, StreamingLiteral, sig_str, term_signature
 
 Component = frozenset  # of "name/arity" strings
 

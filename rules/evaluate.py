@@ -16,10 +16,10 @@ from typing import Iterable
 from clingo import Function, Number, Symbol, ast
 
 from srtopo.errors import ProgramError
-from rules.analysis import Analysis, analyse
-from rules.ir import GENERATED_PREFIX, UNIT_SECONDS, Program, StreamingLiteral, sig_str, term_signature
-from rules.rewrite import FreshPredicate, Rewriting, rewrite
-from rules.solver import STRATEGIES, SubprogramSpec, make_solver
+from srtopo.rules.analysis import Analysis, analyse
+from srtopo.rules.ir import GENERATED_PREFIX, UNIT_SECONDS, Program, StreamingLiteral, sig_str, term_signature
+from srtopo.rules.rewrite import FreshPredicate, Rewriting, rewrite
+from srtopo.rules.solver import STRATEGIES, SubprogramSpec, make_solver
 
 _EMPTY: frozenset = frozenset()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from clingo import ast
 
 from srtopo.errors import ProgramError
-from rules.ir import (RESERVED, UNIT_SECONDS, Fact, Loc, PlainLiteral, Program, Rule, StreamingLiteral, Window,
+from srtopo.rules.ir import (RESERVED, UNIT_SECONDS, Fact, Loc, PlainLiteral, Program, Rule, StreamingLiteral, Window,
                       term_signature)
 
 _TOKEN = re.compile(r"""

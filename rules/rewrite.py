@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from clingo import ast
 
-from rules.ir import GENERATED_PREFIX, Fact, PlainLiteral, Program, Rule, Signature, StreamingLiteral, Window
+from srtopo.rules.ir import GENERATED_PREFIX, Fact, PlainLiteral, Program, Rule, Signature, StreamingLiteral, Window
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, TextIO
 from clingo import Symbol, SymbolType, parse_term
 
 from srtopo.errors import StreamInputError
-from rules.ir import RESERVED, UNIT_SECONDS
+from srtopo.rules.ir import RESERVED, UNIT_SECONDS
 
 
 class RecordError(ValueError):

@@ -11,7 +11,7 @@ import pytest
 def spark():
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from topology.spark.session import get_session
+    from srtopo.topology.spark.session import get_session
     session = get_session(master="local[2]", app_name="srtopo-tests", shuffle_partitions=2,
                           conf={"spark.default.parallelism": "2",
                                 "spark.driver.memory": "2g"})

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from ontology.model import TBox, exists, exists_inverse
+from srtopo.ontology.model import TBox, exists, exists_inverse
 
 EX = "http://ex.org/t#"
 

@@ -15,10 +15,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
-from ontology.nis import NIAnalysis
+from srtopo.ontology.nis import NIAnalysis
 from srtopo.errors import TopologyError
-from topology.compile import compile_split, normalise_split
-from topology.ir import Topology
+from srtopo.topology.compile import compile_split, normalise_split
+from srtopo.topology.ir import Topology
 
 
 @dataclass(frozen=True)

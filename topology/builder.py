@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ontology.model import TBox, display, local_name
-from ontology.nis import NIAnalysis, analyse, pair
+from srtopo.ontology.model import TBox, display, local_name
+from srtopo.ontology.nis import NIAnalysis, analyse, pair
 from srtopo.errors import TopologyError
-from topology.compile import source_for, violated_axiom
-from topology.ir import SUBJECT, ConjunctionOp, InferenceOp, Source, Stage, Topology
+from srtopo.topology.compile import source_for, violated_axiom
+from srtopo.topology.ir import SUBJECT, ConjunctionOp, InferenceOp, Source, Stage, Topology
 
 
 @dataclass

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ontology.model import TBox
-from ontology.nis import NIAnalysis, Pair, analyse, closure_of, dominated
+from srtopo.ontology.model import TBox
+from srtopo.ontology.nis import NIAnalysis, Pair, analyse, closure_of, dominated
 from srtopo.errors import TopologyError
-from topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
+from srtopo.topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
 
 
 def as_analysis(tbox_or_analysis: TBox | NIAnalysis) -> NIAnalysis:

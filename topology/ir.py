@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ontology.model import display
+from srtopo.ontology.model import display
 
 SUBJECT = "subject"
 

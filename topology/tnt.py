@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator, NamedTuple
 
-from ontology.model import exists, exists_inverse
+from srtopo.ontology.model import exists, exists_inverse
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 

@@ -4,17 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from ontology.nis import analyse
-from ontology.owl import load_tbox
+from srtopo.ontology.nis import analyse
+from srtopo.ontology.owl import load_tbox
 from srtopo.errors import TopologyError
 from tests.oracle import oracle_reports
 from tests.randomgen import random_stream, random_tbox
-from topology.balance import (balanced_topology, contiguous_splits, even, paper, proportional_tasks,
+from srtopo.topology.balance import (balanced_topology, contiguous_splits, even, paper, proportional_tasks,
                               stage_costs, BalancePlan)
-from topology.builder import TopologyBuilder
-from topology.compile import compile_ltm
-from topology.ir import Topology
-from topology.runners.local import LocalRunner
+from srtopo.topology.builder import TopologyBuilder
+from srtopo.topology.compile import compile_ltm
+from srtopo.topology.ir import Topology
+from srtopo.topology.runners.local import LocalRunner
 
 TEX = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
 

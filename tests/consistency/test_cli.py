@@ -4,8 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from topology.cli import main
-from topology.tnt import RDF_TYPE, format_tnt
+from srtopo.cli import main
+from srtopo.topology.tnt import RDF_TYPE, format_tnt
 
 ROOT = Path(__file__).resolve().parents[2]
 TEX = str(ROOT / "examples" / "tex.ttl")
@@ -21,7 +21,7 @@ def test_missing_file_one_line_error(capsys):
 def test_non_owl_file_no_traceback(tmp_path):
     path = tmp_path / "notes.owl"
     path.write_text("these are not triples\n")
-    proc = subprocess.run([sys.executable, "-m", "topology", "compile", "--tbox", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "srtopo", "compile", "--tbox", str(path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
@@ -32,7 +32,7 @@ def test_non_owl_file_no_traceback(tmp_path):
 def test_debug_shows_traceback(tmp_path):
     path = tmp_path / "notes.owl"
     path.write_text("these are not triples\n")
-    proc = subprocess.run([sys.executable, "-m", "topology", "--debug", "compile", "--tbox", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "srtopo", "--debug", "compile", "--tbox", str(path)],
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 

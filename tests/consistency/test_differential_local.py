@@ -5,9 +5,9 @@ import pytest
 
 from tests.oracle import oracle_reports
 from tests.randomgen import compositions, random_stream, random_tbox
-from topology.compile import compile_ltm, compile_ntm
-from topology.runners.local import LocalRunner
-from ontology.nis import analyse
+from srtopo.topology.compile import compile_ltm, compile_ntm
+from srtopo.topology.runners.local import LocalRunner
+from srtopo.ontology.nis import analyse
 
 
 def _keys(reports):

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from ontology.model import exists, exists_inverse
-from ontology.nis import analyse
-from ontology.owl import load_tbox
+from srtopo.ontology.model import exists, exists_inverse
+from srtopo.ontology.nis import analyse
+from srtopo.ontology.owl import load_tbox
 from srtopo.errors import OntologyError
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

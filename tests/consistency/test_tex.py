@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from ontology.nis import analyse
-from ontology.owl import load_tbox
-from topology.builder import TopologyBuilder
-from topology.cli import main
-from topology.compile import compile_ltm, compile_ntm
-from topology.runners.local import LocalRunner
+from srtopo.ontology.nis import analyse
+from srtopo.ontology.owl import load_tbox
+from srtopo.topology.builder import TopologyBuilder
+from srtopo.cli import main
+from srtopo.topology.compile import compile_ltm, compile_ntm
+from srtopo.topology.runners.local import LocalRunner
 
 TEX = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
 NS = "http://example.org/tex#"
@@ -65,7 +65,7 @@ def test_ltm_1_2_inference_ops(tex):
 
 def test_subclass_in_no_ni_is_inferred_upwards(tex):
     """The paper's FemaleEmployee: a subclass of Employee in no NI becomes Employee in B1."""
-    from ontology.model import TBox
+    from srtopo.ontology.model import TBox
     extended = TBox.build(tex.pis + ((NS + "FemaleEmployee", NS + "Employee"),), tex.nis)
     b1 = compile_ltm(extended, [1, 2]).stages[0]
     assert (NS + "FemaleEmployee", NS + "Employee") in {(o.sub, o.sup) for o in b1.inference_ops}

@@ -5,12 +5,12 @@ import os
 
 import pytest
 
-from experiments import common
-from experiments.streams import class_streams, uba_replay, uba_triples, write_tnt
-from ontology.model import is_exists
-from topology.compile import compile_ntm, ltm_n
-from topology.runners.local import LocalRunner
-from topology.tnt import read_tnt, tuples_of_statement
+from srtopo.experiments import common
+from srtopo.experiments.streams import class_streams, uba_replay, uba_triples, write_tnt
+from srtopo.ontology.model import is_exists
+from srtopo.topology.compile import compile_ntm, ltm_n
+from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.tnt import read_tnt, tuples_of_statement
 
 HAVE_DATA = all(os.path.exists(p) for p in common.UBA)
 HAVE_NPD = os.path.exists(common.TBOXES["npd"])
@@ -109,7 +109,7 @@ def test_written_stream_reads_back(tmp_path):
 
 
 def test_rdflib_baseline_agrees_on_a_small_stream():
-    from experiments.rdflib_baseline import run_rdflib
+    from srtopo.experiments.rdflib_baseline import run_rdflib
     a = common.analysis_for("lubm")
     gen = class_streams(a, time_points=6, rate=1, violation=0.1, seed=4)
     result = run_rdflib(common.TBOXES["lubm"], gen.tuples, 3)

@@ -15,7 +15,7 @@ import clingo
 import pytest
 from clingo import ast
 
-from rules.ir import PlainLiteral, Program, StreamingLiteral
+from srtopo.rules.ir import PlainLiteral, Program, StreamingLiteral
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 IDLVSR = DATA / "idlvsr"
@@ -100,7 +100,7 @@ def oracle(program: Program, timeline: list[list[clingo.Symbol]]) -> list[frozen
 
 
 def run_engine(program: Program, timeline, strategy: str) -> list[frozenset]:
-    from rules.evaluate import Reasoner
+    from srtopo.rules.evaluate import Reasoner
     reasoner = Reasoner(program, strategy=strategy)
     return [reasoner.step(atoms).atoms for atoms in timeline]
 

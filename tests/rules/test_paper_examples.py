@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 from clingo import ast, parse_term
 
-from rules.analysis import analyse, maximal_macro_nodes, orderings
-from rules.evaluate import Reasoner
-from rules.parse import parse_program
-from rules.rewrite import rewrite
+from srtopo.rules.analysis import analyse, maximal_macro_nodes, orderings
+from srtopo.rules.evaluate import Reasoner
+from srtopo.rules.parse import parse_program
+from srtopo.rules.rewrite import rewrite
 
 STRATEGIES = ("restart", "incremental", "incremental-strict", "auto")
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from rules.analysis import analyse
-from rules.ir import StreamingLiteral
-from rules.parse import parse_file, parse_program
+from srtopo.rules.analysis import analyse
+from srtopo.rules.ir import StreamingLiteral
+from srtopo.rules.parse import parse_file, parse_program
 from srtopo.errors import ProgramError
 
 SUPPORTED = ["example3", "example4", "example5", "at_least", "at_most", "count", "carPassing",

@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from rules import solver
-from rules.stream import Rejects, read_records, split_atoms, time_points
-from topology.cli import main
+from srtopo.rules import solver
+from srtopo.rules.stream import Rejects, read_records, split_atoms, time_points
+from srtopo.cli import main
 
 
 def _points(text: str, unit: str = "sec"):

@@ -6,7 +6,7 @@ import random
 import subprocess
 import sys
 
-from topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
+from srtopo.topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = os.environ.get("PYSPARK_PYTHON") or sys.executable
@@ -56,14 +56,14 @@ def bounded_disorder(tuples, lateness: int, rng: random.Random):
 
 
 def srtopo(args, **kwargs):
-    env = dict(os.environ, PYSPARK_PYTHON=PY, PYTHONPATH=ROOT)
-    return subprocess.run([PY, "-m", "topology", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+    env = dict(os.environ, PYSPARK_PYTHON=PY)
+    return subprocess.run([PY, "-m", "srtopo", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           **kwargs)
 
 
 def srtopo_popen(args, **kwargs):
-    env = dict(os.environ, PYSPARK_PYTHON=PY, PYTHONPATH=ROOT)
-    return subprocess.Popen([PY, "-m", "topology", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    env = dict(os.environ, PYSPARK_PYTHON=PY)
+    return subprocess.Popen([PY, "-m", "srtopo", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kwargs)
 
 
@@ -89,7 +89,7 @@ def write_tex(path) -> None:
 
 
 def tex_stream(n: int, rng: random.Random, n_subjects: int = 2000, rate: int = 50):
-    from topology.tnt import RDF_TYPE
+    from srtopo.topology.tnt import RDF_TYPE
     out = []
     for i in range(n):
         out.append((f"http://ex.org/data/s{rng.randrange(n_subjects)}", RDF_TYPE, TEX + rng.choice(TEX_CLASSES), i // rate))
@@ -97,7 +97,7 @@ def tex_stream(n: int, rng: random.Random, n_subjects: int = 2000, rate: int = 5
 
 
 def write_tnt_files(directory, triples, files: int) -> list[str]:
-    from topology.tnt import format_tnt
+    from srtopo.topology.tnt import format_tnt
     os.makedirs(directory, exist_ok=True)
     chunk = (len(triples) + files - 1) // files
     paths = []

@@ -9,13 +9,13 @@ import random
 
 import pytest
 
-from ontology.nis import analyse
+from srtopo.ontology.nis import analyse
 from tests.oracle import oracle_reports
 from tests.randomgen import random_stream, random_tbox
 from tests.spark.helpers import bounded_disorder, merge, prefixed
-from topology.compile import compile_ltm, compile_ntm
-from topology.runners.local import LocalRunner
-from topology.spark import SparkConsistencyRunner, TupleSource, write_tuples
+from srtopo.topology.compile import compile_ltm, compile_ntm
+from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.spark import SparkConsistencyRunner, TupleSource, write_tuples
 
 CASES = 6
 LATENESS = 4
@@ -90,7 +90,7 @@ def test_spark_equals_local_equals_oracle(spark, setup, plan, method):
 def test_packed_choice_key_equals_the_struct_fallback(spark, setup_w3, monkeypatch):
     """The report's NI and evidence come from min() over a packed BIGINT (bounded window); the struct min()
     fallback must choose exactly the same ones (same (subject, time, ni, evidence, stage) rows)."""
-    from topology.spark import plan as plan_module
+    from srtopo.topology.spark import plan as plan_module
     cases, expected, stream, d, window = setup_w3     # an unbounded window always takes the fallback
     topo = merge([prefixed(compile_ntm(analyse(tbox)), p) for p, tbox, _ in cases])
     got = {}

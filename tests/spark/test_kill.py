@@ -54,11 +54,11 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_sink(spark, tm
     assert len(set(kills)) == 3, f"three different kill points, got {kills}"
 
     # the uninterrupted run (same engine and settings, in-process on the shared session)
-    from ontology.nis import analyse
-    from ontology.owl import load_tbox
-    from topology.compile import compile_ltm
-    from topology.spark import SparkConsistencyRunner, TntSource
-    from topology.balance import get_balancer
+    from srtopo.ontology.nis import analyse
+    from srtopo.ontology.owl import load_tbox
+    from srtopo.topology.compile import compile_ltm
+    from srtopo.topology.spark import SparkConsistencyRunner, TntSource
+    from srtopo.topology.balance import get_balancer
     analysis = analyse(load_tbox(str(tmp_path / "tex.ttl")))
     plan = get_balancer("even")(analysis, tasks=1, stages=None, split=None)
     topo = compile_ltm(analysis, plan.split, plan.parallelism)

@@ -4,12 +4,12 @@ import os
 import random
 import time
 
-from ontology.model import TBox
-from ontology.nis import analyse
-from topology.compile import compile_ntm
-from topology.runners.local import LocalRunner
-from topology.spark import SparkConsistencyRunner, TntSource
-from topology.tnt import RDF_TYPE, format_tnt, parse_tnt_lines
+from srtopo.ontology.model import TBox
+from srtopo.ontology.nis import analyse
+from srtopo.topology.compile import compile_ntm
+from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.spark import SparkConsistencyRunner, TntSource
+from srtopo.topology.tnt import RDF_TYPE, format_tnt, parse_tnt_lines
 
 EX = "http://ex.org/m#"
 BAD = ["not a line at all", "12\t<http://ex.org/a> <http://ex.org/p>", "x7\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .",

@@ -4,8 +4,8 @@ pieces (fixed seed): same tuples, same rejected lines with the same reasons, pun
 import random
 import re
 
-from topology.spark.sources import PUNCT_PATTERN, parse_lines
-from topology.tnt import RDF_TYPE, parse_tnt_lines
+from srtopo.topology.spark.sources import PUNCT_PATTERN, parse_lines
+from srtopo.topology.tnt import RDF_TYPE, parse_tnt_lines
 
 FIXED = [
     "", "   ", "\t", "# a comment", "  #another", "# watermark 7", "  #\twatermark -2 \t", "# watermark x",
@@ -90,7 +90,7 @@ def test_dialect_and_escape_edge_cases_by_hand(spark):
 
 def test_lines_end_at_newline_only_in_both_readers(spark, tmp_path):
     """A lone \\r is whitespace inside a line for the Spark source (split on \\n) and for read_tnt alike."""
-    from topology.tnt import read_tnt
+    from srtopo.topology.tnt import read_tnt
     text = ("5 <http://e.org/a> <http://e.org/p> <http://e.org/b> .\r\n"
             "6 <http://e.org/a>\r<http://e.org/p> <http://e.org/b> .\n"
             "7 <http://e.org/a> <http://e.org/p>\r\n")

@@ -1,13 +1,13 @@
 """RDF files in rdflib formats (one timestamped graph per file) and several sources merged by event time."""
 import os
 
-from ontology.model import TBox
-from ontology.nis import analyse
-from topology.compile import compile_ntm
-from topology.runners.local import LocalRunner
-from topology.spark import RdfSource, SparkConsistencyRunner, TntSource
-from topology.spark.plan import NEG
-from topology.tnt import RDF_TYPE, format_tnt, parse_tnt_lines
+from srtopo.ontology.model import TBox
+from srtopo.ontology.nis import analyse
+from srtopo.topology.compile import compile_ntm
+from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.spark import RdfSource, SparkConsistencyRunner, TntSource
+from srtopo.topology.spark.plan import NEG
+from srtopo.topology.tnt import RDF_TYPE, format_tnt, parse_tnt_lines
 
 EX = "http://ex.org/r#"
 TBOX = TBox.build([(EX + "Student", EX + "Person")], [(EX + "Person", EX + "Course"),

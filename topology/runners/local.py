@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from srtopo.errors import TopologyError
-from topology.ir import Topology
-from topology.reports import Report, evidence_of
-from topology.tnt import RejectedRecord, StreamTuple
+from srtopo.topology.ir import Topology
+from srtopo.topology.reports import Report, evidence_of
+from srtopo.topology.tnt import RejectedRecord, StreamTuple
 
 
 @dataclass

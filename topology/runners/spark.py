@@ -1,6 +1,6 @@
 """Python API of the Spark engine.
 
-    from topology.runners.spark import SparkRunner, TntSource, build_topology
+    from srtopo.topology.runners.spark import SparkRunner, TntSource, build_topology
     topo = build_topology("univ.owl", method="ltm", split=[1, 2])
     runner = SparkRunner(topo, window=30, lateness=5)            # SparkSession: given or local[*]
     query = runner.start([TntSource("stream/")], out="reports/", checkpoint="ckpt/")
@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import json
 
-from topology.ir import Topology
-from topology.spark import (DEFAULT_PLAN, PLANS, RateSource, RdfSource, SocketSource, TntSource,  # noqa: F401
+from srtopo.topology.ir import Topology
+from srtopo.topology.spark import (DEFAULT_PLAN, PLANS, RateSource, RdfSource, SocketSource, TntSource,  # noqa: F401
                             TupleSource, get_session, source_from_spec, write_tuples)
-from topology.spark.runner import SparkConsistencyRunner
+from srtopo.topology.spark.runner import SparkConsistencyRunner
 
 SparkRunner = SparkConsistencyRunner
 
 
 def build_topology(tbox_path: str, method: str = "ltm", split=None, parallelism=1) -> Topology:
     """Load an OWL TBox and compile NTM or LTM (``split``: NI groups per stage; default: the paper's LTM-1)."""
-    from ontology.nis import analyse
-    from ontology.owl import load_tbox
-    from topology.compile import compile_ltm, compile_ntm, ltm_n
+    from srtopo.ontology.nis import analyse
+    from srtopo.ontology.owl import load_tbox
+    from srtopo.topology.compile import compile_ltm, compile_ntm, ltm_n
     analysis = analyse(load_tbox(tbox_path))
     if method == "ntm" or not analysis.groups:
         return compile_ntm(analysis, parallelism=parallelism)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topology.ir import Topology
+from srtopo.topology.ir import Topology
 
 NEG = -(2 ** 62)
 POS = 2 ** 62

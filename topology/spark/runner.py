@@ -25,11 +25,11 @@ from collections import deque
 from contextlib import contextmanager
 
 from srtopo.errors import TopologyError, UnsupportedByRunner
-from topology.ir import Topology
-from topology.spark.fs import HadoopFS, qualify
-from topology.spark.plan import (NEG, POS, STATE_COLUMNS, SqlBuilder, accept_sql, asserted_names, bounds_for, bounds_sql,
+from srtopo.topology.ir import Topology
+from srtopo.topology.spark.fs import HadoopFS, qualify
+from srtopo.topology.spark.plan import (NEG, POS, STATE_COLUMNS, SqlBuilder, accept_sql, asserted_names, bounds_for, bounds_sql,
                                  build_tables, id_tables, watermark, with_bounds_sql)
-from topology.spark.session import get_session
+from srtopo.topology.spark.session import get_session
 
 PLANS = ("fused", "staged")
 CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"

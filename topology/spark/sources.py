@@ -16,8 +16,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from topology.spark.plan import sql_string as _q
-from topology.tnt import LINE_PATTERN, RDF_TYPE, WS, WS_CHARS
+from srtopo.topology.spark.plan import sql_string as _q
+from srtopo.topology.tnt import LINE_PATTERN, RDF_TYPE, WS, WS_CHARS
 
 SEP = "\u001f"
 PUNCT_PATTERN = r"^[ \t]*#[ \t]*watermark[ \t]+(-?[0-9]+)[ \t\r]*(?![\s\S])"   # (?!...): end of input, see tnt.WS
@@ -194,7 +194,7 @@ def rdf_file_to_lines(file_name: str, content: str, rdf_format: str | None = Non
     """(index, tnt line, reason) for one RDF file; reason set (and line empty) when the file is unusable."""
     from rdflib import BNode, Graph, Literal, URIRef
     from rdflib.util import guess_format
-    from topology.tnt import format_tnt
+    from srtopo.topology.tnt import format_tnt
     fmt = rdf_format or guess_format(file_name) or "turtle"
     graph = Graph()
     try:

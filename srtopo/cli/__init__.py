@@ -15,9 +15,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="srtopo", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
-    from topology import cli_consistency
+    from srtopo.cli import consistency as cli_consistency
     cli_consistency.register(sub)
-    from rules import cli as rules_cli
+    from srtopo.cli import reason as rules_cli
     rules_cli.register(sub)
     return parser
 

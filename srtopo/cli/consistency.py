@@ -56,7 +56,7 @@ def register(subparsers) -> None:
                        help="rejected (malformed or late) records: a JSON-lines file (local engine) or a "
                             "directory (spark engine)")
     try:
-        from topology.runners import spark_cli
+        from srtopo.cli import spark_flags as spark_cli
     except ImportError:
         spark_cli = None
     if spark_cli is not None:
@@ -65,16 +65,16 @@ def register(subparsers) -> None:
 
 
 def load_analysis(path: str):
-    from ontology.nis import analyse
-    from ontology.owl import load_tbox
+    from srtopo.ontology.nis import analyse
+    from srtopo.ontology.owl import load_tbox
     tbox = load_tbox(path)
     return tbox, analyse(tbox)
 
 
 def plan_topology(args, analysis):
     """The topology the flags ask for (NTM, an explicit split, or a balancer's choice)."""
-    from topology.balance import get_balancer
-    from topology.compile import compile_ltm, compile_ntm
+    from srtopo.topology.balance import get_balancer
+    from srtopo.topology.compile import compile_ltm, compile_ntm
     k = len(analysis.groups)
     if args.method == "ntm" or k == 0:
         if args.split:
@@ -124,10 +124,10 @@ def run_check(args) -> int:
     if args.engine == "spark":
         from srtopo.environment import require_java
         require_java(17)
-        from topology.runners import spark_cli
+        from srtopo.cli import spark_flags as spark_cli
         return spark_cli.run(args, topology)
-    from topology.runners.local import LocalRunner
-    from topology.tnt import read_tnt
+    from srtopo.topology.runners.local import LocalRunner
+    from srtopo.topology.tnt import read_tnt
     rejected = []
     runner = LocalRunner(topology, window, allowed_lateness=args.lateness)
     out, close = _open_out(args.out)

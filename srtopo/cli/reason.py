@@ -25,9 +25,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from rules.evaluate import Reasoner
-    from rules.parse import parse_file
-    from rules.stream import Rejects, open_lines, output_line, read_records, time_points
+    from srtopo.rules.evaluate import Reasoner
+    from srtopo.rules.parse import parse_file
+    from srtopo.rules.stream import Rejects, open_lines, output_line, read_records, time_points
 
     program = parse_file(args.program)
     reasoner = Reasoner(program, strategy=args.strategy, unit=args.unit)

@@ -40,7 +40,7 @@ def add_arguments(parser) -> None:
 
 
 def _sources(args):
-    from topology.spark.sources import source_from_spec
+    from srtopo.topology.spark.sources import source_from_spec
     spec = args.stream
     if ":" not in spec.split("/", 1)[0] or spec.startswith("/"):
         spec = {"tnt": "", "tsv": "tsv:", "rdf": "rdf:"}[args.stream_format] + spec
@@ -49,9 +49,9 @@ def _sources(args):
 
 
 def run(args, topology) -> int:
-    from topology.cli_consistency import parse_window
-    from topology.spark.runner import SparkConsistencyRunner, print_json_lines
-    from topology.spark.session import get_session
+    from srtopo.cli.consistency import parse_window
+    from srtopo.topology.spark.runner import SparkConsistencyRunner, print_json_lines
+    from srtopo.topology.spark.session import get_session
 
     window = parse_window(args.window)
     lateness = args.lateness

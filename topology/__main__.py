@@ -1,5 +1,0 @@
-import sys
-
-from topology.cli import main
-
-sys.exit(main())
