@@ -1,12 +1,12 @@
-"""Benchmark the I-DLV-sr engine (rules/) on the ICLP 2021 inputs: restart vs incremental, side by side.
+"""Benchmark rule topologies (I-DLV-sr programs) on the ICLP 2021 inputs: restart vs incremental, side by side.
 
-For each instance and strategy a child process (so peak RSS is per run) parses the program, replays the
-log time point by time point and records the latency of each ``Reasoner.step`` (window operators + clingo +
-reading the model; output serialisation excluded). Reports median / p95 latency, throughput (input atoms per
+For each instance and strategy a child process (so peak RSS is per run) compiles the program and runs it on
+the local runner through the runner protocol, time point by time point, and records the latency of each time
+point (window operators + clingo + reading the model; output serialisation excluded). Reports median / p95 latency, throughput (input atoms per
 second of step time), peak RSS, and the incremental/restart ratio of median latencies measured in this run.
 
-    .venv/bin/python experiments/bench_reasoning.py                  # defaults: a few minutes
-    .venv/bin/python experiments/bench_reasoning.py --pv 20x20,30x30 --hj 500:20 --cc 500 --points 60
+    .venv/bin/python -m srtopo.experiments.bench_reasoning            # defaults: a few minutes
+    .venv/bin/python -m srtopo.experiments.bench_reasoning --pv 20x20,30x30 --hj 500:20 --cc 500 --points 60
 """
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from srtopo.measure import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -46,32 +48,32 @@ def instances(args) -> list[dict]:
 
 
 def child(program: str, log: str, strategy: str, points: int) -> dict:
-    from srtopo.rules.evaluate import Reasoner
+    """One run through the runner protocol: the program's rules topology on the local runner, the log's first
+    ``points`` time points; a batch is a time point (its duration: the evaluation, output excluded)."""
+    from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     from srtopo.rules.stream import read_records, time_points
+    from srtopo.topology.runners import LocalOptions, RunConfig, get_runner
+    from srtopo.topology.sources import Timeline
 
-    t0 = time.perf_counter()
-    prog = parse_file(program)
-    reasoner = Reasoner(prog, strategy=strategy)
-    setup = time.perf_counter() - t0
     with open(log, encoding="utf-8") as handle:
-        timeline = [atoms for _t, _s, atoms in time_points(read_records(handle))][:points]
-    latencies, in_atoms, out_atoms = [], 0, 0
-    for atoms in timeline:
-        start = time.perf_counter()
-        result = reasoner.step(atoms)
-        latencies.append(time.perf_counter() - start)
-        in_atoms += len(atoms)
-        out_atoms += len(result)
-    modes = sorted({getattr(s.solver, "stats", {}).get("mode", s.solver.kind) for s in reasoner.subprograms})
-    return {"strategy": strategy, "setup_s": setup, "points": len(latencies), "latencies_s": latencies,
-            "input_atoms": in_atoms, "output_atoms": out_atoms,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "solver_modes": modes}
+        timeline = Timeline(tuple(tuple(str(a) for a in atoms)
+                                  for _t, _s, atoms in time_points(read_records(handle)))[:points])
+    t0 = time.perf_counter()
+    topology = compile_program(parse_file(program), strategy=strategy)
+    result = get_runner("local").run(topology, [timeline], RunConfig(options=LocalOptions(strategy=strategy)))
+    latencies = [b.seconds for b in result.batches]
+    return {"strategy": strategy, "setup_s": time.perf_counter() - t0 - sum(latencies), "points": len(latencies),
+            "latencies_s": latencies, "input_atoms": result.counters.records,
+            "output_atoms": sum(len(m.atoms) for m in result.models),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "solves": sum(s.solves for s in result.counters.stages),
+            "groundings": sum(s.groundings for s in result.counters.stages)}
 
 
 def summarise(run: dict) -> dict:
     lat = sorted(run["latencies_s"])
-    p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
+    p95 = percentile(lat, 0.95)
     total = sum(lat)
     return {"median_ms": 1000 * statistics.median(lat), "p95_ms": 1000 * p95,
             "throughput_atoms_s": run["input_atoms"] / total if total else 0.0}
@@ -102,7 +104,8 @@ def main(argv=None) -> int:
         # median counts (all rounds are kept in the JSON)
         for rep in range(args.reps):
             for strategy in (strategies if rep % 2 == 0 else strategies[::-1]):
-                proc = subprocess.run([sys.executable, __file__, "--child", inst["program"], inst["log"],
+                proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_reasoning", "--child",
+                                       inst["program"], inst["log"],
                                        strategy, str(args.points)], capture_output=True, text=True, check=False)
                 if proc.returncode != 0:
                     print(proc.stderr, file=sys.stderr)
@@ -131,7 +134,7 @@ def _print_row(row: dict, strategies) -> None:
         r = row[strategy]
         print(f"{row['bench']:<28} {strategy:<12} median {r['median_ms']:8.1f} ms  p95 {r['p95_ms']:8.1f} ms  "
               f"{r['throughput_atoms_s']:10.0f} atoms/s  rss {r['peak_rss_mb']:6.0f} MB  setup {r['setup_s']:.2f} s "
-              f"({r['points']} points, modes {','.join(r['solver_modes'])})")
+              f"({r['points']} points, {r['solves']} solves, {r['groundings']} groundings)")
     if "speedup_restart_over_incremental" in row:
         print(f"{'':<28} incremental/restart = {row['ratio_incremental_over_restart']:.3f} "
               f"(incremental {row['speedup_restart_over_incremental']:.1f}x faster)")

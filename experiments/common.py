@@ -1,4 +1,5 @@
-"""Shared pieces of the experiment scripts: TBoxes, plans, engines, machine description, result files."""
+"""What the experiments share: where things are, the TBoxes, the plans of the paper, the typed result row and the
+result files, and one way to measure a topology: through the runner protocol, the same for every runner."""
 from __future__ import annotations
 
 import csv
@@ -8,16 +9,17 @@ import os
 import platform
 import subprocess
 import sys
-import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, fields
 from statistics import median
 
-from srtopo.ontology.model import is_exists
+from srtopo.concepts import is_exists
+from srtopo.errors import SrtopoError
+from srtopo.measure import percentile
 from srtopo.ontology.nis import NIAnalysis, analyse
 from srtopo.ontology.owl import load_tbox
-from srtopo.topology.compile import compile_ltm, compile_ntm, ltm_n
+from srtopo.topology.compile import compile_ntm, ltm_n
 from srtopo.topology.ir import Topology
-from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.runners import RunConfig, RunResult, get_runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -30,12 +32,23 @@ TBOXES = {
 UBA = [os.path.join(DATA, "lubm", "owl-toolkit", f"University0_{i}.owl") for i in (0, 1)]
 
 
-class ExperimentError(SystemExit):
-    """Raised (exit status 1 with a message) when plans disagree or a check fails: fail loudly."""
+class ExperimentError(SrtopoError):
+    """A check of an experiment failed (plans disagree, a planted violation was not reported): fail loudly."""
 
     def __init__(self, message: str):
         super().__init__(f"experiment check failed: {message}")
 
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def progress(iterable, **kwargs):
+    from tqdm import tqdm
+    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+# --- TBoxes and plans ------------------------------------------------------------------------------------
 
 _ANALYSES: dict[str, NIAnalysis] = {}
 
@@ -44,7 +57,7 @@ def analysis_for(tbox: str) -> NIAnalysis:
     if tbox not in _ANALYSES:
         path = TBOXES[tbox]
         if not os.path.exists(path):
-            raise SystemExit(f"{path}: TBox not found (set SRTOPO_DATA to the shared data directory)")
+            raise ExperimentError(f"{path}: TBox not found (set SRTOPO_DATA to the shared data directory)")
         _ANALYSES[tbox] = analyse(load_tbox(path, name=tbox))
     return _ANALYSES[tbox]
 
@@ -67,8 +80,6 @@ def tbox_stats(tbox: str) -> dict:
     }
 
 
-# --- plans ---------------------------------------------------------------------------------------------
-
 def stage_partitions(tasks: int, stages: int) -> list[int]:
     """The paper's budget: ``tasks`` tasks in all, shared evenly by the stages (at least one each)."""
     base, extra = divmod(max(tasks, stages), stages)
@@ -76,9 +87,9 @@ def stage_partitions(tasks: int, stages: int) -> list[int]:
 
 
 def fig5_plans(a: NIAnalysis, tasks: int) -> list[Topology]:
-    k = len(a.groups)
+    """NTM with ``tasks`` tasks and the two-stage LTM-0 .. LTM-k sharing them."""
     plans = [compile_ntm(a, parallelism=tasks)]
-    for n in range(k + 1):
+    for n in range(len(a.groups) + 1):
         plans.append(ltm_n(a, n, parallelism=stage_partitions(tasks, 2)))
     return plans
 
@@ -88,138 +99,110 @@ def named_ops(topology: Topology) -> list[int]:
             for s in topology.stages]
 
 
-def multi_stage(a: NIAnalysis, stages: int, split, tasks_per_stage: int = 1) -> Topology:
-    topo = compile_ltm(a, split, parallelism=tasks_per_stage)
-    return topo
+def describe_plan(topology: Topology) -> dict:
+    return {"conjunction_ops": topology.conjunction_counts, "conjunction_ops_named": named_ops(topology),
+            "inference_ops": [len(s.inference_ops) for s in topology.stages],
+            "partitions": [s.parallelism for s in topology.stages]}
 
 
-# --- the local engine ------------------------------------------------------------------------------
+@dataclass
+class Stream:
+    tbox: str
+    tuples: list
+    planted: set
+    directory: str | None
+    params: dict
 
-class TimedLocalRunner(LocalRunner):
-    """The reference runner with the CPU time spent in each stage (for the pipeline model)."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.stage_seconds = [0.0] * len(self.topology.stages)
+# --- the typed row -----------------------------------------------------------------------------------------
 
-    def _stage(self, index, plan, subject, time_, frontier, out):
-        started = time.perf_counter()
+@dataclass
+class Row:
+    """One measurement or check. The common fields are typed; what only some experiments have is in ``detail``
+    and is written flat next to them."""
+    experiment: str
+    tbox: str = ""
+    topology: str = ""              # the topology's label (ntm, ltm-2, ...) or the other system measured
+    engine: str = ""                # the runner (local, spark) or another system (rdflib)
+    tasks: int | None = None
+    tuples: int | None = None
+    reports: int | None = None
+    throughput_tps: float | None = None
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    cached_tuples: int | None = None
+    detail: dict = field(default_factory=dict)
+
+    def __getitem__(self, key):
+        if key in self.__dataclass_fields__:
+            return getattr(self, key)
+        return self.detail[key]
+
+    def get(self, key, default=None):
         try:
-            return super()._stage(index, plan, subject, time_, frontier, out)
-        finally:
-            self.stage_seconds[index] += time.perf_counter() - started
+            return self[key]
+        except KeyError:
+            return default
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if k != "detail"}
+        out.update(self.detail)
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in out.items()}
+
+    @staticmethod
+    def from_dict(data: dict) -> "Row":
+        names = {f.name for f in fields(Row)} - {"detail"}
+        return Row(**{k: v for k, v in data.items() if k in names},
+                   detail={k: v for k, v in data.items() if k not in names})
 
 
-def percentile(values, q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))
-    return ordered[index]
+# --- measuring through the runner protocol ------------------------------------------------------------------
+
+def measure(engine: str, options, topology: Topology, sources, window: int, tuples: int | None = None) -> tuple[Row, set]:
+    """Run ``topology`` on the runner ``engine`` (its ``options``) with lateness 0; a Row of what was measured and
+    the (subject, time) report keys. The same rules for every runner: throughput over the batches after the
+    first (all of them if there is one), latency = batch durations, cached tuples = peak window rows."""
+    result: RunResult = get_runner(engine).run(topology, sources, RunConfig(window=window, lateness=0, options=options))
+    batches = result.batches
+    steady = batches[1:] if len(batches) > 1 else batches
+    steady_s = sum(b.seconds for b in steady)
+    durations = [b.seconds for b in batches]
+    n = result.counters.records if tuples is None else tuples
+    stage_seconds = [s.seconds for s in result.counters.stages]
+    detail = {"batches": len(batches), "elapsed_s": result.seconds,
+              "throughput_all_tps": n / result.seconds if result.seconds else 0.0,
+              "cached_per_stage": [s.window_peak for s in result.counters.stages],
+              "ops_evaluated": [s.ops_evaluated for s in result.counters.stages],
+              "physical_plan": result.physical_plan}
+    if all(s is not None for s in stage_seconds):
+        detail["stage_seconds"] = [round(s, 4) for s in stage_seconds]
+    row = Row("", topology=topology.label, engine=engine, tuples=n, reports=len(result.keys),
+              throughput_tps=sum(b.records for b in steady) / steady_s if steady_s else 0.0,
+              latency_p50_s=median(durations) if durations else 0.0, latency_p95_s=percentile(durations, 0.95),
+              cached_tuples=result.counters.window_peak_total, detail=detail)
+    return row, result.keys
 
 
-def run_local(topology: Topology, tuples, window: int) -> dict:
-    """Run the reference runner time point by time point; throughput, latency per time point, counters."""
-    runner = TimedLocalRunner(topology, window=window, allowed_lateness=0)
-    reports = []
-    latencies = []
-    started = time.perf_counter()
-    batch: list = []
-    current = None
-
-    def flush():
-        t0 = time.perf_counter()
-        for item in batch:
-            reports.extend(runner.push(item))
-        latencies.append(time.perf_counter() - t0)
-
-    for item in tuples:
-        if item.time != current and batch:
-            flush()
-            batch = []
-        current = item.time
-        batch.append(item)
-    if batch:
-        flush()
-    elapsed = time.perf_counter() - started
-    n = len(tuples)
-    parts = [s.parallelism for s in topology.stages]
-    other = max(0.0, elapsed - sum(runner.stage_seconds))   # source: parsing-free, alias lookup, bookkeeping
-    bottleneck = max([other] + [sec / p for sec, p in zip(runner.stage_seconds, parts)])
-    return {
-        "engine": "local",
-        "throughput_tps": n / elapsed if elapsed else 0.0,
-        "model_tps": n / bottleneck if bottleneck else 0.0,
-        "latency_p50_s": percentile(latencies, 0.5), "latency_p95_s": percentile(latencies, 0.95),
-        "cached_tuples": runner.counters.cached_peak_total,
-        "cached_per_stage": [s.cached_peak for s in runner.counters.stages],
-        "ops_evaluated": [s.ops_evaluated for s in runner.counters.stages],
-        "stage_seconds": [round(x, 4) for x in runner.stage_seconds],
-        "elapsed_s": elapsed, "tuples": n,
-        "report_keys": {(r.subject, r.time) for r in reports},
-    }
+def model_tps(row: Row, topology: Topology, tuples: int) -> float | None:
+    """The paper's pipeline model where a runner measures its stages: each stage's time shared by its tasks,
+    stages running concurrently, the slowest bounding the throughput (the source assumed fast enough, as the
+    paper tunes its generator to the system's capacity)."""
+    seconds = row.detail.get("stage_seconds")
+    if not seconds:
+        return None
+    bottleneck = max(sec / s.parallelism for sec, s in zip(seconds, topology.stages))
+    return tuples / bottleneck if bottleneck else 0.0
 
 
-# --- the Spark engine ------------------------------------------------------------------------------
-
-_SPARK = None
-
-
-def spark_session(master: str = "local[2]"):
-    global _SPARK
-    if _SPARK is None:
-        from srtopo.topology.runners.spark import get_session
-        _SPARK = get_session(master=master, app_name="srtopo-experiments", shuffle_partitions=2,
-                             conf={"spark.default.parallelism": "2"})
-    return _SPARK
+def check_same(name: str, expected: set, got: set, what: str) -> None:
+    if expected != got:
+        missing = sorted(expected - got)[:3]
+        extra = sorted(got - expected)[:3]
+        raise ExperimentError(f"{name}: {what} gives {len(got)} reports, expected {len(expected)} "
+                              f"(missing e.g. {missing}, extra e.g. {extra})")
 
 
-def run_spark(topology: Topology, stream_dir: str, work_dir: str, window: int, plan: str = "staged",
-              master: str = "local[2]", tuples: int | None = None) -> dict:
-    """One ``availableNow`` run over the stream files (one file per micro-batch)."""
-    import shutil
-    import uuid
-    from srtopo.topology.runners.spark import SparkRunner, TntSource
-    spark = spark_session(master)
-    run_dir = os.path.join(work_dir, "spark-" + uuid.uuid4().hex[:8])
-    runner = SparkRunner(topology, window=window, lateness=0, plan=plan, spark=spark)
-    started = time.perf_counter()
-    try:
-        df = runner.run_once([TntSource(stream_dir, max_files_per_trigger=1)], out=os.path.join(run_dir, "out"),
-                             checkpoint=os.path.join(run_dir, "ckpt"))
-        keys = {(r["subject"], int(r["time"])) for r in df.select("subject", "time").collect()}
-    finally:
-        runner.stop()
-    elapsed = time.perf_counter() - started
-    metrics = list(runner.batch_metrics)
-    shutil.rmtree(run_dir, ignore_errors=True)
-    durations = [m["duration_s"] for m in metrics]
-    counts = [m.get("tuples", 0) for m in metrics]
-    steady = metrics[1:] if len(metrics) > 1 else metrics   # the first batch pays Spark's warm-up
-    steady_time = sum(m["duration_s"] for m in steady)
-    steady_tuples = sum(m.get("tuples", 0) for m in steady)
-    total = tuples if tuples is not None else sum(counts)
-    return {
-        "engine": "spark", "spark_plan": plan,
-        "throughput_tps": steady_tuples / steady_time if steady_time else 0.0,
-        "throughput_all_tps": total / elapsed if elapsed else 0.0,
-        "latency_p50_s": median(durations) if durations else 0.0,
-        "latency_p95_s": percentile(durations, 0.95),
-        "cached_tuples": max((m.get("cached_tuples", 0) for m in metrics), default=0),
-        "cached_per_stage": _per_stage_peak(metrics, topology),
-        "batches": len(metrics), "elapsed_s": elapsed, "tuples": total,
-        "report_keys": keys,
-    }
-
-
-def _per_stage_peak(metrics, topology) -> list[int]:
-    out = []
-    for stage in topology.stages:
-        out.append(max((m["stages"].get(stage.id, {}).get("state_rows", 0) for m in metrics), default=0))
-    return out
-
-
-# --- machine and files -------------------------------------------------------------------------------
+# --- machine and files -------------------------------------------------------------------------------------
 
 def machine() -> dict:
     info = {"nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
@@ -235,53 +218,56 @@ def machine() -> dict:
     try:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=20)
         info["java"] = (java.stderr or java.stdout).splitlines()[0]
-    except Exception:   # noqa: BLE001 - description only
+    except (OSError, subprocess.SubprocessError, IndexError):
         info["java"] = "unknown"
-    try:
-        from importlib.metadata import version
-        info["spark"] = version("pyspark")   # metadata only: pyspark is imported by the runner alone
-    except Exception:   # noqa: BLE001
-        info["spark"] = "not installed"
-    try:
-        import rdflib
-        info["rdflib"] = rdflib.__version__
-    except Exception:   # noqa: BLE001
-        pass
+    from importlib.metadata import PackageNotFoundError, version
+    for package in ("pyspark", "rdflib", "clingo"):
+        try:
+            info[package] = version(package)    # metadata only: pyspark is imported by the Spark runner alone
+        except PackageNotFoundError:
+            info[package] = "not installed"
     try:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                         cwd=ROOT, timeout=10).stdout.strip()
-    except Exception:   # noqa: BLE001
+    except (OSError, subprocess.SubprocessError):
         pass
     return info
 
 
-def clean_row(row: dict) -> dict:
-    return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items() if k != "report_keys"}
-
-
-def write_results(name: str, rows: list[dict], meta: dict, markdown: str, out_dir: str = RESULTS) -> list[str]:
+def write_results(name: str, rows: list[Row], meta: dict, markdown: str, out_dir: str = RESULTS) -> list[str]:
     os.makedirs(out_dir, exist_ok=True)
-    rows = [clean_row(r) for r in rows]
+    flat = [r.to_dict() for r in rows]
     base = os.path.join(out_dir, name)
     with open(base + ".json", "w", encoding="utf-8") as handle:
-        json.dump({"experiment": name, "machine": machine(), **meta, "rows": rows}, handle, indent=1)
+        json.dump({"experiment": name, "machine": machine(), **meta, "rows": flat}, handle, indent=1)
     keys: list[str] = []
-    for r in rows:
+    for r in flat:
         for k in r:
             if k not in keys:
                 keys.append(k)
     with open(base + ".csv", "w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=keys)
         writer.writeheader()
-        for r in rows:
+        for r in flat:
             writer.writerow({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
     with open(base + ".md", "w", encoding="utf-8") as handle:
         handle.write(markdown.rstrip() + "\n")
     return [base + ext for ext in (".json", ".csv", ".md")]
 
 
+def read_rows(name: str, out_dir: str = RESULTS) -> list[Row] | None:
+    """The rows of an earlier run of experiment ``name`` in ``out_dir`` (None if there is none)."""
+    path = os.path.join(out_dir, name + ".json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return [Row.from_dict(r) for r in json.load(handle)["rows"]]
+
+
 def md_table(headers: list[str], rows: list[list]) -> str:
     def fmt(v):
+        if v is None:
+            return "-"
         if isinstance(v, float):
             return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
         if isinstance(v, int):
@@ -290,24 +276,3 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-@dataclass
-class Stream:
-    tbox: str
-    tuples: list
-    planted: set
-    directory: str | None
-    params: dict
-
-
-def check_same(name: str, expected: set, got: set, what: str) -> None:
-    if expected != got:
-        missing = sorted(expected - got)[:3]
-        extra = sorted(got - expected)[:3]
-        raise ExperimentError(f"{name}: {what} gives {len(got)} reports, expected {len(expected)} "
-                              f"(missing e.g. {missing}, extra e.g. {extra})")
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)

@@ -5,7 +5,7 @@ For every time point t the graph holds the TBox (its DL-Lite axioms as RDF: ever
 IRIs) plus the window's assertions (tuples with time in [t - w, t]) as ``rdf:type`` triples; the tuples
 of time t are also marked ``ex:now``. For every subject with a tuple at time t, one SPARQL query (``?x`` bound) asks whether it has a tuple
 of time t whose concept lies (under ``rdfs:subClassOf*``) below one side of a disjointness and another
-window tuple below the other side: exactly the report semantics of DESIGN section 3, so the report set
+window tuple below the other side: exactly the report semantics of docs/consistency.md, so the report set
 must equal the topologies' (the experiment checks it). The graph is updated incrementally (add the new
 time point, drop the expired one), which is the cheapest way to use rdflib here.
 """
@@ -17,7 +17,6 @@ from collections import Counter, defaultdict
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from srtopo.ontology.nis import analyse
 from srtopo.ontology.owl import load_tbox
 
 NOW = URIRef("urn:srtopo:now")
@@ -108,5 +107,3 @@ def run_rdflib(tbox_path: str, tuples, window: int, progress=None, budget_s: flo
             "latency_p95_s": ordered[int(0.95 * (len(ordered) - 1))] if ordered else 0.0,
             "cached_tuples": peak, "report_keys": keys}
 
-
-__all__ = ["run_rdflib", "tbox_graph", "QUERY", "analyse"]

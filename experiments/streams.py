@@ -16,18 +16,17 @@
   order, ``per_time`` subjects per time point; a fraction of subjects gets a planted rdf:type that is
   disjoint with one of its asserted types, at the same time point.
 
-Tuples are :class:`topology.tnt.StreamTuple` in arrival order; :func:`write_tnt` writes them (or
-triples) as timestamped N-Triples, one file per ``chunk`` time points, for the Spark file source.
+Tuples are :class:`StreamTuple` in arrival order; ``srtopo.topology.tnt.write_tnt`` writes them (or the
+replay's lines) as timestamped N-Triples files that every runner reads.
 """
 from __future__ import annotations
 
-import os
 import random
 from dataclasses import dataclass, field
 
-from srtopo.ontology.model import is_exists, local_name
+from srtopo.concepts import RDF_TYPE, is_exists, local_name
 from srtopo.ontology.nis import NIAnalysis, pair
-from srtopo.topology.tnt import RDF_TYPE, StreamTuple, format_tnt
+from srtopo.topology.records import StreamTuple
 
 SUBJECT_BASE = "http://example.org/stream/"
 
@@ -184,47 +183,3 @@ def uba_replay(analysis: NIAnalysis, triples, *, per_time: int = 50, violation: 
             lines.append((t, s, RDF_TYPE, bad))
             planted.add((s, t))
     return Replay(lines, planted, len(subjects), (len(subjects) + per_time - 1) // per_time)
-
-
-# --- files ---------------------------------------------------------------------------------------------
-
-def tuple_line(item: StreamTuple) -> str:
-    if is_exists(item.concept):
-        raise ValueError("class streams hold rdf:type tuples only")
-    return format_tnt(item.time, item.subject, RDF_TYPE, item.concept)
-
-
-def write_tnt(directory: str, lines, chunk: int | None = None, prefix: str = "part") -> list[str]:
-    """Write lines (str, StreamTuple, or (time, s, p, o)) as .tnt files, one per ``chunk`` time points.
-
-    Files are written in time order and get strictly increasing modification times (the Spark file
-    source orders files by modification time, in milliseconds)."""
-    os.makedirs(directory, exist_ok=True)
-    files: list[str] = []
-    current_key = None
-    handle = None
-    base_mtime = None
-    for item in lines:
-        if isinstance(item, StreamTuple):
-            time, text = item.time, tuple_line(item)
-        elif isinstance(item, tuple):
-            time, text = item[0], format_tnt(*item)
-        else:
-            time, text = int(item.split(None, 1)[0]), item
-        key = 0 if not chunk else time // chunk
-        if key != current_key:
-            if handle is not None:
-                handle.close()
-            path = os.path.join(directory, f"{prefix}-{len(files):06d}.tnt")
-            handle = open(path, "w", encoding="utf-8")
-            files.append(path)
-            current_key = key
-        handle.write(text + "\n")
-    if handle is not None:
-        handle.close()
-    import time as _time
-    base_mtime = _time.time() - len(files) * 0.01 - 1
-    for i, path in enumerate(files):
-        stamp = base_mtime + i * 0.01
-        os.utime(path, (stamp, stamp))
-    return files

@@ -1,11 +1,10 @@
 """The PI closure: a DAG of basic concepts with equivalence cycles collapsed (networkx)."""
 from __future__ import annotations
 
-from functools import cached_property
-
 import networkx as nx
 
-from srtopo.ontology.model import TBox, is_exists
+from srtopo.concepts import is_exists
+from srtopo.ontology.model import TBox
 
 
 def _representative(members) -> str:
@@ -63,13 +62,6 @@ class Hierarchy:
 
     def is_sub(self, sub: str, sup: str) -> bool:
         return self.rep(sup) in self.supers(sub)
-
-    def direct_supers(self, concept: str) -> frozenset[str]:
-        return frozenset(self._reduction.successors(self.rep(concept))) if self.rep(concept) in self._reduction else frozenset()
-
-    @cached_property
-    def _reduction(self) -> nx.DiGraph:
-        return nx.transitive_reduction(self.graph)
 
     def equivalences(self) -> dict[str, frozenset[str]]:
         """Representative -> members, for classes that were collapsed (more than one member)."""

@@ -1,4 +1,5 @@
-"""NI closure (NTM), NI roots and NI groups (seed 003, section 4, Algorithm 1 steps 1-3).
+"""NI closure (NTM), NI roots and NI groups ("Distributed Stream Consistency Checking",
+section 4, Algorithm 1 steps 1-3).
 
 Pairs are unordered and stored canonically as sorted tuples of representatives; a pair (C, C)
 marks an unsatisfiable concept.

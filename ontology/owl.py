@@ -22,9 +22,9 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS
 
-from srtopo.ontology.model import (LoaderReport, NegativeInclusion, SkippedAxiom, TBox, exists, exists_inverse,
-                            local_name)
+from srtopo.concepts import exists, exists_inverse, local_name
 from srtopo.errors import OntologyError
+from srtopo.ontology.model import LoaderReport, NegativeInclusion, SkippedAxiom, TBox
 
 _HINT = "give an OWL ontology serialised as RDF/XML, Turtle, N-Triples or OWL/XML"
 
@@ -73,10 +73,10 @@ def _located(error: Exception) -> tuple[int | None, str]:
 
 def _owlxml_as_ntriples(path: str) -> str:
     """OWL/XML is not RDF: owlready2 reads it and hands rdflib the equivalent triples."""
+    import contextlib
     import io
 
     import owlready2
-    import contextlib
     world = owlready2.World()
     with contextlib.redirect_stderr(io.StringIO()):   # owlready2 prints parser tracebacks itself
         try:

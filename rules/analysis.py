@@ -1,4 +1,5 @@
-"""Static analysis of I-DLV-sr programs (seed 000, sections 3 and 4.1) with networkx.
+"""Static analysis of I-DLV-sr programs ("I-DLV-sr: A Stream Reasoning System based on I-DLV", sections 3 and 4.1)
+with networkx.
 
 Safety and stratification reject programs the streaming-model semantics does not cover; the stream
 dependency / component graphs, the precedes relation and the macro-nodes give the processing order.
@@ -13,30 +14,16 @@ import networkx as nx
 from clingo import ast
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import PlainLiteral, Program, Rule, StreamingLiteral, sig_str, term_signature
+from srtopo.rules.ir import Program, Rule, StreamingLiteral, sig_str, symbolic_atoms, term_signature, variables
 
 Component = frozenset  # of "name/arity" strings
 
 
 # ---------------------------------------------------------------- body inspection
-def _walk(node):
-    if isinstance(node, ast.AST):
-        yield node
-        for key in node.keys():
-            yield from _walk(getattr(node, key))
-    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
-        for child in node:
-            yield from _walk(child)
-
-
-def _variables(node) -> set[str]:
-    return {n.name for n in _walk(node) if n.ast_type == ast.ASTType.Variable and n.name != "_"}
-
-
 def body_predicates(rule: Rule):
     """Yield (predicate, harmless, non_degenerate, item) for every predicate occurrence in the body.
 
-    Harmless (seed 000): positive ``at least`` / ``always`` literals, including the degenerate positive atom.
+    Harmless (the paper's term): positive ``at least`` / ``always`` literals, including the degenerate positive atom.
     Atoms under ``not`` or inside aggregates count as non-harmless (stratified aggregates only)."""
     for item in rule.body:
         if isinstance(item, StreamingLiteral):
@@ -46,9 +33,8 @@ def body_predicates(rule: Rule):
         if lit.ast_type == ast.ASTType.Literal and lit.atom.ast_type == ast.ASTType.SymbolicAtom:
             yield sig_str(term_signature(lit.atom.symbol)), lit.sign == ast.Sign.NoSign, False, item
             continue
-        for node in _walk(lit):
-            if node.ast_type == ast.ASTType.SymbolicAtom:
-                yield sig_str(term_signature(node.symbol)), False, False, item
+        for node in symbolic_atoms(lit):
+            yield sig_str(term_signature(node.symbol)), False, False, item
 
 
 # ---------------------------------------------------------------- safety
@@ -57,11 +43,11 @@ def check_safety(program: Program) -> None:
     (the corpus needs it: ``b(Y) :- a(X), Y = X+1, Y < 3.``)."""
     for rule in program.rules:
         bound: set[str] = set()
-        needed: dict[str, str] = {v: "the head" for v in _variables(rule.head)}
+        needed: dict[str, str] = {v: "the head" for v in variables(rule.head)}
         pending = []
         for item in rule.body:
             if isinstance(item, StreamingLiteral):
-                names = _variables(item.atom)
+                names = variables(item.atom)
                 if isinstance(item.count, str):
                     names.add(item.count)
                 if not item.positive:
@@ -75,9 +61,9 @@ def check_safety(program: Program) -> None:
             atom = lit.atom
             if atom.ast_type == ast.ASTType.SymbolicAtom:
                 if lit.sign == ast.Sign.NoSign:
-                    bound |= _variables(atom)
+                    bound |= variables(atom)
                 else:
-                    needed.update({v: f"'{item}'" for v in _variables(atom) if v not in needed})
+                    needed.update({v: f"'{item}'" for v in variables(atom) if v not in needed})
             elif atom.ast_type == ast.ASTType.Comparison and lit.sign == ast.Sign.NoSign:
                 pending.append(atom)
             elif atom.ast_type == ast.ASTType.BodyAggregate and lit.sign == ast.Sign.NoSign:
@@ -92,7 +78,7 @@ def check_safety(program: Program) -> None:
                         changed = True
         for atom in pending:
             if atom.ast_type == ast.ASTType.Comparison:
-                needed.update({v: f"'{atom}'" for v in _variables(atom) if v not in needed})
+                needed.update({v: f"'{atom}'" for v in variables(atom) if v not in needed})
         unsafe = sorted(v for v in needed if v not in bound)
         if unsafe:
             where = ", ".join(f"{v} (in {needed[v]})" for v in unsafe)
@@ -107,7 +93,7 @@ def _assignable(atom, bound: set[str]):
         if len(guards) == 1 and guards[0].comparison == ast.ComparisonOperator.Equal:
             left, right = atom.term, guards[0].term
             for var_side, other in ((left, right), (right, left)):
-                if var_side.ast_type == ast.ASTType.Variable and _variables(other) <= bound:
+                if var_side.ast_type == ast.ASTType.Variable and variables(other) <= bound:
                     yield var_side.name
     elif atom.ast_type == ast.ASTType.BodyAggregate:
         for guard in (atom.left_guard, atom.right_guard):
@@ -167,7 +153,7 @@ def orderings(sc: nx.DiGraph, prec: frozenset, limit: int = 10) -> list[tuple]:
     """All orderings C1..Cn with no Cj < Ci for i < j (the paper's definition; exponential, small graphs)."""
     nodes = sorted(sc.nodes, key=_component_key)
     if len(nodes) > limit:
-        raise ValueError(f"{len(nodes)} components: too many to enumerate orderings")
+        raise ProgramError(f"{len(nodes)} components: too many to enumerate their orderings (at most {limit})")
     return [perm for perm in itertools.permutations(nodes)
             if not any((perm[j], perm[i]) in prec for i in range(len(perm)) for j in range(i + 1, len(perm)))]
 

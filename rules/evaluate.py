@@ -1,6 +1,7 @@
-"""Time-point-by-time-point evaluation: the streaming model of seed 000, section 3, computed as in 4.2.
+"""Time-point-by-time-point evaluation of a rules topology: the streaming model of "I-DLV-sr: A Stream
+Reasoning System based on I-DLV" (section 3), computed as in its section 4.2.
 
-At time point n, for each subprogram in processing order: evaluate its window operators over the stored
+At time point n, for each rule stage (subprogram) in processing order: evaluate its window operators over the stored
 history (persistent outcomes of earlier time points) and the current set, hand S_n, O_n and the holding
 fresh atoms to clingo, add the answer to O_n, and repeat while a streaming-recursive subprogram derives
 something new. What is stored for n is the persistent outcome: everything except atoms derived only by
@@ -9,32 +10,39 @@ something new. What is stored for n is the persistent outcome: everything except
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from fractions import Fraction
+from dataclasses import dataclass
 from typing import Iterable
 
-from clingo import Function, Number, Symbol, ast
+from clingo import Function, Number, Symbol
 
 from srtopo.errors import ProgramError
-from srtopo.rules.analysis import Analysis, analyse
-from srtopo.rules.ir import GENERATED_PREFIX, UNIT_SECONDS, Program, StreamingLiteral, sig_str, term_signature
-from srtopo.rules.rewrite import FreshPredicate, Rewriting, rewrite
+from srtopo.rules.compile import compile_program, resolve_strategy
+from srtopo.rules.ir import GENERATED_PREFIX, Program
+from srtopo.rules.parse import parse_facts
 from srtopo.rules.solver import STRATEGIES, SubprogramSpec, make_solver
+from srtopo.topology.ir import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 
 _EMPTY: frozenset = frozenset()
 
 
+def signature(text: str) -> tuple[str, int]:
+    """``"p/2"`` -> ``("p", 2)``."""
+    return predicate_name(text), predicate_arity(text)
+
+
 @dataclass
 class Subprogram:
-    components: tuple
-    rules: tuple
+    """A rule stage ready to run: its solver, and its inputs and heads as (name, arity) pairs."""
+    stage: RuleStage
     input_sigs: tuple
     head_sigs: tuple
-    fresh: dict                    # input sig -> (FreshPredicate, sorted distances)
-    recursive: bool
+    windows: dict                  # input sig -> WindowOp
     solver: object
-    text: str = ""
-    has_keep: bool = False
+    has_keep: bool
+
+    @property
+    def recursive(self) -> bool:
+        return self.stage.recursive
 
 
 class StepResult:
@@ -56,107 +64,51 @@ class StepResult:
         return sum(len(s) for s in self.by_sig.values())
 
 
-def _body_sigs(node, out: set) -> None:
-    if isinstance(node, ast.AST):
-        if node.ast_type == ast.ASTType.SymbolicAtom:
-            out.add(term_signature(node.symbol))
-            return
-        for key in node.keys():
-            _body_sigs(getattr(node, key), out)
-    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
-        for child in node:
-            _body_sigs(child, out)
-
-
 class Reasoner:
-    """Feed one time point per ``step`` call (empty lists for empty time points)."""
+    """Feed one time point per ``step`` call (empty lists for empty time points).
 
-    def __init__(self, program: Program, *, strategy: str = "auto", unit: str = "sec",
+    Built from a rules topology (``srtopo.rules.compile``), or from a parsed program, which is compiled with
+    ``unit``, ``strategy`` and ``prefix`` first."""
+
+    def __init__(self, program: Program | Topology, *, strategy: str = "auto", unit: str = "sec",
                  prefix: str = GENERATED_PREFIX):
         if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}")
-        if unit not in UNIT_SECONDS:
-            raise ProgramError(f"unknown time unit '{unit}'", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
-        self.program = program
-        if strategy == "auto":
-            # background facts fix (most of) the input domain: that is where kept Controls pay off
-            # (Photo-voltaic); small per-time-point programs over open stream domains restart cheaper
-            strategy = "incremental" if program.facts else "restart"
-        self.strategy = strategy
-        self.analysis: Analysis = analyse(program)
-        self.rewriting: Rewriting = rewrite(program, prefix)
-        unit_seconds = UNIT_SECONDS[unit]
-        self.keep_name = f"{prefix or GENERATED_PREFIX}keep"
-        self.temp_sigs = frozenset(r.head_pred for r in program.rules if r.temp)
+            raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
+        if isinstance(program, Program):
+            self.topology = compile_program(program, unit=unit, strategy=strategy, prefix=prefix)
+            background = [f.symbol for f in program.facts]      # already symbols: no second parse
+        else:
+            self.topology = program.validate()
+            if self.topology.kind != "rules":
+                raise ProgramError(f"'{self.topology.name}' is a {self.topology.kind} topology, not a rules one")
+            background = parse_facts(self.topology.source.background)
+        self.strategy = resolve_strategy(strategy, bool(background))
+        output = self.topology.output
+        self.keep_name = output.keep
+        self.temp_sigs = frozenset(signature(s) for s in output.temporary)
+        self.shows = None if output.shows is None else tuple(signature(s) for s in output.shows)
         facts: dict = {}
-        for fact in program.facts:
-            facts.setdefault(fact.pred, set()).add(fact.symbol)
+        for symbol in background:
+            facts.setdefault((symbol.name, len(symbol.arguments)), set()).add(symbol)
         self.facts = {sig: frozenset(s) for sig, s in facts.items()}
-        self.max_distance = 0
-        distances = {}
-        for fp in self.rewriting.fresh:
-            try:
-                d = sorted(fp.window.distances(Fraction(unit_seconds)))
-            except ValueError as error:
-                raise ProgramError(f"{error} (time unit '{unit}')") from None
-            distances[fp.name] = d
-            self.max_distance = max(self.max_distance, max(d))
-        fresh_by_sig = {(fp.name, fp.arity): (fp, distances[fp.name]) for fp in self.rewriting.fresh}
-        groups = self.analysis.order if strategy == "restart" else self._incremental_groups()
-        self.subprograms: list[Subprogram] = []
-        for group in groups:
-            preds = frozenset().union(*group)
-            rules = [r for r in self.rewriting.rules
-                     if sig_str(term_signature(r.head.atom.symbol)) in preds]
-            if not rules:
-                continue           # only background facts: added at every time point
-            self.subprograms.append(self._subprogram(group, rules, fresh_by_sig, strategy))
+        self.max_distance = max((max(w.distances) for s in self.topology.stages for w in s.windows), default=0)
+        self.subprograms = [self._subprogram(stage) for stage in self.topology.stages]
         self.history: dict[int, dict] = {}
         self.time = 0
 
-    def _incremental_groups(self) -> list[tuple]:
-        """Split macro-nodes for kept Controls: a component with window literals (whose fresh inputs follow
-        the stream and may never settle) gets its own Control; consecutive components without them share
-        one, so their intermediate atoms never leave clingo."""
-        with_windows = {sig_str(r.head_pred) for r in self.program.rules
-                        if any(isinstance(b, StreamingLiteral) for b in r.body)}
-        groups: list[list] = []
-        for macro in self.analysis.order:
-            plain_open = False
-            for comp in macro:
-                if comp & with_windows:
-                    groups.append([comp])
-                    plain_open = False
-                elif plain_open:
-                    groups[-1].append(comp)
-                else:
-                    groups.append([comp])
-                    plain_open = True
-        return [tuple(g) for g in groups]
+    def _subprogram(self, stage: RuleStage) -> Subprogram:
+        inputs = tuple(signature(s) for s in stage.inputs)
+        windows = {signature(w.signature): w for w in stage.windows}
+        # a window operator's input atoms are the observed atoms themselves (renamed by the bridging rule)
+        match = tuple(predicate_name(windows[sig].observed) if sig in windows else sig[0] for sig in inputs)
+        spec = SubprogramSpec(stage.rules, inputs, tuple(signature(s) for s in stage.shown), match)
+        return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows,
+                          make_solver(self.strategy, spec, self.facts), len(stage.shown) > len(stage.heads))
 
-    def _subprogram(self, group, rules, fresh_by_sig, strategy) -> Subprogram:
-        lines, body_sigs, heads = [], set(), []
-        for rule in rules:
-            lines.append(rule.asp())
-            for lit in rule.body:
-                _body_sigs(lit, body_sigs)
-            sig = term_signature(rule.head.atom.symbol)
-            if sig not in heads:
-                heads.append(sig)
-            if not rule.temp and sig in self.temp_sigs:
-                # marks atoms derived by a rule of form (1): they persist although the predicate has #temp rules
-                lines.append(rule.asp(head=f"{self.keep_name}({rule.head.atom.symbol})"))
-        shown = list(heads)
-        if any(not r.temp and term_signature(r.head.atom.symbol) in self.temp_sigs for r in rules):
-            shown.append((self.keep_name, 1))
-        inputs = tuple(sorted(body_sigs))
-        # a fresh predicate's input atoms are the observed p-atoms themselves (p_auxK(X) :- p(X) = @sr_in(k))
-        match = tuple(fresh_by_sig[sig][0].pred[0] if sig in fresh_by_sig else sig[0] for sig in inputs)
-        spec = SubprogramSpec("\n".join(lines), inputs, tuple(shown), match)
-        recursive = any(r.origin in self.analysis.recursive_rules for r in rules)
-        fresh = {sig: fresh_by_sig[sig] for sig in inputs if sig in fresh_by_sig}
-        return Subprogram(group, tuple(rules), inputs, tuple(heads), fresh, recursive,
-                          make_solver(strategy, spec, self.facts), spec.rules_text, len(shown) > len(heads))
+    def stage_stats(self) -> list[dict]:
+        """Per stage: clingo solves and groundings so far."""
+        return [{"solves": sub.solver.stats.get("solves", 0), "groundings": sub.solver.stats.get("groundings", 0)}
+                for sub in self.subprograms]
 
     # ------------------------------------------------------------------ windows
     def _observed(self, pred, distances, current, t):
@@ -169,36 +121,36 @@ class Reasoner:
                 sets.append(past.get(pred, _EMPTY) if past is not None else _EMPTY)
         return sets
 
-    def _window(self, fp: FreshPredicate, distances, current, t) -> set:
-        """Ground fresh atoms p_auxK(args[,count]) that hold at t (Table 1 of seed 000)."""
-        if fp.mode == "at_least" and fp.count == 1:
-            return self._union_window(fp, distances, current, t)
-        sets = self._observed(fp.pred, distances, current, t)
+    def _window(self, op: WindowOp, current, t) -> set:
+        """The window operator's atoms p_auxK(args[,count]) that hold at t (Table 1 of "I-DLV-sr: A Stream
+        Reasoning System based on I-DLV")."""
+        observed = signature(op.observed)
+        if op.mode == "at_least" and op.count == 1:
+            return self._union_window(observed, op.distances, current, t)
+        sets = self._observed(observed, op.distances, current, t)
         if not sets:
             return set()
-        if False:
-            pass
-        elif fp.mode == "always":
+        if op.mode == "always":
             ordered = sorted(sets, key=len)
             holding = set(ordered[0]).intersection(*ordered[1:])
         else:
             counts = Counter()
             for s in sets:
                 counts.update(s)
-            if fp.mode == "at_least":
-                holding = {a for a, c in counts.items() if c >= fp.count}
-            elif fp.mode == "count_eq":
-                holding = {a for a, c in counts.items() if c == fp.count}
+            if op.mode == "at_least":
+                holding = {a for a, c in counts.items() if c >= op.count}
+            elif op.mode == "count_eq":
+                holding = {a for a, c in counts.items() if c == op.count}
             else:
-                name = fp.pred[0]
+                name = observed[0]
                 return {Function(name, list(a.arguments) + [Number(c)]) for a, c in counts.items()}
         return holding
 
-    def _union_window(self, fp: FreshPredicate, distances, current, t) -> list:
+    def _union_window(self, observed, distances, current, t) -> list:
         """``p in W``: the observed atoms of p themselves, concatenated (duplicates are harmless); the solver's
-        bridging rule renames them to the fresh predicate, so no clingo Symbol is built or hashed here."""
+        bridging rule renames them to the window operator's predicate, so no clingo Symbol is built here."""
         out: list = []
-        for s in self._observed(fp.pred, distances, current, t):
+        for s in self._observed(observed, distances, current, t):
             out.extend(s)
         return out
 
@@ -217,9 +169,8 @@ class Reasoner:
             while True:
                 inputs = {}
                 for sig in sub.input_sigs:
-                    spec = sub.fresh.get(sig)
-                    inputs[sig] = (self._window(spec[0], spec[1], current, t) if spec is not None
-                                   else current.get(sig, _EMPTY))
+                    op = sub.windows.get(sig)
+                    inputs[sig] = self._window(op, current, t) if op is not None else current.get(sig, _EMPTY)
                 out = sub.solver.solve(inputs)
                 changed = self._merge(out, sub, current, keep, keep_name)
                 if not (sub.recursive and changed):
@@ -266,7 +217,7 @@ class Reasoner:
 
     def shown(self, atoms) -> list[str]:
         """Sorted text of the atoms to output: ``#show`` respected, otherwise every atom."""
-        shows = self.program.shows
+        shows = self.shows
         if isinstance(atoms, StepResult):
             if shows is not None:
                 return sorted(str(a) for sig in shows for a in atoms.by_sig.get(sig, ()))

@@ -1,4 +1,4 @@
-"""Frozen IR of an I-DLV-sr program (seed 000, section 3).
+"""Frozen IR of a parsed I-DLV-sr program ("I-DLV-sr: A Stream Reasoning System based on I-DLV", section 3).
 
 Ordinary ASP body literals stay clingo AST nodes (clingo owns ASP-Core-2 syntax); only what clingo does not
 know -- streaming literals, windows, ``#temp`` -- gets its own dataclasses here.
@@ -10,6 +10,8 @@ from fractions import Fraction
 from typing import Union
 
 from clingo import Symbol, ast
+
+from srtopo.errors import ProgramError
 
 #: Prefix of every predicate the framework generates (fresh window atoms, input bridges, markers).
 #: User programs and stream atoms may not use predicates that start with ``__``.
@@ -56,7 +58,8 @@ class Window:
         if self.unit is not None:
             width = width * UNIT_SECONDS[self.unit] / Fraction(unit_seconds)
             if width.denominator != 1:
-                raise ValueError(f"window {self} is not a whole number of time units")
+                raise ProgramError(f"window {self} is not a whole number of time units",
+                                   hint="give --unit a unit that divides the window, e.g. --unit sec")
         return frozenset(range(int(width) + 1))
 
     def __str__(self) -> str:
@@ -129,10 +132,6 @@ class Rule:
     def head_pred(self) -> Signature:
         return term_signature(self.head.atom.symbol)
 
-    @property
-    def is_fact(self) -> bool:
-        return not self.body
-
     def __str__(self) -> str:
         prefix = "#temp " if self.temp else ""
         if not self.body:
@@ -176,10 +175,45 @@ class Program:
         return "\n".join(lines)
 
 
+class NotAnAtom(ProgramError):
+    """A term stands where an atom is expected."""
+
+
 def term_signature(term: ast.AST) -> Signature:
     """name/arity of an atom's term (Function AST or a constant SymbolicTerm)."""
     if term.ast_type == ast.ASTType.Function:
         return (term.name, len(term.arguments))
     if term.ast_type == ast.ASTType.SymbolicTerm and term.symbol.type.name == "Function":
         return (term.symbol.name, len(term.symbol.arguments))
-    raise ValueError(f"not an atom: {term}")
+    raise NotAnAtom(f"'{term}' is not an atom")
+
+
+def is_atom_term(term: ast.AST) -> bool:
+    try:
+        term_signature(term)
+        return True
+    except NotAnAtom:
+        return False
+
+
+# --- the one walker over clingo ASTs ----------------------------------------------------------------------
+
+def walk(node):
+    """Every AST node below ``node`` (itself included), depth first; lists and AST sequences are descended."""
+    if isinstance(node, ast.AST):
+        yield node
+        for key in node.keys():
+            yield from walk(getattr(node, key))
+    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
+        for child in node:
+            yield from walk(child)
+
+
+def symbolic_atoms(node):
+    """Every SymbolicAtom below ``node`` (in literals, aggregate elements, conditions)."""
+    return (n for n in walk(node) if n.ast_type == ast.ASTType.SymbolicAtom)
+
+
+def variables(node) -> set[str]:
+    """The names of the variables below ``node`` (the anonymous ``_`` left out)."""
+    return {n.name for n in walk(node) if n.ast_type == ast.ASTType.Variable and n.name != "_"}

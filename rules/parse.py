@@ -8,16 +8,26 @@ from __future__ import annotations
 
 import bisect
 import re
+from pathlib import Path
 from typing import NamedTuple
 
-from clingo import Function, Number, String
-from pathlib import Path
-
-from clingo import ast
+from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import (RESERVED, UNIT_SECONDS, Fact, Loc, PlainLiteral, Program, Rule, StreamingLiteral, Window,
-                      term_signature)
+from srtopo.rules.ir import (
+    RESERVED,
+    UNIT_SECONDS,
+    Fact,
+    Loc,
+    PlainLiteral,
+    Program,
+    Rule,
+    StreamingLiteral,
+    Window,
+    is_atom_term,
+    symbolic_atoms,
+    term_signature,
+)
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -62,7 +72,7 @@ class _Source:
 
     def unsupported(self, construct: str, offset: int) -> ProgramError:
         loc = self.loc(offset)
-        # the issue fixes the shape of this message: "unsupported: <construct> at file:line"
+        # the shape users grep for: "unsupported: <construct> at file:line"
         # (file stays unset so the location is not printed twice)
         return ProgramError(f"unsupported: {construct} at {loc.file}:{loc.line}", line=loc.line, col=loc.col)
 
@@ -76,6 +86,18 @@ def parse_file(path: str | Path) -> Program:
     except UnicodeDecodeError:
         raise ProgramError("program is not UTF-8 text", file=str(path)) from None
     return parse_program(text, str(path))
+
+
+def parse_facts(texts) -> list:
+    """Ground facts written as clingo prints them (a rules topology's background) back into Symbols."""
+    out = []
+    for text in texts:
+        try:
+            symbol = parse_term(text, logger=lambda _code, _message: None)
+        except RuntimeError:
+            raise ProgramError(f"background fact {text!r} is not a ground term") from None
+        out.append(symbol)
+    return out
 
 
 def parse_program(text: str, file: str = "<string>") -> Program:
@@ -293,7 +315,7 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, rule_ast, streaming:
             continue
         if _mentions_placeholder(lit, streaming):
             raise src.unsupported("streaming literal inside an aggregate or condition", start)
-        for atom in _symbolic_atoms(lit):
+        for atom in symbolic_atoms(lit):
             _check_atom_term(src, atom.symbol, start)
         body.append(PlainLiteral(lit))
     return Rule(head, tuple(body), temp, loc, src.text[start:stmt[-1].end])
@@ -405,43 +427,20 @@ def _placeholder(lit, streaming: dict[str, StreamingLiteral]):
     if lit.ast_type != ast.ASTType.Literal or lit.atom.ast_type != ast.ASTType.SymbolicAtom:
         return None
     term = lit.atom.symbol
-    try:
-        name, arity = term_signature(term)
-    except ValueError:
+    if not is_atom_term(term):
         return None
+    name, arity = term_signature(term)
     return streaming.get(name) if arity == 0 else None
 
 
 def _mentions_placeholder(node, streaming) -> bool:
-    return any(term_signature(a.symbol)[0] in streaming for a in _symbolic_atoms(node)
-               if _is_atom_term(a.symbol))
-
-
-def _is_atom_term(term) -> bool:
-    try:
-        term_signature(term)
-        return True
-    except ValueError:
-        return False
-
-
-def _symbolic_atoms(node):
-    """Every SymbolicAtom below ``node`` (in literals, aggregate elements, conditions)."""
-    if isinstance(node, ast.AST):
-        if node.ast_type == ast.ASTType.SymbolicAtom:
-            yield node
-            return
-        for key in node.keys():
-            yield from _symbolic_atoms(getattr(node, key))
-    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
-        for child in node:
-            yield from _symbolic_atoms(child)
+    return any(term_signature(a.symbol)[0] in streaming for a in symbolic_atoms(node) if is_atom_term(a.symbol))
 
 
 def _check_atom_term(src: _Source, term, offset: int) -> None:
     if term.ast_type == ast.ASTType.UnaryOperation:
         raise src.unsupported("classical negation (-p)", offset)
-    if not _is_atom_term(term):
+    if not is_atom_term(term):
         raise src.error(f"'{term}' is not an atom", offset)
     name = term_signature(term)[0]
     if name.startswith(RESERVED):

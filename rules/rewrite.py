@@ -1,4 +1,5 @@
-"""Rewrite an I-DLV-sr program into the flat program P' and the mapping tau (seed 000, section 4.1).
+"""Rewrite an I-DLV-sr program into the flat program P' and the mapping tau ("I-DLV-sr: A Stream Reasoning System based on I-DLV",
+section 4.1).
 
 Each non-degenerate streaming literal ``p(t) OP in W`` becomes a fresh atom ``p_auxK(t)`` (``p_auxK(t, X)``
 for ``count X``); ``at most c`` becomes ``not p_auxK(t)`` with p_auxK meaning ``at least c+1``. Literals with
@@ -12,7 +13,16 @@ from dataclasses import dataclass
 
 from clingo import ast
 
-from srtopo.rules.ir import GENERATED_PREFIX, Fact, PlainLiteral, Program, Rule, Signature, StreamingLiteral, Window
+from srtopo.rules.ir import (
+    GENERATED_PREFIX,
+    Fact,
+    PlainLiteral,
+    Program,
+    Signature,
+    StreamingLiteral,
+    Window,
+    term_signature,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,10 @@ class FlatRule:
     body: tuple[ast.AST, ...]
     temp: bool
     origin: int                # index of the source rule
+
+    @property
+    def head_pred(self) -> Signature:
+        return term_signature(self.head.atom.symbol)
 
     def __str__(self) -> str:
         prefix = "#temp " if self.temp else ""
@@ -61,8 +75,6 @@ class Rewriting:
     def __str__(self) -> str:
         return "\n".join([str(f) for f in self.facts] + [str(r) for r in self.rules])
 
-    def tau_text(self) -> str:
-        return "\n".join(f"{k} |-> {v}" for k, v in self.tau)
 
 
 def _key(sl: StreamingLiteral):

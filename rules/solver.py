@@ -8,7 +8,7 @@ functions that return the parsed clingo Symbols, matched by ``p(X1,..,Xn) = @sr_
   over-grounding in the spirit of I2-DLV); a call only flips the externals whose truth changed. clingo cannot
   re-ground rules for atoms it has not seen ("redefinition of atom"), so a call that brings an unseen input
   atom rebuilds the Control with the enlarged domain.
-* ``AutoSolver``: incremental while the input domain settles; falls back to restart for a subprogram whose
+* ``AdaptiveSolver``: incremental while the input domain settles; falls back to restart for a subprogram whose
   domain keeps growing (rebuilding then costs as much as restarting, plus the externals).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import clingo
 from clingo import Function
 
-from srtopo.errors import SrtopoError
+from srtopo.errors import ProgramError, SrtopoError
 
 _EMPTY: frozenset = frozenset()
 _ARGS = ["--warn=none"]
@@ -165,7 +165,7 @@ class IncrementalSolver:
         self.stats["groundings"] += 1
 
 
-class AutoSolver:
+class AdaptiveSolver:
     """Incremental first; restart once rebuilds happen in at least half of the last ``window`` calls."""
 
     def __init__(self, spec: SubprogramSpec, window: int = 6, static: dict | None = None):
@@ -176,7 +176,7 @@ class AutoSolver:
 
     @property
     def kind(self) -> str:
-        return "auto:" + self.inner.kind
+        return "adaptive:" + self.inner.kind
 
     @property
     def stats(self) -> dict:
@@ -207,5 +207,5 @@ def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None)
     if strategy == "incremental-strict":
         return IncrementalSolver(spec, static)
     if strategy == "incremental":
-        return AutoSolver(spec, static=static)
-    raise ValueError(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+        return AdaptiveSolver(spec, static=static)
+    raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))

@@ -9,19 +9,20 @@ from __future__ import annotations
 import json
 import socket
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
-from typing import Iterable, Iterator, TextIO
+from typing import Callable, Iterable, Iterator
 
 from clingo import Symbol, SymbolType, parse_term
 
 from srtopo.errors import StreamInputError
 from srtopo.rules.ir import RESERVED, UNIT_SECONDS
+from srtopo.topology.records import RejectedRecord
 
 
-class RecordError(ValueError):
-    """One stream record is malformed (reason in the message)."""
+class RecordError(StreamInputError):
+    """One stream record is malformed (reason in the message); the record is rejected, the stream goes on."""
 
 
 @dataclass(frozen=True)
@@ -30,24 +31,19 @@ class Record:
     time: int
     timestamp: str | None
     atoms: tuple
+    text: str = ""
 
 
-@dataclass
-class Rejects:
-    """Rejected records: counted, written to stderr and/or a JSON-lines file."""
-    sink: TextIO | None = None
-    echo: TextIO | None = None
-    count: int = 0
-    items: list = field(default_factory=list)
+Reject = Callable[[RejectedRecord], None]
 
-    def reject(self, line: int, reason: str, text: str) -> None:
-        self.count += 1
-        if len(self.items) < 1000:
-            self.items.append((line, reason))
-        if self.echo is not None:
-            print(f"srtopo: rejected stream line {line}: {reason}", file=self.echo)
-        if self.sink is not None:
-            self.sink.write(json.dumps({"line": line, "reason": reason, "text": text[:2000]}) + "\n")
+
+def _collector(rejected) -> Reject:
+    """A list to append to, or a callable, or None (rejected records are dropped)."""
+    if rejected is None:
+        return lambda record: None
+    if isinstance(rejected, list):
+        return rejected.append
+    return rejected
 
 
 def _quiet(_code, _message):
@@ -131,16 +127,17 @@ class Timeline:
         return int((micro / self.unit) // 1)
 
 
-def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "auto",
-                 rejects: Rejects | None = None) -> Iterator[Record]:
-    """Parse log or JSON lines; malformed lines go to ``rejects`` and are skipped."""
-    rejects = rejects if rejects is not None else Rejects()
+def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", rejected=None,
+                 source: str = "<stream>") -> Iterator[Record]:
+    """Parse log or JSON lines (``fmt``: detect per line, log, jsonl); malformed lines become RejectedRecords
+    (appended to ``rejected``, a list, or passed to it, a callable) and are skipped."""
+    reject = _collector(rejected)
     timeline = Timeline(unit)
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
         if not line.strip():
             continue
-        kind = fmt if fmt != "auto" else ("jsonl" if line.lstrip().startswith("{") else "log")
+        kind = fmt if fmt != "detect" else ("jsonl" if line.lstrip().startswith("{") else "log")
         try:
             if kind == "jsonl":
                 record = _json_record(line, number)
@@ -157,9 +154,9 @@ def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "auto",
             if time < 0:
                 raise RecordError(f"time point {time} is before the first record")
         except RecordError as error:
-            rejects.reject(number, str(error), line)
+            reject(RejectedRecord(source, number, line[:2000], error.message))
             continue
-        yield Record(number, record[0], record[1], record[2])
+        yield Record(number, record[0], record[1], record[2], line[:2000])
 
 
 def _json_record(line: str, number: int):
@@ -176,12 +173,12 @@ def _json_record(line: str, number: int):
     return obj["time"], stamp if isinstance(stamp, str) else None, tuple(parse_atom(a) for a in atoms)
 
 
-def time_points(records: Iterable[Record], rejects: Rejects | None = None):
+def time_points(records: Iterable[Record], rejected=None, source: str = "<stream>"):
     """Group records into consecutive time points 0, 1, 2, ...; gaps become empty time points.
 
     A time point is complete when a record of a later time point arrives (or the input ends), so records
     with the same time point are merged; a record for an already completed time point is rejected."""
-    rejects = rejects if rejects is not None else Rejects()
+    reject = _collector(rejected)
     pending_time, pending_atoms, pending_stamp = None, [], None
     next_time = 0
     for rec in records:
@@ -189,8 +186,8 @@ def time_points(records: Iterable[Record], rejects: Rejects | None = None):
             pending_atoms.extend(rec.atoms)
             continue
         if rec.time < next_time or (pending_time is not None and rec.time < pending_time):
-            rejects.reject(rec.line, f"time point {rec.time} arrives after time point "
-                                     f"{pending_time if pending_time is not None else next_time - 1}", "")
+            reject(RejectedRecord(source, rec.line, rec.text, f"time point {rec.time} arrives after time point "
+                                  f"{pending_time if pending_time is not None else next_time - 1}"))
             continue
         if pending_time is not None:
             yield pending_time, pending_stamp, pending_atoms
@@ -225,8 +222,24 @@ def open_lines(spec: str) -> Iterator[str]:
         yield from handle
 
 
-def output_line(time: int, atoms: list[str], timestamp: str | None = None) -> str:
-    obj = {"time": time, "atoms": atoms}
-    if timestamp is not None:
-        obj["timestamp"] = timestamp
-    return json.dumps(obj, separators=(",", ":"))
+def timeline_points(source, unit: str, sink, counters) -> Iterator[tuple[int, str | None, list]]:
+    """(time point, timestamp, atoms) of an atom source (``topology.sources.AtomLog`` or ``Timeline``); rejected
+    records go to ``sink.reject`` and are counted in ``counters.malformed``."""
+    from srtopo.topology.sources import AtomLog
+
+    def reject(record: RejectedRecord) -> None:
+        counters.malformed += 1
+        sink.reject(record)
+
+    if isinstance(source, AtomLog):
+        records = read_records(open_lines(source.spec), unit=unit, fmt=source.stream_format, rejected=reject,
+                               source=source.spec)
+        yield from time_points(records, reject, source.spec)
+        return
+    for number, texts in enumerate(source.points):
+        try:
+            atoms = [parse_atom(text) for text in texts]
+        except RecordError as error:
+            reject(RejectedRecord(source.name, number + 1, "; ".join(texts)[:2000], error.message))
+            atoms = []
+        yield number, None, atoms

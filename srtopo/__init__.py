@@ -1,16 +1,18 @@
-"""Shared foundations of the srtopo framework: the error hierarchy and environment checks.
+"""srtopo: DL-Lite consistency topologies and I-DLV-sr programs as chains of stages, run on Spark or locally.
 
-The framework itself lives in the top-level packages ``ontology`` (DL-Lite TBoxes),
-``rules`` (I-DLV-sr programs) and ``topology`` (the IR, compilers, balancers and runners).
+Subpackages: ``srtopo.ontology`` (DL-Lite TBoxes), ``srtopo.rules`` (I-DLV-sr programs), ``srtopo.topology``
+(the IR, compilers, balancers, sources, sinks and runners), ``srtopo.experiments`` (the papers' experiments),
+``srtopo.cli`` (the command line) and ``srtopo.testing`` (records in memory for every runner). This module
+holds the error hierarchy (one root, ``SrtopoError``).
 """
 from srtopo.errors import (  # noqa: F401
-    SrtopoError,
+    EnvironmentProblem,
     OntologyError,
     ProgramError,
+    SrtopoError,
     StreamInputError,
     TopologyError,
     UnsupportedByRunner,
-    EnvironmentProblem,
 )
 
 __version__ = "0.1.0"

@@ -49,12 +49,6 @@ def require_java(minimum: int = 17) -> int:
     return major
 
 
-def configure_pyspark_python() -> None:
-    """Executors must use the same interpreter as the driver (a venv's python, not the system one)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-
-
 if __name__ == "__main__":   # used by scripts/*.sh: one clear line instead of a traceback
     try:
         print(f"java {require_java(17)} found")

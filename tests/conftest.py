@@ -1,10 +1,20 @@
-"""Shared fixtures. ``spark``: ONE SparkSession (local[2]) for the whole test session, UI off."""
+"""Shared fixtures: ONE SparkSession (local[2]) for the whole test session, and the runner variants that the
+differential suite runs every case on (each registered runner, Spark with both physical plans)."""
 from __future__ import annotations
 
 import os
 import sys
 
 import pytest
+
+from srtopo.topology.runners import LocalOptions, SparkOptions, get_runner
+
+#: variant -> (registered runner, its options, fixtures it needs)
+RUNNER_VARIANTS = {
+    "local": ("local", LocalOptions(), ()),
+    "spark-fused": ("spark", SparkOptions(physical_plan="fused"), ("spark",)),
+    "spark-staged": ("spark", SparkOptions(physical_plan="staged"), ("spark",)),
+}
 
 
 @pytest.fixture(scope="session")
@@ -13,7 +23,40 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from srtopo.topology.spark.session import get_session
     session = get_session(master="local[2]", app_name="srtopo-tests", shuffle_partitions=2,
-                          conf={"spark.default.parallelism": "2",
-                                "spark.driver.memory": "2g"})
+                          conf={"spark.default.parallelism": "2", "spark.driver.memory": "2g"})
     yield session
     session.stop()
+
+
+@pytest.fixture(params=list(RUNNER_VARIANTS))
+def runner_variant(request):
+    """(runner, options) of each variant; a SparkRunner finds the session's SparkSession (the active one)."""
+    name, options, needs = RUNNER_VARIANTS[request.param]
+    for fixture in needs:
+        request.getfixturevalue(fixture)
+    return get_runner(name), options
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite the golden fixtures under tests/golden/fixtures from what the code produces now")
+
+
+@pytest.fixture
+def golden(request):
+    """compare(name, text): the text must equal the fixture (``--update-golden`` or SRTOPO_UPDATE_GOLDEN=1 rewrites
+    it); a changed compiler shows up as a readable diff of the fixture in review."""
+    from pathlib import Path
+    folder = Path(__file__).parent / "golden" / "fixtures"
+    update = request.config.getoption("--update-golden") or os.environ.get("SRTOPO_UPDATE_GOLDEN") == "1"
+
+    def compare(name: str, text: str) -> None:
+        path = folder / name
+        if update:
+            path.write_text(text, encoding="utf-8")
+            return
+        assert path.exists(), f"no golden fixture {name}: run pytest tests/golden --update-golden"
+        expected = path.read_text(encoding="utf-8")
+        assert text == expected, f"{name} differs from the golden fixture (pytest tests/golden --update-golden " \
+                                 f"rewrites it after review)"
+    return compare

@@ -1,4 +1,5 @@
-"""Brute-force consistency oracle, written from DESIGN section 3 only (no project code).
+"""Brute-force consistency oracle, written from the report semantics of
+docs/consistency.md only (no project code).
 
 A report (x, c) is due when a tuple (x, C, c) exists and some tuple (x, C', c') with c - w <= c' <= c
 (the tuple itself included) conflicts with it: C and C' have superconcepts D, D' under the PI closure

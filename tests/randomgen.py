@@ -1,9 +1,12 @@
-"""Random DL-Lite TBoxes and streams for differential tests (fixed seeds by the caller)."""
+"""Random DL-Lite TBoxes and streams for differential tests (fixed seeds by the caller), and several random
+cases merged into ONE topology (one Spark query checks them all)."""
 from __future__ import annotations
 
 import random
 
-from srtopo.ontology.model import TBox, exists, exists_inverse
+from srtopo.concepts import RDF_TYPE, exists, exists_inverse
+from srtopo.ontology.model import TBox
+from srtopo.topology.ir import ConceptSource, ConjunctionOp, ConsistencyStage, InferenceOp, Topology
 
 EX = "http://ex.org/t#"
 
@@ -79,3 +82,78 @@ def compositions(n: int, allow_zero: bool = False):
     if allow_zero:
         yield [0, n]
         yield [n, 0]
+
+
+def prefixed(topology: Topology, p: str) -> Topology:
+    def c(x):
+        return p + x
+    stages = tuple(ConsistencyStage(id=s.id, inference_ops=tuple(InferenceOp(c(o.sub), c(o.sup)) for o in s.inference_ops),
+                         conjunction_ops=tuple(ConjunctionOp(c(o.left), c(o.right), (c(o.ni[0]), c(o.ni[1])))
+                                               for o in s.conjunction_ops),
+                         forwards=tuple(c(f) for f in s.forwards), parallelism=s.parallelism)
+                   for s in topology.stages)
+    return Topology(ConceptSource(tuple(c(x) for x in topology.source.concepts),
+                                  tuple((c(a), c(b)) for a, b in topology.source.aliases)), stages,
+                    label=topology.label)
+
+
+def merge(topologies: list[Topology], label: str = "merged") -> Topology:
+    """Disjoint union of topologies whose concepts are already prefixed apart: stage k = every stage k."""
+    depth = max(len(t.stages) for t in topologies)
+    stages = []
+    for k in range(depth):
+        parts = [t.stages[k] for t in topologies if len(t.stages) > k]
+        stages.append(ConsistencyStage(id=f"B{k + 1}", inference_ops=tuple(o for s in parts for o in s.inference_ops),
+                            conjunction_ops=tuple(o for s in parts for o in s.conjunction_ops),
+                            forwards=tuple(f for s in parts for f in s.forwards),
+                            parallelism=max(s.parallelism for s in parts)))
+    return Topology(ConceptSource(tuple(x for t in topologies for x in t.source.concepts),
+                                  tuple(a for t in topologies for a in t.source.aliases)), tuple(stages), label=label)
+
+
+def bounded_disorder(tuples, lateness: int, rng: random.Random):
+    """Sort by time, then shuffle inside time blocks of width `lateness`: no tuple is behind
+    (max time so far - lateness), so nothing is late for a runner with that allowed lateness."""
+    ordered = sorted(tuples, key=lambda t: t[2])
+    if lateness <= 0:
+        return ordered
+    blocks: dict[int, list] = {}
+    for t in ordered:
+        blocks.setdefault(t[2] // lateness, []).append(t)
+    out = []
+    for k in sorted(blocks):
+        block = blocks[k]
+        rng.shuffle(block)
+        out.extend(block)
+    return out
+
+
+# --- a stream with malformed lines --------------------------------------------------------------------------
+
+MX = "http://ex.org/m#"
+MALFORMED = ["not a line at all", "12\t<http://ex.org/a> <http://ex.org/p>",
+             "x7\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .",
+             "5\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b>", f'9\t<http://ex.org/a> <{RDF_TYPE}> "lit" .',
+             "3\t<bad iri> <http://ex.org/p> <http://ex.org/b> .",
+             "99999999999999999999999 <http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."]
+MALFORMED_CLASSES = [f"{MX}C{i}" for i in range(6)]
+MALFORMED_TBOX = TBox.build([(MALFORMED_CLASSES[1], MALFORMED_CLASSES[0]), (MALFORMED_CLASSES[2], MALFORMED_CLASSES[0]),
+                             (exists(MX + "knows"), MALFORMED_CLASSES[3])],
+                            [(MALFORMED_CLASSES[0], MALFORMED_CLASSES[4]), (MALFORMED_CLASSES[1], MALFORMED_CLASSES[2]),
+                             (MALFORMED_CLASSES[3], MALFORMED_CLASSES[5])])
+
+
+def malformed_stream(rng: random.Random, n: int, bad: float, first_time: int = 0, subjects: int = 30) -> list[str]:
+    """.tnt lines over MALFORMED_TBOX's classes and role ``knows``, a fraction ``bad`` of MALFORMED lines."""
+    from srtopo.topology.tnt import format_tnt
+    lines = ["# a comment", ""]
+    for i in range(n):
+        t = first_time + i // 15
+        if rng.random() < bad:
+            lines.append(rng.choice(MALFORMED))
+        elif rng.random() < 0.2:
+            lines.append(format_tnt(t, f"{MX}s{rng.randrange(subjects)}", f"{MX}knows", f"{MX}s{rng.randrange(subjects)}"))
+        else:
+            lines.append(format_tnt(t, f"{MX}s{rng.randrange(subjects)}", RDF_TYPE, rng.choice(MALFORMED_CLASSES)))
+    return lines
+

@@ -1,6 +1,6 @@
 """Pluggable balancing: how NI groups become stages and how many tasks each stage gets.
 
-A balancer is any callable ``(analysis, tasks=..., stages=..., split=..., rates=...) -> BalancePlan``.
+A balancer is any callable ``(analysis, tasks=..., stages=..., split=..., rates=...) -> Balance``.
 ``tasks`` is the task budget *per stage* (the paper's experiments give every bolt the same number of
 tasks); a balancer may redistribute the total ``tasks * stages`` between stages.
 
@@ -15,14 +15,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
-from srtopo.ontology.nis import NIAnalysis
 from srtopo.errors import TopologyError
+from srtopo.ontology.nis import NIAnalysis
 from srtopo.topology.compile import compile_split, normalise_split
 from srtopo.topology.ir import Topology
 
 
 @dataclass(frozen=True)
-class BalancePlan:
+class Balance:
+    """NI groups per stage (``split``) and tasks per stage (``parallelism``), with the costs that chose them."""
     split: tuple[int, ...]
     parallelism: tuple[int, ...]
     costs: tuple[float, ...] = ()
@@ -32,7 +33,7 @@ class BalancePlan:
 class Balancer(Protocol):
     def __call__(self, analysis: NIAnalysis, *, tasks: int, stages: int | None = None,
                  split: Sequence[int] | None = None,
-                 rates: Mapping[str, float] | None = None) -> BalancePlan: ...
+                 rates: Mapping[str, float] | None = None) -> Balance: ...
 
 
 def contiguous_splits(n_groups: int, n_stages: int):
@@ -47,27 +48,23 @@ def contiguous_splits(n_groups: int, n_stages: int):
 
 def stage_costs(topology: Topology, rates: Mapping[str, float] | None = None,
                 forward_cost: float = 1.0) -> tuple[float, ...]:
-    """Per-stage cost: rate x (conjunction ops touched + forward_cost), rates pushed through inference."""
-    incoming: dict[str, float] = defaultdict(float)
-    for concept in topology.source.concepts:
-        incoming[concept] += 1.0 if rates is None else float(rates.get(concept, 0.0))
-    if rates is not None:
-        for alias, rep in topology.source.aliases:
-            incoming[rep] += float(rates.get(alias, 0.0))
-    costs = []
+    """Per-stage cost: over the tuples a stage receives (routed by ``Topology.route``), their rate x
+    (conjunction ops touching the concept + forward_cost). Rates are per asserted concept (default 1 for every
+    concept the source accepts)."""
+    if rates is None:
+        rates = {c: 1.0 for c in topology.source.concepts}
+    touch: list[dict[str, int]] = []
     for stage in topology.stages:
-        touch: dict[str, int] = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
         for op in stage.conjunction_ops:
-            touch[op.left] += 1
+            counts[op.left] += 1
             if op.right != op.left:
-                touch[op.right] += 1
-        costs.append(sum(rate * (touch.get(c, 0) + forward_cost) for c, rate in incoming.items()))
-        out: dict[str, float] = defaultdict(float)
-        for c in stage.forwards:
-            out[c] += incoming.get(c, 0.0)
-        for op in stage.inference_ops:
-            out[op.sup] += incoming.get(op.sub, 0.0)
-        incoming = out
+                counts[op.right] += 1
+        touch.append(counts)
+    costs = [0.0] * len(topology.stages)
+    for asserted, rate in rates.items():
+        for index, frontier in enumerate(topology.route(asserted)):
+            costs[index] += float(rate) * sum(touch[index].get(c, 0) + forward_cost for c in frontier)
     return tuple(costs)
 
 
@@ -87,7 +84,7 @@ def proportional_tasks(costs: Sequence[float], total: int) -> tuple[int, ...]:
     return tuple(base)
 
 
-def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None) -> BalancePlan:
+def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None) -> Balance:
     k = len(analysis.groups)
     if split is None:
         n = stages or min(2, max(k, 1))
@@ -97,11 +94,11 @@ def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=
         size, extra = divmod(k, n)
         split = tuple(size + (1 if i < extra else 0) for i in range(n))
     split = normalise_split(split, k)
-    return BalancePlan(split, (max(1, tasks),) * len(split), balancer="paper")
+    return Balance(split, (max(1, tasks),) * len(split), balancer="paper")
 
 
 def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
-         forward_cost: float = 1.0) -> BalancePlan:
+         forward_cost: float = 1.0) -> Balance:
     k = len(analysis.groups)
     if split is not None:
         candidates = [normalise_split(split, k)]
@@ -119,13 +116,13 @@ def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=N
             best = (score, candidate, costs)
     _, chosen, costs = best
     parallelism = proportional_tasks(costs, max(1, tasks) * len(chosen))
-    return BalancePlan(tuple(chosen), parallelism, tuple(costs), balancer="even")
+    return Balance(tuple(chosen), parallelism, tuple(costs), balancer="even")
 
 
-BALANCERS: dict[str, Callable[..., BalancePlan]] = {"paper": paper, "even": even}
+BALANCERS: dict[str, Callable[..., Balance]] = {"paper": paper, "even": even}
 
 
-def get_balancer(name_or_callable) -> Callable[..., BalancePlan]:
+def get_balancer(name_or_callable) -> Callable[..., Balance]:
     if callable(name_or_callable):
         return name_or_callable
     try:
@@ -133,10 +130,3 @@ def get_balancer(name_or_callable) -> Callable[..., BalancePlan]:
     except KeyError:
         raise TopologyError(f"unknown balancer '{name_or_callable}'",
                             hint=f"choose one of {', '.join(sorted(BALANCERS))} or pass a callable") from None
-
-
-def balanced_topology(analysis: NIAnalysis, balancer="paper", *, tasks: int = 1, stages: int | None = None,
-                      split=None, rates=None) -> Topology:
-    plan = get_balancer(balancer)(analysis, tasks=tasks, stages=stages, split=split, rates=rates)
-    return compile_split(analysis, plan.split, plan.parallelism,
-                         plan="ltm-" + ",".join(map(str, plan.split)))

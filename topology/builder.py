@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from srtopo.ontology.model import TBox, display, local_name
-from srtopo.ontology.nis import NIAnalysis, analyse, pair
+from srtopo.concepts import display, local_name
 from srtopo.errors import TopologyError
-from srtopo.topology.compile import source_for, violated_axiom
-from srtopo.topology.ir import SUBJECT, ConjunctionOp, InferenceOp, Source, Stage, Topology
+from srtopo.ontology.model import TBox
+from srtopo.ontology.nis import NIAnalysis, analyse, pair
+from srtopo.topology.compile import notes_for, source_for, violated_axiom
+from srtopo.topology.ir import ConceptSource, ConjunctionOp, ConsistencyStage, InferenceOp, Topology
 
 
 @dataclass
@@ -33,11 +34,9 @@ class _StageSpec:
 
 
 class TopologyBuilder:
-    def __init__(self, tbox: TBox | NIAnalysis | None = None, name: str = "topology", key: str = SUBJECT,
-                 source_concepts=None):
+    def __init__(self, tbox: TBox | NIAnalysis | None = None, name: str = "topology", source_concepts=None):
         self.analysis = None if tbox is None else (tbox if isinstance(tbox, NIAnalysis) else analyse(tbox))
         self.name = name
-        self.key = key
         self._source_concepts = source_concepts
         self._stages: list[_StageSpec] = []
 
@@ -63,17 +62,9 @@ class TopologyBuilder:
         raise TopologyError(f"{where}: '{name}' is ambiguous ({', '.join(matches)})", hint="use the full IRI")
 
     def build(self) -> Topology:
+        """Resolve names, derive what the stages receive and forward, and validate (``Topology.validate``)."""
         if not self._stages:
             raise TopologyError("a topology needs at least one stage", hint="call .stage(...) before .build()")
-        seen: set[str] = set()
-        for spec in self._stages:
-            if spec.id in seen:
-                raise TopologyError(f"stage '{spec.id}' already exists",
-                                    hint="do you have two stages with the same id?")
-            seen.add(spec.id)
-            if int(spec.parallelism) < 1:
-                raise TopologyError(f"stage '{spec.id}': parallelism must be >= 1, got {spec.parallelism}")
-
         resolved = []
         for spec in self._stages:
             conj = []
@@ -99,40 +90,23 @@ class TopologyBuilder:
             resolved.append((spec, sorted(set(conj)), sorted(set(infer)), forward))
 
         if self._source_concepts is not None:
-            source = Source(tuple(sorted(self._resolve(c, "source") for c in self._source_concepts)))
+            source = ConceptSource(tuple(sorted(self._resolve(c, "source") for c in self._source_concepts)))
         elif self.analysis is not None:
             source = source_for(self.analysis)
         else:
             first = resolved[0]
-            source = Source(tuple(sorted({c for op in first[1] for c in op.pair} | {op.sub for op in first[2]}
-                                         | set(first[3] or ()))))
+            source = ConceptSource(tuple(sorted({c for op in first[1] for c in op.pair} | {op.sub for op in first[2]}
+                                                | set(first[3] or ()))))
 
         stages = []
         received = frozenset(source.concepts)
         for index, (spec, conj, infer, forward) in enumerate(resolved):
             last = index == len(resolved) - 1
-            for op in conj:
-                for c in op.pair:
-                    if c not in received:
-                        raise TopologyError(
-                            f"stage '{spec.id}': conjunction {display(op.left)} ∧ {display(op.right)} reads "
-                            f"{display(c)}, which no earlier stage emits",
-                            hint="add an inference op or forward it in the previous stage, or move the op earlier")
-            for op in infer:
-                if op.sub not in received:
-                    raise TopologyError(f"stage '{spec.id}': inference from {display(op.sub)}, which no earlier "
-                                        "stage emits", hint="forward it in the previous stage")
-            if forward is None:
+            if forward is None:   # the paper's "forwards all other unused streams"
                 forward = [] if last else sorted(received - {op.sub for op in infer})
-            for c in forward:
-                if c not in received:
-                    raise TopologyError(f"stage '{spec.id}': forwards {display(c)}, which it does not receive")
-            stage = Stage(spec.id, tuple(infer), tuple(conj), tuple(sorted(set(forward))), int(spec.parallelism),
-                          self.key)
+            stage = ConsistencyStage(id=spec.id, inference_ops=tuple(infer), conjunction_ops=tuple(conj),
+                                     forwards=tuple(sorted(set(forward))), parallelism=spec.parallelism)
             stages.append(stage)
-            received = stage.emitted_concepts
-        meta = {}
-        if self.analysis is not None:
-            meta = dict(ni_closure_size=len(self.analysis.closure), ni_roots=self.analysis.roots,
-                        ni_groups=self.analysis.groups)
-        return Topology(source=source, stages=tuple(stages), key=self.key, name=self.name, plan="hand", **meta)
+            received = frozenset(forward) | {op.sup for op in infer}
+        notes = None if self.analysis is None else notes_for(self.analysis)
+        return Topology(source=source, stages=tuple(stages), name=self.name, label="hand", notes=notes).validate()

@@ -1,4 +1,5 @@
-"""Compilers from a DL-Lite TBox to topologies: NTM (seed 003 Fig. 3a) and LTM (Algorithm 1).
+"""Compilers from a DL-Lite TBox to topologies: NTM (Fig. 3a of
+"Distributed Stream Consistency Checking") and LTM (its Algorithm 1).
 
 Both are the same pure pass over the NI analysis: a *split* assigns consecutive NI groups to stages
 (NTM is the single stage holding every group). For stage s with roots R_s and received concepts V_s:
@@ -18,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from srtopo.errors import TopologyError
 from srtopo.ontology.model import TBox
 from srtopo.ontology.nis import NIAnalysis, Pair, analyse, closure_of, dominated
-from srtopo.errors import TopologyError
-from srtopo.topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
+from srtopo.topology.ir import ConceptSource, ConjunctionOp, ConsistencyNotes, ConsistencyStage, InferenceOp, Topology
 
 
 def as_analysis(tbox_or_analysis: TBox | NIAnalysis) -> NIAnalysis:
@@ -38,13 +39,13 @@ def violated_axiom(analysis: NIAnalysis, conj: Pair) -> tuple[str, str]:
                         hint="a conjunction op must pair subconcepts of a disjointness axiom")
 
 
-def source_for(analysis: NIAnalysis) -> Source:
+def source_for(analysis: NIAnalysis) -> ConceptSource:
     h = analysis.hierarchy
     concepts = tuple(sorted(analysis.relevant_concepts()))
     relevant = set(concepts)
     aliases = tuple(sorted((m, rep) for rep, members in h.equivalences().items() if rep in relevant
                            for m in members if m != rep))
-    return Source(concepts=concepts, aliases=aliases)
+    return ConceptSource(concepts=concepts, aliases=aliases)
 
 
 def normalise_split(split: Sequence[int], n_groups: int) -> tuple[int, ...]:
@@ -66,7 +67,7 @@ def _parallelism(parallelism: int | Sequence[int], n_stages: int) -> tuple[int, 
 
 
 def compile_split(tbox_or_analysis: TBox | NIAnalysis, split: Sequence[int],
-                  parallelism: int | Sequence[int] = 1, plan: str = "", name: str | None = None) -> Topology:
+                  parallelism: int | Sequence[int] = 1, label: str = "", name: str | None = None) -> Topology:
     analysis = as_analysis(tbox_or_analysis)
     h = analysis.hierarchy
     split = normalise_split(split, len(analysis.groups))
@@ -78,7 +79,7 @@ def compile_split(tbox_or_analysis: TBox | NIAnalysis, split: Sequence[int],
         start += count
     source = source_for(analysis)
     received = frozenset(source.concepts)
-    stages: list[Stage] = []
+    stages: list[ConsistencyStage] = []
     for index, roots in enumerate(stage_roots):
         conj = sorted(closure_of(h, roots, visible=received))
         later = {c for rs in stage_roots[index + 1:] for r in rs for c in r}
@@ -94,7 +95,7 @@ def compile_split(tbox_or_analysis: TBox | NIAnalysis, split: Sequence[int],
                         forwards.add(concept)
                     else:
                         inferences.add(InferenceOp(concept, target))
-        stages.append(Stage(
+        stages.append(ConsistencyStage(
             id=f"B{index + 1}",
             inference_ops=tuple(sorted(inferences)),
             conjunction_ops=tuple(ConjunctionOp(a, b, violated_axiom(analysis, (a, b))) for a, b in conj),
@@ -102,16 +103,18 @@ def compile_split(tbox_or_analysis: TBox | NIAnalysis, split: Sequence[int],
             parallelism=tasks[index],
         ))
         received = frozenset(emitted)
-    return Topology(
-        source=source, stages=tuple(stages), name=name or analysis.tbox.name, plan=plan,
-        ni_closure_size=len(analysis.closure), ni_roots=analysis.roots, ni_groups=analysis.groups,
-    )
+    return Topology(source=source, stages=tuple(stages), name=name or analysis.tbox.name, label=label,
+                    notes=notes_for(analysis))
+
+
+def notes_for(analysis: NIAnalysis) -> ConsistencyNotes:
+    return ConsistencyNotes(len(analysis.closure), analysis.roots, analysis.groups)
 
 
 def compile_ntm(tbox_or_analysis: TBox | NIAnalysis, parallelism: int = 1, name: str | None = None) -> Topology:
     """NTM: the whole NI closure as conjunction ops of one stage."""
     analysis = as_analysis(tbox_or_analysis)
-    return compile_split(analysis, [len(analysis.groups)], parallelism, plan="ntm", name=name)
+    return compile_split(analysis, [len(analysis.groups)], parallelism, label="ntm", name=name)
 
 
 def compile_ltm(tbox_or_analysis: TBox | NIAnalysis, split: Sequence[int],
@@ -119,7 +122,7 @@ def compile_ltm(tbox_or_analysis: TBox | NIAnalysis, split: Sequence[int],
     """LTM: ``split[i]`` consecutive NI groups form stage i (``[n, rest]`` is the paper's LTM-n)."""
     analysis = as_analysis(tbox_or_analysis)
     split = normalise_split(split, len(analysis.groups))
-    return compile_split(analysis, split, parallelism, plan="ltm-" + ",".join(map(str, split)), name=name)
+    return compile_split(analysis, split, parallelism, label=ltm_label(split), name=name)
 
 
 def ltm_n(tbox_or_analysis: TBox | NIAnalysis, n: int, parallelism: int | Sequence[int] = 1) -> Topology:
@@ -128,5 +131,8 @@ def ltm_n(tbox_or_analysis: TBox | NIAnalysis, n: int, parallelism: int | Sequen
     k = len(analysis.groups)
     if not 0 <= n <= k:
         raise TopologyError(f"LTM-{n} needs 0 <= n <= {k} (the number of NI groups)")
-    topo = compile_split(analysis, [n, k - n], parallelism, plan=f"ltm-{n}")
-    return topo
+    return compile_split(analysis, [n, k - n], parallelism, label=f"ltm-{n}")
+
+
+def ltm_label(split: Sequence[int]) -> str:
+    return "ltm-" + ",".join(map(str, split))

@@ -4,7 +4,7 @@ One statement per line: an integer event time, a tab (or spaces), an N-Triples s
 and ``#`` comments are skipped. ``LINE_PATTERN`` is written in the regex dialect shared by Python
 and Java, so the Spark runner parses lines with the same expression inside the JVM.
 
-Mapping (DESIGN section 3): ``x rdf:type C`` -> (x, C, t); ``P(a, b)`` -> (a, exists P, t) and
+Mapping (the consistency semantics of docs/consistency.md): ``x rdf:type C`` -> (x, C, t); ``P(a, b)`` -> (a, exists P, t) and
 (b, exists P^-, t); a literal object gives only (a, exists P, t). Subjects are IRIs (without
 brackets) or ``_:label`` blank nodes.
 """
@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator
 
-from srtopo.ontology.model import exists, exists_inverse
-
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+from srtopo.concepts import RDF_TYPE, exists, exists_inverse, is_exists
+from srtopo.topology.records import RejectedRecord, StreamTuple
 
 # Every class below is spelled out in ASCII so that Python's ``re`` and Java's ``java.util.regex`` accept
 # exactly the same lines: ``\s`` is Unicode whitespace in Python but ASCII in Java, ``$`` also matches before
@@ -39,24 +37,9 @@ LINE_PATTERN = (rf"^{WS}*(-?[0-9]+)[\t ]+(?:<({IRI_CHARS}*)>|({BNODE})){WS}+<({I
 _LINE = re.compile(LINE_PATTERN)
 
 
-class StreamTuple(NamedTuple):
-    """(subject, concept, time) plus the concept as asserted (kept for report evidence)."""
-    subject: str
-    concept: str
-    time: int
-    asserted: str
-
-
-@dataclass(frozen=True)
-class RejectedRecord:
-    """A stream record that could not be used: where it was, what it said, and why."""
-    source: str
-    line: int
-    text: str
-    reason: str
-
-    def to_dict(self) -> dict:
-        return {"source": self.source, "line": self.line, "text": self.text, "reason": self.reason}
+#: event times are 64-bit integers on every runner (Spark: BIGINT)
+TIME_MIN, TIME_MAX = -(2 ** 63), 2 ** 63 - 1
+OUT_OF_RANGE = "event time out of range"
 
 
 def _term(term: str) -> str:
@@ -77,16 +60,19 @@ def reject_reason(line: str) -> str:
 
 
 def tuples_of_statement(time: int, subject: str, predicate: str, obj: str) -> list[StreamTuple]:
-    """DESIGN section 3 mapping of one statement (terms as written: ``<iri>``, ``_:b`` or a quoted literal)."""
+    """The mapping of one statement (terms as written: ``<iri>``, ``_:b`` or a quoted literal)."""
     literal = obj.startswith('"')
-    return _tuples(time, _term(subject), predicate, None if literal else _term(obj))
+    tuples = _tuples(time, _term(subject), predicate, None if literal else _term(obj))
+    if tuples is None:
+        raise ValueError("rdf:type with a literal object")
+    return tuples
 
 
-def _tuples(time: int, subject: str, predicate: str, obj: str | None) -> list[StreamTuple]:
-    """The mapping on bare terms (IRIs without brackets); ``obj`` is None for a literal."""
+def _tuples(time: int, subject: str, predicate: str, obj: str | None) -> list[StreamTuple] | None:
+    """The mapping on bare terms (IRIs without brackets); ``obj`` is None for a literal; None if unmapped."""
     if predicate == RDF_TYPE:
         if obj is None:
-            raise ValueError("rdf:type with a literal object")
+            return None
         return [StreamTuple(subject, obj, time, obj)]
     out = [StreamTuple(subject, exists(predicate), time, exists(predicate))]
     if obj is not None:
@@ -94,56 +80,71 @@ def _tuples(time: int, subject: str, predicate: str, obj: str | None) -> list[St
     return out
 
 
-def parse_tnt_lines(lines: Iterable[str], source_name: str = "<stream>",
-                    rejected: list[RejectedRecord] | None = None) -> Iterator[StreamTuple]:
-    """Yield tuples; malformed lines go to ``rejected`` (or raise nothing and are counted there)."""
+def tnt_records(lines: Iterable[str], source: str = "<stream>") -> Iterator[tuple[StreamTuple, int] | RejectedRecord]:
+    """(tuple, line number) for every tuple of a stream, a RejectedRecord for every malformed line, in order."""
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
+        if isinstance(raw, NotUtf8):
+            yield RejectedRecord(source, number, line, NOT_UTF8)
+            continue
         stripped = line.strip(WS_CHARS)
         if not stripped or stripped.startswith("#"):
             continue
         match = _LINE.match(line)
         if match is None:
-            if rejected is not None:
-                rejected.append(RejectedRecord(source_name, number, line, reject_reason(line)))
+            yield RejectedRecord(source, number, line, reject_reason(line))
             continue
         time, s_iri, s_bnode, predicate, o_iri, o_bnode, _literal = match.groups()
-        subject = s_iri if s_iri is not None else s_bnode
-        obj = o_iri if o_iri is not None else o_bnode
-        try:
-            yield from _tuples(int(time), subject, predicate, obj)
-        except ValueError as error:
+        time = int(time)
+        if not TIME_MIN <= time <= TIME_MAX:
+            yield RejectedRecord(source, number, line, OUT_OF_RANGE)
+            continue
+        tuples = _tuples(time, s_iri if s_iri is not None else s_bnode, predicate,
+                         o_iri if o_iri is not None else o_bnode)
+        if tuples is None:
+            yield RejectedRecord(source, number, line, "rdf:type with a literal object")
+            continue
+        for item in tuples:
+            yield item, number
+
+
+def parse_tnt_lines(lines: Iterable[str], source_name: str = "<stream>",
+                    rejected: list[RejectedRecord] | None = None) -> Iterator[StreamTuple]:
+    """The tuples of a stream; malformed lines go to ``rejected`` (when given)."""
+    for record in tnt_records(lines, source_name):
+        if isinstance(record, RejectedRecord):
             if rejected is not None:
-                rejected.append(RejectedRecord(source_name, number, line, str(error)))
+                rejected.append(record)
+        else:
+            yield record[0]
 
 
-def stream_files(path: str) -> list[str]:
-    """A file, or the files of a directory (sorted by name; hidden and temporary files skipped)."""
-    if os.path.isdir(path):
-        return sorted(os.path.join(path, f) for f in os.listdir(path)
-                      if not f.startswith((".", "_")) and os.path.isfile(os.path.join(path, f)))
-    return [path]
+class NotUtf8(str):
+    """A line whose bytes are not UTF-8 (decoded with U+FFFD for the bad bytes): rejected, never fatal."""
+
+
+NOT_UTF8 = "not UTF-8 text"
+
+
+def file_lines(file: str) -> Iterator[str]:
+    """The lines of a stream file, split at \\n only (a lone \\r is whitespace, as in the Spark source: text-mode
+    open() would also break lines at a lone \\r and number them differently)."""
+    with open(file, "rb") as handle:
+        for raw in handle:
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError:
+                yield NotUtf8(raw.decode("utf-8", errors="replace"))
 
 
 def read_tnt(path: str, rejected: list[RejectedRecord] | None = None) -> Iterator[StreamTuple]:
+    """The tuples of a ``.tnt`` file or of every file of a directory (sorted by name)."""
     from srtopo.errors import StreamInputError
+    from srtopo.topology.sources import stream_files
     if not os.path.exists(path):
         raise StreamInputError(f"stream file not found: {path}", hint="give a .tnt file or a directory of them")
     for file in stream_files(path):
-        # lines end at \n only (a lone \r is whitespace), as in the Spark source: text-mode open() would also
-        # break lines at a lone \r and number them differently
-        with open(file, "rb") as handle:
-            yield from parse_tnt_lines((_utf8(file, number, raw) for number, raw in enumerate(handle, 1)),
-                                       file, rejected)
-
-
-def _utf8(file: str, number: int, raw: bytes) -> str:
-    from srtopo.errors import StreamInputError
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise StreamInputError(f"{file}:{number}: not UTF-8 text ({error.reason} at byte {error.start} of the line)",
-                               hint="the stream must be timestamped N-Triples in UTF-8") from None
+        yield from parse_tnt_lines(file_lines(file), file, rejected)
 
 
 def format_tnt(time: int, subject: str, predicate: str, obj: str) -> str:
@@ -151,3 +152,49 @@ def format_tnt(time: int, subject: str, predicate: str, obj: str) -> str:
     def term(t: str) -> str:
         return t if t.startswith(("_:", '"')) else f"<{t}>"
     return f"{time}\t{term(subject)} <{predicate}> {term(obj)} ."
+
+
+def write_tnt(directory: str, items: Iterable, *, per_file: int | None = None, time_points_per_file: int | None = None,
+              first_mtime: float = 1_600_000_000, prefix: str = "part") -> list[str]:
+    """Write a stream as ``.tnt`` files in ``directory``: ``per_file`` lines a file, or one file per
+    ``time_points_per_file`` time points (else one file). Items are lines, (time, subject, predicate, object)
+    or StreamTuples of named classes (written as rdf:type). Files get modification times ``first_mtime``,
+    +1 s, +2 s, ...: Spark's file source reads files in modification-time order."""
+    os.makedirs(directory, exist_ok=True)
+    files: list[str] = []
+    handle = None
+    current = None
+    count = 0
+    try:
+        for item in items:
+            text = _line_of(item)
+            if per_file:
+                key = count // per_file
+            elif time_points_per_file:
+                key = int(text.split(None, 1)[0]) // time_points_per_file
+            else:
+                key = 0
+            if key != current:
+                if handle is not None:
+                    handle.close()
+                files.append(os.path.join(directory, f"{prefix}-{len(files):06d}.tnt"))
+                handle = open(files[-1], "w", encoding="utf-8")
+                current = key
+            handle.write(text + "\n")
+            count += 1
+    finally:
+        if handle is not None:
+            handle.close()
+    for i, path in enumerate(files):
+        os.utime(path, (first_mtime + i, first_mtime + i))
+    return files
+
+
+def _line_of(item) -> str:
+    if isinstance(item, StreamTuple):
+        if is_exists(item.concept):
+            raise ValueError(f"{item.concept}: only tuples of named classes are written as rdf:type lines")
+        return format_tnt(item.time, item.subject, RDF_TYPE, item.concept)
+    if isinstance(item, tuple):
+        return format_tnt(*item)
+    return item

@@ -1,4 +1,4 @@
-"""The ``srtopo`` command line: compile, check (consistency) and reason (I-DLV-sr).
+"""srtopo: compile a TBox or an I-DLV-sr program into a topology, check an RDF stream, reason over a stream.
 
 Errors raised as SrtopoError are printed as one line naming the file (and line) and what to do;
 ``--debug`` shows the traceback instead.
@@ -8,29 +8,28 @@ from __future__ import annotations
 import argparse
 import sys
 
+from srtopo.cli import check, compile, reason
 from srtopo.errors import SrtopoError
+
+COMMANDS = (compile, check, reason)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="srtopo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="srtopo", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
-    from srtopo.cli import consistency as cli_consistency
-    cli_consistency.register(sub)
-    from srtopo.cli import reason as rules_cli
-    rules_cli.register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    debug = args.debug
+    args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except SrtopoError as error:
-        if debug:
+        if args.debug:
             raise
         print(f"srtopo: error: {error}", file=sys.stderr)
         return 2
@@ -38,7 +37,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,17 +4,18 @@ from pathlib import Path
 
 import pytest
 
+from srtopo.errors import TopologyError
 from srtopo.ontology.nis import analyse
 from srtopo.ontology.owl import load_tbox
-from srtopo.errors import TopologyError
-from tests.oracle import oracle_reports
-from tests.randomgen import random_stream, random_tbox
-from srtopo.topology.balance import (balanced_topology, contiguous_splits, even, paper, proportional_tasks,
-                              stage_costs, BalancePlan)
+from srtopo.testing import run_topology, tuples
+from srtopo.topology.balance import Balance, contiguous_splits, even, paper, proportional_tasks, stage_costs
 from srtopo.topology.builder import TopologyBuilder
+from srtopo.topology.choose import choose_topology
 from srtopo.topology.compile import compile_ltm
 from srtopo.topology.ir import Topology
-from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.runners import LocalRunner
+from tests.oracle import oracle_reports
+from tests.randomgen import random_stream, random_tbox
 
 TEX = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
 
@@ -51,6 +52,7 @@ def test_inference_must_follow_the_tbox(tex):
 def test_topology_json_round_trip(tex):
     topo = compile_ltm(tex, [1, 2], parallelism=[2, 3])
     assert Topology.from_dict(topo.to_dict()) == topo
+    assert Topology.from_dict(topo.to_dict()).to_dict() == topo.to_dict()      # name, label and notes too
     assert [s.parallelism for s in topo.stages] == [2, 3]
 
 
@@ -87,7 +89,7 @@ def test_even_uses_rates(tex):
 
 def test_paper_balancer(tex):
     analysis = analyse(tex)
-    assert paper(analysis, tasks=3, split=[1, 2]) == BalancePlan((1, 2), (3, 3), balancer="paper")
+    assert paper(analysis, tasks=3, split=[1, 2]) == Balance((1, 2), (3, 3), balancer="paper")
     assert paper(analysis, tasks=1, stages=3).split == (1, 1, 1)
     with pytest.raises(TopologyError, match="only 3 NI groups"):
         paper(analysis, tasks=1, stages=4)
@@ -101,10 +103,10 @@ def test_custom_balancer_callable_and_correctness():
         k = len(analysis.groups)
 
         def last_heavy(analysis, *, tasks, stages=None, split=None, rates=None):
-            return BalancePlan((0, k), (1, tasks), balancer="mine")
+            return Balance((0, k), (1, tasks), balancer="mine")
 
-        topo = balanced_topology(analysis, last_heavy, tasks=4)
+        topo = choose_topology(analysis, balancer=last_heavy, tasks=4)
         assert [s.parallelism for s in topo.stages] == [1, 4]
-        tuples = random_stream(rng, tbox, n=50)
-        expected = oracle_reports(tbox.pis, [n.pair for n in tbox.nis], tuples, 3)
-        assert {r.key for r in LocalRunner(topo, 3).run(tuples)} == expected
+        stream = random_stream(rng, tbox, n=50)
+        expected = oracle_reports(tbox.pis, [n.pair for n in tbox.nis], stream, 3)
+        assert run_topology(LocalRunner(), topo, [tuples(stream)], window=3).keys == expected

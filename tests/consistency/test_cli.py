@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 from srtopo.cli import main
-from srtopo.topology.tnt import RDF_TYPE, format_tnt
+from srtopo.concepts import RDF_TYPE
+from srtopo.topology.tnt import format_tnt
 
 ROOT = Path(__file__).resolve().parents[2]
 TEX = str(ROOT / "examples" / "tex.ttl")

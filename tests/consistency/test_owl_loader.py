@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from srtopo.ontology.model import exists, exists_inverse
+from srtopo.concepts import exists, exists_inverse
+from srtopo.errors import OntologyError
 from srtopo.ontology.nis import analyse
 from srtopo.ontology.owl import load_tbox
-from srtopo.errors import OntologyError
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 X = "http://x.org/o#"
@@ -84,7 +84,7 @@ def test_npd_statistics():
     assert dict(report.pi_counts)["subClassOf"] == 332
     a = analyse(tbox)
     named = [p for p in a.closure if not p[0].startswith("exists") and not p[1].startswith("exists")]
-    assert 15000 < len(named) < 17000     # DESIGN: ~16k pairs among named classes
+    assert 15000 < len(named) < 17000     # the project's design notes: ~16k pairs among named classes
     assert len(a.groups) == 5             # the paper also found 5 NI groups for NPD
 
 

@@ -1,16 +1,17 @@
-"""The paper's running example T_ex: NTM/LTM counts (DESIGN section 4), groups, Fig. 3c by hand."""
+"""The paper's running example T_ex: NTM/LTM counts of "Distributed Stream Consistency Checking", groups, Fig. 3c by hand."""
 import json
 import random
 from pathlib import Path
 
 import pytest
 
+from srtopo.cli import main
 from srtopo.ontology.nis import analyse
 from srtopo.ontology.owl import load_tbox
+from srtopo.testing import run_topology, tuples
 from srtopo.topology.builder import TopologyBuilder
-from srtopo.cli import main
 from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.runners.local import LocalRunner
+from srtopo.topology.runners import LocalRunner
 
 TEX = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
 NS = "http://example.org/tex#"
@@ -35,7 +36,7 @@ def test_loader_reads_tex(tex):
 def test_ntm_has_37_conjunction_ops(tex):
     topo = compile_ntm(tex)
     assert topo.conjunction_counts == [37]
-    assert topo.ni_closure_size == 37
+    assert topo.notes.ni_closure_size == 37
 
 
 def test_roots_and_groups(tex):
@@ -91,9 +92,9 @@ def test_fig3c_by_hand_equals_compiled(tex):
 def test_fig3c_reports_equal_ntm_on_random_stream(tex):
     rng = random.Random(7)
     concepts = sorted(tex.concepts)
-    tuples = [(f"http://x/s{rng.randrange(30)}", rng.choice(concepts), t // 3) for t in range(3000)]
-    hand = {r.key for r in LocalRunner(fig3c(tex), 4).run(tuples)}
-    ntm = {r.key for r in LocalRunner(compile_ntm(tex), 4).run(tuples)}
+    stream = [(f"http://x/s{rng.randrange(30)}", rng.choice(concepts), t // 3) for t in range(3000)]
+    hand = run_topology(LocalRunner(), fig3c(tex), [tuples(stream)], window=4).keys
+    ntm = run_topology(LocalRunner(), compile_ntm(tex), [tuples(stream)], window=4).keys
     assert hand == ntm
     assert len(ntm) > 100
 
@@ -101,9 +102,9 @@ def test_fig3c_reports_equal_ntm_on_random_stream(tex):
 def test_compile_json(tex, capsys):
     assert main(["compile", "--tbox", TEX, "--method", "ltm", "--split", "1,2", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["ni_closure_size"] == 37
-    assert len(data["ni_roots"]) == 9
-    assert [len(g) for g in data["ni_groups"]] == [1, 2, 6]
+    assert data["notes"]["ni_closure_size"] == 37
+    assert len(data["notes"]["ni_roots"]) == 9
+    assert [len(g) for g in data["notes"]["ni_groups"]] == [1, 2, 6]
     stages = data["stages"]
     assert [s["id"] for s in stages] == ["B1", "B2"]
     assert [len(s["conjunction_ops"]) for s in stages] == [1, 24]

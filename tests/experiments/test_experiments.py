@@ -5,12 +5,13 @@ import os
 
 import pytest
 
+from srtopo.concepts import is_exists
 from srtopo.experiments import common
-from srtopo.experiments.streams import class_streams, uba_replay, uba_triples, write_tnt
-from srtopo.ontology.model import is_exists
+from srtopo.experiments.streams import class_streams, uba_replay, uba_triples
+from srtopo.testing import run_topology, tuples
 from srtopo.topology.compile import compile_ntm, ltm_n
-from srtopo.topology.runners.local import LocalRunner
-from srtopo.topology.tnt import read_tnt, tuples_of_statement
+from srtopo.topology.runners import LocalRunner
+from srtopo.topology.tnt import read_tnt, tuples_of_statement, write_tnt
 
 HAVE_DATA = all(os.path.exists(p) for p in common.UBA)
 HAVE_NPD = os.path.exists(common.TBOXES["npd"])
@@ -52,22 +53,22 @@ def uba():
 
 def test_real_uba_data_is_consistent(uba):
     a = common.analysis_for("lubm")
-    tuples = _uba_tuples(uba)
-    assert len(tuples) > 15000
+    stream = _uba_tuples(uba)
+    assert len(stream) > 15000
     relevant = set(a.relevant_concepts())
-    assert sum(1 for t in tuples if a.hierarchy.rep(t.concept) in relevant) > 5000   # the check sees real data
+    assert sum(1 for t in stream if a.hierarchy.rep(t.concept) in relevant) > 5000   # the check sees real data
     for topo in (compile_ntm(a), ltm_n(a, 2)):
-        assert LocalRunner(topo, window=None).run(tuples) == []
+        assert run_topology(LocalRunner(), topo, [tuples(stream)], window=None).outputs == []
 
 
 def test_uba_replay_reports_every_planted_violation(uba):
     a = common.analysis_for("lubm")
     replay = uba_replay(a, uba, per_time=100, violation=0.05, seed=3)
     assert 20 < len(replay.planted)
-    tuples = []
+    stream = []
     for t, s, p, o in replay.lines:
-        tuples.extend(tuples_of_statement(t, f"<{s}>", p, o if o.startswith('"') else f"<{o}>"))
-    keys = {r.key for r in LocalRunner(compile_ntm(a), window=5).run(tuples)}
+        stream.extend(tuples_of_statement(t, f"<{s}>", p, o if o.startswith('"') else f"<{o}>"))
+    keys = run_topology(LocalRunner(), compile_ntm(a), [tuples(stream)], window=5).keys
     assert replay.planted <= keys
     assert {s for s, _ in keys} == {s for s, _ in replay.planted}
     assert uba_replay(a, uba, per_time=100, violation=0.05, seed=3).lines == replay.lines
@@ -93,14 +94,14 @@ def test_violation_fraction_and_reports_equal_planted(fraction):
     gen = class_streams(a, time_points=120, rate=2, violation=fraction, seed=1)
     assert abs(gen.violation_fraction - fraction) <= max(0.006, 0.15 * fraction)
     for topo in (compile_ntm(a), ltm_n(a, 0), ltm_n(a, 3)):
-        keys = {r.key for r in LocalRunner(topo, window=3, allowed_lateness=0).run(gen.tuples)}
+        keys = run_topology(LocalRunner(), topo, [tuples(gen.tuples)], window=3, lateness=0).keys
         assert keys == gen.planted
 
 
 def test_written_stream_reads_back(tmp_path):
     a = common.analysis_for("lubm")
     gen = class_streams(a, time_points=20, rate=1, violation=0.05, seed=2)
-    files = write_tnt(str(tmp_path / "s"), gen.tuples, chunk=5)
+    files = write_tnt(str(tmp_path / "s"), gen.tuples, time_points_per_file=5)
     assert len(files) == 4
     assert [os.path.getmtime(f) for f in files] == sorted(os.path.getmtime(f) for f in files)
     back = list(read_tnt(str(tmp_path / "s")))
@@ -114,3 +115,30 @@ def test_rdflib_baseline_agrees_on_a_small_stream():
     gen = class_streams(a, time_points=6, rate=1, violation=0.1, seed=4)
     result = run_rdflib(common.TBOXES["lubm"], gen.tuples, 3)
     assert result["report_keys"] == gen.planted and gen.planted
+
+
+def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
+    """A small fig5 on the local runner: every topology reports exactly the planted violations (the experiment
+    checks it and stops otherwise), one row per topology and budget, and its table and plot are written."""
+    from srtopo.experiments.run_paper import main
+    out = tmp_path / "results"
+    assert main(["fig5", "--engine", "local", "--tboxes", "lubm", "--tasks", "2", "--scale", "0.05",
+                 "--out", str(out), "--work", str(tmp_path / "work")]) == 0
+    rows = common.read_rows("fig5", str(out))
+    a = common.analysis_for("lubm")
+    assert [r.topology for r in rows] == ["ntm"] + [f"ltm-{n}" for n in range(len(a.groups) + 1)]
+    assert len({r.reports for r in rows}) == 1 and rows[0].reports > 0
+    assert all(r["model_tps"] > 0 and r.throughput_tps > 0 for r in rows)
+    assert (out / "fig5.md").read_text().startswith("# Fig. 5") and (out / "fig5.png").exists()
+
+
+def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
+    from srtopo.experiments.run_paper import main
+    out = tmp_path / "results"
+    assert main(["balancer", "--engine", "local", "--tboxes", "lubm", "--tasks", "2", "--scale", "0.05",
+                 "--out", str(out), "--work", str(tmp_path / "work")]) == 0
+    assert (out / "fig5.json").exists()
+    rows = common.read_rows("balancer", str(out))
+    assert [(r.tbox, r.tasks, r.engine) for r in rows] == [("lubm", 2, "local")]
+    assert rows[0]["measured_best"].startswith("ltm-")
+

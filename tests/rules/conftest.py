@@ -15,7 +15,7 @@ import clingo
 import pytest
 from clingo import ast
 
-from srtopo.rules.ir import PlainLiteral, Program, StreamingLiteral
+from srtopo.rules.ir import Program, StreamingLiteral
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 IDLVSR = DATA / "idlvsr"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from clingo import parse_term
 
-from tests.rules.conftest import oracle, random_case, run_engine
 from srtopo.rules.parse import parse_file, parse_program
 from srtopo.rules.stream import read_records, time_points
+from tests.rules.conftest import oracle, random_case, run_engine
 
 CORPUS = ["example3", "example4", "example5", "at_least", "at_most", "count", "carPassing", "coolingSystem",
           "recursive_in", "recursive_always", "UTrafficMonitoring", "PV-system"]

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from srtopo.errors import ProgramError
 from srtopo.rules.analysis import analyse
 from srtopo.rules.ir import StreamingLiteral
 from srtopo.rules.parse import parse_file, parse_program
-from srtopo.errors import ProgramError
 
 SUPPORTED = ["example3", "example4", "example5", "at_least", "at_most", "count", "carPassing",
              "coolingSystem", "recursive_in", "recursive_always", "UTrafficMonitoring", "PV-system"]

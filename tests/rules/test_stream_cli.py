@@ -8,22 +8,22 @@ import threading
 
 import pytest
 
-from srtopo.rules import solver
-from srtopo.rules.stream import Rejects, read_records, split_atoms, time_points
 from srtopo.cli import main
+from srtopo.rules import solver
+from srtopo.rules.stream import read_records, split_atoms, time_points
 
 
 def _points(text: str, unit: str = "sec"):
-    rejects = Rejects()
-    points = list(time_points(read_records(io.StringIO(text), unit=unit, rejects=rejects), rejects))
-    return [(t, sorted(map(str, atoms))) for t, _s, atoms in points], rejects
+    rejected = []
+    points = list(time_points(read_records(io.StringIO(text), unit=unit, rejected=rejected), rejected))
+    return [(t, sorted(map(str, atoms))) for t, _s, atoms in points], rejected
 
 
 def test_log_lines_become_time_points_with_gaps_and_minutes_without_seconds():
     points, rejects = _points("2021-04-30T19:44 a(1);\n2021-04-30T19:44:02 b(\"x;y\"); c\n"
                               "2021-04-30T19:44:02 d(2)\n")
     assert points == [(0, ["a(1)"]), (1, []), (2, ['b("x;y")', "c", "d(2)"])]   # same time point merged
-    assert rejects.count == 0
+    assert len(rejects) == 0
     points, _ = _points("2021-04-30T19:44:00 a\n2021-04-30T19:46:30 b\n", unit="min")
     assert [t for t, _ in points] == [0, 1, 2]
 
@@ -38,13 +38,13 @@ def test_json_lines_input():
 def test_malformed_atoms_reject_the_whole_line(bad):
     points, rejects = _points(f"2021-01-01T00:00:00 ok(1)\n2021-01-01T00:00:01 ok(2); {bad}\n"
                               f"2021-01-01T00:00:02 ok(3)\n")
-    assert rejects.count == 1 and rejects.items[0][0] == 2
+    assert len(rejects) == 1 and rejects[0].line == 2
     assert points == [(0, ["ok(1)"]), (1, []), (2, ["ok(3)"])]
 
 
 def test_out_of_order_and_bad_timestamp_are_rejected():
     points, rejects = _points("2021-01-01T00:00:05 a\n2021-01-01T00:00:03 b\nyesterday c\n2021-01-01T00:00:06 d\n")
-    assert [line for line, _ in rejects.items] == [2, 3]
+    assert [r.line for r in rejects] == [2, 3]
     assert points == [(0, ["a"]), (1, ["d"])]
 
 
@@ -72,7 +72,7 @@ def test_injection_text_never_reaches_clingo(tmp_path, monkeypatch, capsys):
                               "2021-01-01T00:00:01 b(2); b(3)). bad :- x.\n"
                               "2021-01-01T00:00:02 b(4); #script (python) print(1) #end\n"
                               "2021-01-01T00:00:03 b(5)\n",
-                              "--strategy", "restart", "--rejected", str(tmp_path / "rej.jsonl"))
+                              "--strategy", "restart", "--rejected-out", str(tmp_path / "rej.jsonl"))
     assert code == 0
     err = capsys.readouterr().err
     assert "line 2" in err and "line 3" in err and "2 stream record(s) rejected" in err

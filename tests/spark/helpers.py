@@ -1,4 +1,4 @@
-"""Helpers for the Spark tests: several random cases merged into ONE topology (one Spark job for all)."""
+"""Helpers for the Spark tests: the CLI in a subprocess, the T_ex TBox and streams as files."""
 from __future__ import annotations
 
 import os
@@ -6,53 +6,8 @@ import random
 import subprocess
 import sys
 
-from srtopo.topology.ir import ConjunctionOp, InferenceOp, Source, Stage, Topology
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = os.environ.get("PYSPARK_PYTHON") or sys.executable
-
-
-def prefixed(topology: Topology, p: str) -> Topology:
-    def c(x):
-        return p + x
-    stages = tuple(Stage(id=s.id, inference_ops=tuple(InferenceOp(c(o.sub), c(o.sup)) for o in s.inference_ops),
-                         conjunction_ops=tuple(ConjunctionOp(c(o.left), c(o.right), (c(o.ni[0]), c(o.ni[1])))
-                                               for o in s.conjunction_ops),
-                         forwards=tuple(c(f) for f in s.forwards), parallelism=s.parallelism)
-                   for s in topology.stages)
-    return Topology(Source(tuple(c(x) for x in topology.source.concepts),
-                           tuple((c(a), c(b)) for a, b in topology.source.aliases)), stages, plan=topology.plan)
-
-
-def merge(topologies: list[Topology], plan: str = "merged") -> Topology:
-    """Disjoint union of topologies whose concepts are already prefixed apart: stage k = every stage k."""
-    depth = max(len(t.stages) for t in topologies)
-    stages = []
-    for k in range(depth):
-        parts = [t.stages[k] for t in topologies if len(t.stages) > k]
-        stages.append(Stage(id=f"B{k + 1}", inference_ops=tuple(o for s in parts for o in s.inference_ops),
-                            conjunction_ops=tuple(o for s in parts for o in s.conjunction_ops),
-                            forwards=tuple(f for s in parts for f in s.forwards),
-                            parallelism=max(s.parallelism for s in parts)))
-    return Topology(Source(tuple(x for t in topologies for x in t.source.concepts),
-                           tuple(a for t in topologies for a in t.source.aliases)), tuple(stages), plan=plan)
-
-
-def bounded_disorder(tuples, lateness: int, rng: random.Random):
-    """Sort by time, then shuffle inside time blocks of width `lateness`: no tuple is behind
-    (max time so far - lateness), so nothing is late for a runner with that allowed lateness."""
-    ordered = sorted(tuples, key=lambda t: t[2])
-    if lateness <= 0:
-        return ordered
-    blocks: dict[int, list] = {}
-    for t in ordered:
-        blocks.setdefault(t[2] // lateness, []).append(t)
-    out = []
-    for k in sorted(blocks):
-        block = blocks[k]
-        rng.shuffle(block)
-        out.extend(block)
-    return out
 
 
 def srtopo(args, **kwargs):
@@ -89,7 +44,7 @@ def write_tex(path) -> None:
 
 
 def tex_stream(n: int, rng: random.Random, n_subjects: int = 2000, rate: int = 50):
-    from srtopo.topology.tnt import RDF_TYPE
+    from srtopo.concepts import RDF_TYPE
     out = []
     for i in range(n):
         out.append((f"http://ex.org/data/s{rng.randrange(n_subjects)}", RDF_TYPE, TEX + rng.choice(TEX_CLASSES), i // rate))

@@ -86,7 +86,7 @@ def test_standalone_cluster_gives_local_reports(standalone, tmp_path):
     common = ["check", "--tbox", str(tmp_path / "tex.ttl"), "--stream", str(tmp_path / "in"), "--window", "6"]
     local = srtopo(common, timeout=300)
     assert local.returncode == 0, local.stderr
-    res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--max-files-per-trigger", "1",
+    res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--files-per-batch", "1",
                            "--shuffle-partitions", "2", "--checkpoint", str(tmp_path / "ck")], timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert master in res.stderr

@@ -29,7 +29,7 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_sink(spark, tm
     write_tex(tmp_path / "tex.ttl")
     write_tnt_files(tmp_path / "in", tex_stream(100_000, random.Random(11), n_subjects=5000, rate=100), FILES)
     args = ["check", "--engine", "spark", "--tbox", str(tmp_path / "tex.ttl"), "--stream", str(tmp_path / "in"),
-            "--window", "10", "--lateness", "0", "--once", "--max-files-per-trigger", "1", "--master", "local[2]",
+            "--window", "10", "--lateness", "0", "--once", "--files-per-batch", "1", "--master", "local[2]",
             "--shuffle-partitions", "2", "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
     kills = []
     # kill 1: right after the first batch wrote its store entry; kill 2: as soon as a later batch starts
@@ -54,17 +54,12 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_sink(spark, tm
     assert len(set(kills)) == 3, f"three different kill points, got {kills}"
 
     # the uninterrupted run (same engine and settings, in-process on the shared session)
-    from srtopo.ontology.nis import analyse
-    from srtopo.ontology.owl import load_tbox
-    from srtopo.topology.compile import compile_ltm
-    from srtopo.topology.spark import SparkConsistencyRunner, TntSource
-    from srtopo.topology.balance import get_balancer
-    analysis = analyse(load_tbox(str(tmp_path / "tex.ttl")))
-    plan = get_balancer("even")(analysis, tasks=1, stages=None, split=None)
-    topo = compile_ltm(analysis, plan.split, plan.parallelism)
-    runner = SparkConsistencyRunner(topo, 10, lateness=0, spark=spark)
-    runner.run_once([TntSource(str(tmp_path / "in"), max_files_per_trigger=1)], out=str(tmp_path / "ref"),
-                    checkpoint=str(tmp_path / "ref-ck"))
+    from srtopo.topology.choose import topology_from_tbox
+    from srtopo.topology.runners import RunConfig, SparkRunner
+    from srtopo.topology.sources import TntFiles
+    topo = topology_from_tbox(str(tmp_path / "tex.ttl"))     # the CLI's defaults
+    SparkRunner().run(topo, [TntFiles(str(tmp_path / "in"), files_per_batch=1)],
+                      RunConfig(window=10, lateness=0, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref")))
     expected = _lines(tmp_path / "ref")
     got = _lines(tmp_path / "out")
     assert sum(expected.values()) > 1000

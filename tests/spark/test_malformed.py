@@ -1,50 +1,34 @@
 """A watched directory with 1% malformed lines: every valid tuple processed, every malformed line in the
-rejected sink with file, line and reason, and the query still running."""
+rejected sink with file, line and reason, and the query still running (a query that keeps watching,
+started through the Spark runner's ``start``)."""
 import os
 import random
 import time
 
-from srtopo.ontology.model import TBox
 from srtopo.ontology.nis import analyse
+from srtopo.testing import run_topology, tuples
 from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners.local import LocalRunner
-from srtopo.topology.spark import SparkConsistencyRunner, TntSource
-from srtopo.topology.tnt import RDF_TYPE, format_tnt, parse_tnt_lines
-
-EX = "http://ex.org/m#"
-BAD = ["not a line at all", "12\t<http://ex.org/a> <http://ex.org/p>", "x7\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .",
-       "5\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b>", '9\t<http://ex.org/a> <' + RDF_TYPE + '> "lit" .',
-       "3\t<bad iri> <http://ex.org/p> <http://ex.org/b> ."]
+from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
+from srtopo.topology.sinks import MemorySink
+from srtopo.topology.sources import TntFiles
+from srtopo.topology.tnt import parse_tnt_lines
+from tests.randomgen import MALFORMED_TBOX, malformed_stream
 
 
-def _files(tmp, rng):
-    classes = [f"{EX}C{i}" for i in range(6)]
-    files = []
-    for f in range(2):
-        lines = ["# a comment", ""]
-        for i in range(1500):
-            t = f * 100 + i // 15
-            if rng.random() < 0.01:
-                lines.append(rng.choice(BAD))
-            elif rng.random() < 0.2:
-                lines.append(format_tnt(t, f"{EX}s{rng.randrange(40)}", f"{EX}knows", f"{EX}s{rng.randrange(40)}"))
-            else:
-                lines.append(format_tnt(t, f"{EX}s{rng.randrange(40)}", RDF_TYPE, rng.choice(classes)))
-        files.append((f"part-{f}.tnt", "\n".join(lines) + "\n"))
-    return classes, files
+def _files(rng):
+    return [(f"part-{f}.tnt", "\n".join(malformed_stream(rng, 1500, bad=0.01, first_time=f * 100, subjects=40)) + "\n")
+            for f in range(2)]
 
 
 def test_malformed_lines_are_rejected_and_query_keeps_running(spark, tmp_path):
-    rng = random.Random(3)
-    classes, files = _files(tmp_path, rng)
-    tbox = TBox.build([(classes[1], classes[0]), (classes[2], classes[0]), ("exists:" + EX + "knows", classes[3])],
-                      [(classes[0], classes[4]), (classes[1], classes[2]), (classes[3], classes[5])])
-    topo = compile_ntm(analyse(tbox))
+    files = _files(random.Random(3))
+    topo = compile_ntm(analyse(MALFORMED_TBOX))
     watched = tmp_path / "in"
     watched.mkdir()
-    runner = SparkConsistencyRunner(topo, 5, lateness=1000, spark=spark)
-    runner.start([TntSource(str(watched))], out=str(tmp_path / "out"), checkpoint=str(tmp_path / "ck"),
-                 rejected_out=str(tmp_path / "rejected"), trigger=0.5)
+    sink = MemorySink()
+    runner = SparkRunner().start(topo, [TntFiles(str(watched))], RunConfig(
+        window=5, lateness=1000, checkpoint=str(tmp_path / "ck"), out=str(tmp_path / "out"),
+        rejected_out=str(tmp_path / "rejected"), options=SparkOptions(once=False, trigger=0.5)), sink)
     expected_tuples, expected_rejected = [], []
     try:
         for i, (name, text) in enumerate(files):
@@ -68,9 +52,11 @@ def test_malformed_lines_are_rejected_and_query_keeps_running(spark, tmp_path):
         got = {(os.path.basename(r["source"]), r["line"], r["reason"]) for r in runner.rejected().collect()}
         want = {(os.path.basename(r.source), r.line, r.reason) for r in expected_rejected}
         assert got == want
+        # a running query hands every batch's rejected records to the sink as well
+        assert {(os.path.basename(r.source), r.line, r.reason) for r in sink.rejected} == want
     finally:
         runner.stop()
     runner.finish()
-    local = {r.key for r in LocalRunner(topo, 5).run(expected_tuples)}
+    local = run_topology(LocalRunner(), topo, [tuples(expected_tuples)], window=5).keys
     spark_keys = {(r["subject"], r["time"]) for r in runner.reports().collect()}
     assert spark_keys == local and local

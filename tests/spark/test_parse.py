@@ -4,8 +4,9 @@ pieces (fixed seed): same tuples, same rejected lines with the same reasons, pun
 import random
 import re
 
+from srtopo.concepts import RDF_TYPE
 from srtopo.topology.spark.sources import PUNCT_PATTERN, parse_lines
-from srtopo.topology.tnt import RDF_TYPE, parse_tnt_lines
+from srtopo.topology.tnt import parse_tnt_lines
 
 FIXED = [
     "", "   ", "\t", "# a comment", "  #another", "# watermark 7", "  #\twatermark -2 \t", "# watermark x",

@@ -1,183 +1,176 @@
-"""The local reference runner: one process, exact event-time semantics, per-stage counters.
+"""The local runner: one process, the reference semantics every other runner is checked against.
 
-Tuples may arrive out of order. A tuple at t conflicts with a cached tuple at t' when |t - t'| <= w;
-the report is due at max(t, t'), so a late arrival can produce a report for a later time point.
-Reports are deduplicated by (subject, time). With ``allowed_lateness`` set, a tuple older than
-(max time seen - allowed_lateness) is not processed but recorded in ``late`` (never silently lost),
-and window entries that no future tuple can reach are evicted. Without it, nothing is late and
-nothing is evicted (exact on any order, memory grows with the window).
+Consistency topologies: tuples are pushed one at a time through the stages (:class:`ConsistencyEngine`),
+in arrival order; a tuple at t conflicts with a cached tuple at t' when |t - t'| <= w, and the report is due
+at max(t, t'), so a late arrival can produce a report for a later time point. Reports are deduplicated by
+(subject, time). With a lateness L, a tuple older than (max time seen - L) is not processed but rejected as
+late (never silently lost), and window entries no future tuple can reach are evicted; without one, nothing is
+late and nothing is evicted (exact on any order; memory grows with the window).
+
+Rule topologies: one time point at a time through the I-DLV-sr evaluator (``srtopo.rules.evaluate``).
+
+Every stage runs in this one process: the stages' parallelism is reported, not used.
 """
 from __future__ import annotations
 
+import fnmatch
+import heapq
+import os
+import socket
+import time as _time
 from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import ClassVar, Iterable, Iterator, Sequence
 
-from srtopo.errors import TopologyError
+from srtopo.errors import StreamInputError, UnsupportedByRunner
+from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
-from srtopo.topology.reports import Report, evidence_of
-from srtopo.topology.tnt import RejectedRecord, StreamTuple
+from srtopo.topology.records import Model, RejectedRecord, Report, StreamTuple, evidence_of
+from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters
+from srtopo.topology.sinks import MemorySink, open_text
+from srtopo.topology.sources import (
+    AtomLog,
+    Lines,
+    RdfFiles,
+    SocketLines,
+    Timeline,
+    TntFiles,
+    TupleFiles,
+    Tuples,
+    require_path,
+    stream_files,
+)
+from srtopo.topology.tnt import file_lines, tnt_records
+from srtopo.topology.tsv import tuple_records
+
+TUPLE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Tuples, Lines)
+ATOM_SOURCES = (AtomLog, Timeline)
 
 
-@dataclass
-class StageCounters:
-    stage: str
-    tuples_in: int = 0
-    forwarded: int = 0
-    inferred: int = 0
-    cached_inserted: int = 0
-    cached_now: int = 0
-    cached_peak: int = 0
-    ops_evaluated: int = 0
-    reports: int = 0
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
+@dataclass(frozen=True)
+class LocalOptions:
+    """strategy: how rule stages use clingo (``srtopo.rules.solver.STRATEGIES``)."""
+    strategy: str = "auto"
 
 
-@dataclass
-class RunCounters:
-    tuples: int = 0
-    irrelevant: int = 0
-    late: int = 0
-    stages: list[StageCounters] = field(default_factory=list)
+# --- consistency ---------------------------------------------------------------------------------------
 
-    @property
-    def cached_peak_total(self) -> int:
-        return sum(s.cached_peak for s in self.stages)
+class ConsistencyEngine:
+    """Push tuples through a consistency topology; reports come back from ``push`` as they become due."""
 
-    def to_dict(self) -> dict:
-        return {"tuples": self.tuples, "irrelevant": self.irrelevant, "late": self.late,
-                "stages": [s.to_dict() for s in self.stages]}
-
-
-class _StagePlan:
-    """Per-stage lookup tables derived once from the IR."""
-
-    def __init__(self, stage, is_last: bool):
-        self.id = stage.id
-        self.partners: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
-        for op in stage.conjunction_ops:
-            self.partners[op.left][op.right] = op.ni
-            self.partners[op.right][op.left] = op.ni
-        self.touch = {c: len(p) for c, p in self.partners.items()}
-        self.outputs: dict[str, tuple[tuple[str, bool], ...]] = defaultdict(tuple)
-        if not is_last:
-            out: dict[str, list[tuple[str, bool]]] = defaultdict(list)
-            for c in stage.forwards:
-                out[c].append((c, False))
-            for op in stage.inference_ops:
-                out[op.sub].append((op.sup, True))
-            self.outputs.update({c: tuple(v) for c, v in out.items()})
-
-
-class LocalRunner:
-    def __init__(self, topology: Topology, window: int | None, allowed_lateness: int | None = None):
-        if window is not None and window < 0:
-            raise TopologyError(f"window must be >= 0 time units (or unbounded), got {window}")
-        if allowed_lateness is not None and allowed_lateness < 0:
-            raise TopologyError(f"allowed lateness must be >= 0, got {allowed_lateness}")
+    def __init__(self, topology: Topology, window: int | None, lateness: int | None = None):
         self.topology = topology
         self.window = window
-        self.allowed_lateness = allowed_lateness
-        self._plans = [_StagePlan(s, i == len(topology.stages) - 1) for i, s in enumerate(topology.stages)]
+        self.lateness = lateness
         self._aliases = dict(topology.source.aliases)
-        self._accepted = frozenset(topology.source.concepts)
+        self._partners: list[dict[str, dict[str, tuple[str, str]]]] = []
+        for stage in topology.stages:
+            partners: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+            for op in stage.conjunction_ops:
+                partners[op.left][op.right] = op.ni
+                partners[op.right][op.left] = op.ni
+            self._partners.append(dict(partners))
+        self._outputs = [topology.outputs(k) for k in range(len(topology.stages))]
+        self._routes: dict[str, tuple] = {}
         # per stage: subject -> list of (concept, time, asserted)
-        self._caches: list[dict[str, list[tuple[str, int, str]]]] = [defaultdict(list) for _ in self._plans]
+        self._caches: list[dict[str, list[tuple[str, int, str]]]] = [defaultdict(list) for _ in topology.stages]
         self._emitted: set[tuple[str, int]] = set()
         self._max_time: int | None = None
         self._since_sweep = 0
-        self.counters = RunCounters(stages=[StageCounters(p.id) for p in self._plans])
-        self.late: list[RejectedRecord] = []
+        self.counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
 
-    # --- public API ----------------------------------------------------------------------------
-    def run(self, tuples: Iterable[StreamTuple | tuple]) -> list[Report]:
-        return list(self.process(tuples))
+    def _route(self, concept: str) -> tuple:
+        """Per stage the tuple reaches: (stage index, ((concept, partners, ops touched, forwarded, inferred), ...))."""
+        route = []
+        for k, frontier in enumerate(self.topology.route(concept)):
+            entries = []
+            for c in frontier:
+                partners = self._partners[k].get(c)
+                outputs = self._outputs[k].get(c, ())
+                entries.append((c, partners, len(partners) if partners else 0,
+                                sum(1 for _, inferred in outputs if not inferred),
+                                sum(1 for _, inferred in outputs if inferred)))
+            route.append((k, tuple(entries)))
+        return tuple(route)
 
-    def process(self, tuples: Iterable[StreamTuple | tuple]) -> Iterator[Report]:
-        for item in tuples:
-            yield from self.push(item)
+    @property
+    def watermark(self) -> int | None:
+        """Tuples older than this are late (None: nothing is)."""
+        if self._max_time is None or self.lateness is None:
+            return None
+        return self._max_time - self.lateness
 
-    def push(self, item: StreamTuple | tuple) -> list[Report]:
-        if not isinstance(item, StreamTuple):
-            subject, concept, time = item[:3]
-            item = StreamTuple(subject, concept, int(time), item[3] if len(item) > 3 else concept)
-        self.counters.tuples += 1
+    def is_late(self, time: int) -> bool:
+        return (self._max_time is not None and self.lateness is not None
+                and time < self._max_time - self.lateness)
+
+    def push(self, item: StreamTuple) -> list[Report] | None:
+        """The reports the tuple makes due; None if it is late (counted, not processed)."""
+        counters = self.counters
+        counters.records += 1
         time = item.time
-        if self._max_time is not None and self.allowed_lateness is not None \
-                and time < self._max_time - self.allowed_lateness:
-            self.counters.late += 1
-            self.late.append(RejectedRecord("<stream>", self.counters.tuples,
-                                            f"{time}\t{item.subject} {item.asserted}",
-                                            f"late: event time {time} is older than the watermark "
-                                            f"{self._max_time - self.allowed_lateness}"))
-            return []
+        if self.is_late(time):
+            counters.late += 1
+            return None
         if self._max_time is None or time > self._max_time:
             self._max_time = time
         concept = self._aliases.get(item.concept, item.concept)
-        if concept not in self._accepted:
-            self.counters.irrelevant += 1
+        route = self._routes.get(concept)
+        if route is None:
+            route = self._routes[concept] = self._route(concept)
+        if not route:
+            counters.irrelevant += 1
             return []
         out: list[Report] = []
-        frontier = [(concept, item.asserted)]
-        for index, plan in enumerate(self._plans):
-            if not frontier:
-                break
-            frontier = self._stage(index, plan, item.subject, time, frontier, out)
+        subject, asserted, w = item.subject, item.asserted, self.window
+        for k, entries in route:
+            started = _time.perf_counter()
+            stage = counters.stages[k]
+            cache = self._caches[k]
+            for c, partners, touch, forwarded, inferred in entries:
+                stage.records_in += 1
+                stage.forwarded += forwarded
+                stage.inferred += inferred
+                if partners is None:
+                    continue
+                stage.ops_evaluated += touch
+                cached = cache[subject]
+                if c in partners:   # unsatisfiable concept: the tuple conflicts with itself
+                    self._report(subject, time, partners[c], ((asserted, time),), k, out)
+                for other, t2, asserted2 in cached:
+                    ni = partners.get(other)
+                    if ni is not None and (w is None or abs(time - t2) <= w):
+                        self._report(subject, max(time, t2), ni, ((asserted, time), (asserted2, t2)), k, out)
+                cached.append((c, time, asserted))
+                stage.cached_in += 1
+                stage.window_rows += 1
+                if stage.window_rows > stage.window_peak:
+                    stage.window_peak = stage.window_rows
+                self._since_sweep += 1
+            stage.seconds += _time.perf_counter() - started
         self._maybe_sweep()
         return out
 
-    # --- internals -----------------------------------------------------------------------------
-    def _stage(self, index, plan: _StagePlan, subject, time, frontier, out) -> list[tuple[str, str]]:
-        counters = self.counters.stages[index]
-        cache = self._caches[index]
-        w = self.window
-        nxt: list[tuple[str, str]] = []
-        for concept, asserted in frontier:
-            counters.tuples_in += 1
-            partners = plan.partners.get(concept)
-            if partners is not None:
-                counters.ops_evaluated += plan.touch[concept]
-                entries = cache[subject]
-                if concept in partners:   # unsatisfiable concept: the tuple conflicts with itself
-                    self._report(subject, time, partners[concept], ((asserted, time),), plan.id, counters, out)
-                for other, t2, asserted2 in entries:
-                    ni = partners.get(other)
-                    if ni is not None and (w is None or abs(time - t2) <= w):
-                        self._report(subject, max(time, t2), ni, ((asserted, time), (asserted2, t2)),
-                                     plan.id, counters, out)
-                entries.append((concept, time, asserted))
-                counters.cached_inserted += 1
-                counters.cached_now += 1
-                if counters.cached_now > counters.cached_peak:
-                    counters.cached_peak = counters.cached_now
-                self._since_sweep += 1
-            for target, inferred in plan.outputs.get(concept, ()):
-                nxt.append((target, asserted))
-                if inferred:
-                    counters.inferred += 1
-                else:
-                    counters.forwarded += 1
-        return nxt
-
-    def _report(self, subject, time, ni, evidence, stage_id, counters, out) -> None:
+    def _report(self, subject, time, ni, evidence, k, out) -> None:
         key = (subject, time)
         if key in self._emitted:
             return
         self._emitted.add(key)
-        counters.reports += 1
-        out.append(Report(subject, time, tuple(ni), evidence_of(*evidence), stage_id, self.topology.plan))
+        self.counters.stages[k].outputs += 1
+        self.counters.outputs += 1
+        out.append(Report(subject, time, tuple(ni), evidence_of(*evidence), self.topology.stages[k].id,
+                          self.topology.label))
 
     def _maybe_sweep(self) -> None:
-        if self.allowed_lateness is None or self.window is None or self._max_time is None:
+        if self.lateness is None or self.window is None or self._max_time is None:
             return
-        total = sum(c.cached_now for c in self.counters.stages)
+        total = sum(c.window_rows for c in self.counters.stages)
         if self._since_sweep < max(1024, total // 2):
             return
         self._since_sweep = 0
         # A future tuple has time >= max - lateness; it reaches entries with t' >= that - w.
-        cutoff = self._max_time - self.allowed_lateness - self.window
+        cutoff = self._max_time - self.lateness - self.window
         for index, cache in enumerate(self._caches):
             removed = 0
             for subject in list(cache):
@@ -188,6 +181,238 @@ class LocalRunner:
                     cache[subject] = kept
                 else:
                     del cache[subject]
-            self.counters.stages[index].cached_now -= removed
-        horizon = self._max_time - self.allowed_lateness
+            self.counters.stages[index].window_rows -= removed
+        horizon = self._max_time - self.lateness
         self._emitted = {k for k in self._emitted if k[1] >= horizon}
+
+
+# --- reading sources in this process -------------------------------------------------------------------
+
+def _chunks(items: Sequence, n: int) -> list[Sequence]:
+    size = max(1, -(-len(items) // max(1, n)))
+    return [items[i:i + size] for i in range(0, len(items), size)] or [items]
+
+
+def _files(source) -> list[str]:
+    files = stream_files(source.path)
+    if source.glob:
+        files = [f for f in files if fnmatch.fnmatch(os.path.basename(f), source.glob)]
+    return files
+
+
+def _located(records, source: str, offset: int = 0) -> Iterator:
+    for record in records:
+        if isinstance(record, RejectedRecord):
+            yield record if not offset else RejectedRecord(record.source, record.line + offset, record.text,
+                                                           record.reason)
+        else:
+            yield record[0], source, record[1] + offset
+
+
+def _file_batches(source, read_file) -> Iterator[Iterator]:
+    files = _files(source)
+    per = source.files_per_batch or max(1, len(files))
+    for i in range(0, max(1, len(files)), per):
+        yield chain.from_iterable(read_file(f) for f in files[i:i + per])
+
+
+def _rdf_file(file: str, rdf_format: str | None) -> Iterator:
+    from srtopo.topology.rdf import rdf_file_to_lines
+    with open(file, "rb") as handle:
+        content = handle.read().decode("utf-8", errors="replace")
+    for index, line, reason in rdf_file_to_lines(file, content, rdf_format):
+        if reason is not None:
+            yield RejectedRecord(file, index, line, reason)
+        else:
+            yield from _located(tnt_records([line], file), file, index - 1)
+
+
+def _socket_lines(host: str, port: int) -> Iterator[str]:
+    try:
+        conn = socket.create_connection((host, port))
+    except OSError as error:
+        raise StreamInputError(f"cannot connect to socket:{host}:{port}: {error}") from None
+    with conn, conn.makefile("r", encoding="utf-8", errors="replace", newline="\n") as handle:
+        yield from handle
+
+
+def tuple_batches(source) -> Iterator[Iterator]:
+    """The batches of a tuple source: each an iterator of (tuple, source name, line) or RejectedRecord."""
+    if isinstance(source, TntFiles):
+        return _file_batches(source, lambda f: _located(tnt_records(file_lines(f), f), f))
+    if isinstance(source, TupleFiles):
+        return _file_batches(source, lambda f: _located(tuple_records(file_lines(f), f), f))
+    if isinstance(source, RdfFiles):
+        return _file_batches(source, lambda f: _rdf_file(f, source.rdf_format))
+    if isinstance(source, SocketLines):
+        name = source.describe()
+        return iter([_located(tnt_records(_socket_lines(source.host, source.port), name), name)])
+    if isinstance(source, Tuples):
+        batches, start = [], 0
+        for chunk in _chunks(source.records, source.batches):
+            batches.append([(StreamTuple(s, c, int(t), c), source.name, start + i + 1)
+                            for i, (s, c, t) in enumerate(chunk)])
+            start += len(chunk)
+        return iter(batches)
+    if isinstance(source, Lines):
+        batches, start = [], 0
+        for chunk in _chunks(source.lines, source.batches):
+            batches.append(_located(tnt_records(chunk, source.name), source.name, start))
+            start += len(chunk)
+        return iter(batches)
+    raise UnsupportedByRunner(f"the local runner does not read {type(source).__name__} sources")
+
+
+def _merged(batches: list) -> Iterable:
+    """One batch of several sources, merged by event time (rejected records go as soon as they come)."""
+    if len(batches) == 1:
+        return batches[0]
+    return heapq.merge(*batches, key=lambda item: float("-inf") if isinstance(item, RejectedRecord) else item[0].time)
+
+
+# --- the runner ------------------------------------------------------------------------------------------
+
+class LocalRunner:
+    name: ClassVar[str] = "local"
+    summary: ClassVar[str] = "one process, the reference semantics"
+    options_type: ClassVar[type] = LocalOptions
+
+    @staticmethod
+    def add_arguments(parser) -> None:
+        """The local runner's one option, the clingo strategy, is a program argument (``reason --strategy``)."""
+
+    @staticmethod
+    def options_from_args(args) -> LocalOptions:
+        return LocalOptions(strategy=getattr(args, "strategy", None) or "auto")
+
+    def check(self, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> None:
+        topology.validate()
+        accepted = TUPLE_SOURCES if topology.kind == "consistency" else ATOM_SOURCES
+        for source in sources:
+            if not isinstance(source, accepted):
+                raise UnsupportedByRunner(f"the local runner does not read {type(source).__name__} sources for "
+                                          f"{topology.kind} topologies",
+                                          hint="give " + ", ".join(t.__name__ for t in accepted))
+        if topology.kind == "rules" and len(sources) > 1:
+            raise UnsupportedByRunner("the local runner reads one atom stream per rule topology")
+
+    def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
+        wanted = sorted({s.parallelism for s in topology.stages})
+        note = "" if wanted == [1] else f" (stage parallelism {','.join(map(str, wanted))} not used)"
+        return f"local: one process, {len(topology.stages)} stage(s) in order{note}"
+
+    def run(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> RunResult:
+        config = config or RunConfig()
+        sources = list(sources)
+        self.check(topology, sources, config)
+        for source in sources:
+            require_path(source)
+        memory = MemorySink()
+        sinks = [memory] if sink is None else [sink]
+        files = []
+        try:
+            for path, what, method in ((config.out, "outputs", "emit"), (config.rejected_out, "rejected records",
+                                                                          "reject")):
+                if path is not None:
+                    handle, _ = open_text(path, what)
+                    files.append(handle)
+                    sinks.append(_FileSink(handle, method))
+            started = _time.perf_counter()
+            if topology.kind == "consistency":
+                counters, batches = self._consistency(topology, sources, config, _Fanout(sinks))
+            else:
+                counters, batches = self._rules(topology, sources, config, _Fanout(sinks))
+            seconds = _time.perf_counter() - started
+        finally:
+            for handle in files:
+                if handle.name != "<stdout>":
+                    handle.close()
+        return RunResult(runner=self.name, physical_plan=self.describe(topology, config), outputs=memory.outputs,
+                         rejected=memory.rejected, counters=counters, batches=batches, seconds=seconds,
+                         memory_mb={"python": rss_mb()})
+
+    def _consistency(self, topology, sources, config, sink):
+        engine = ConsistencyEngine(topology, config.window, config.lateness)
+        counters = engine.counters
+        batches = []
+        per_source = [tuple_batches(s) for s in sources]
+        index = 0
+        while True:
+            parts = [b for b in (next(it, None) for it in per_source) if b is not None]
+            if not parts:
+                break
+            started = _time.perf_counter()
+            records_before, outputs_before = counters.records, counters.outputs
+            late_lines: set = set()
+            for item in _merged(parts):
+                if isinstance(item, RejectedRecord):
+                    counters.malformed += 1
+                    sink.reject(item)
+                    continue
+                tuple_, source, line = item
+                reports = engine.push(tuple_)
+                if reports is None:
+                    if (source, line) not in late_lines:   # a role assertion is two tuples: one record per line
+                        late_lines.add((source, line))
+                        sink.reject(RejectedRecord(
+                            source, line, f"{tuple_.time}\t{tuple_.subject} {tuple_.asserted}",
+                            f"late: event time {tuple_.time} is older than the watermark {engine.watermark}"))
+                    continue
+                for report in reports:
+                    sink.emit(report)
+            batches.append(BatchMetrics(index, counters.records - records_before, _time.perf_counter() - started,
+                                        counters.outputs - outputs_before))
+            index += 1
+        counters.batches = len(batches)
+        return counters, batches
+
+    def _rules(self, topology, sources, config, sink):
+        from srtopo.rules.evaluate import Reasoner
+        from srtopo.rules.stream import timeline_points
+        options = config.options if isinstance(config.options, LocalOptions) else LocalOptions()
+        reasoner = Reasoner(topology, strategy=options.strategy)
+        counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
+        batches = []
+        for source in sources:
+            for time, stamp, atoms in timeline_points(source, topology.source.unit, sink, counters):
+                started = _time.perf_counter()
+                result = reasoner.step(atoms)
+                seconds = _time.perf_counter() - started      # the evaluation; building the output is not timed
+                sink.emit(Model(time, tuple(reasoner.shown(result)), stamp))
+                counters.records += len(atoms)
+                counters.outputs += 1
+                batches.append(BatchMetrics(time, len(atoms), seconds, 1))
+        for stage_counters, stats in zip(counters.stages, reasoner.stage_stats()):
+            for key, value in stats.items():
+                setattr(stage_counters, key, value)
+        counters.batches = len(batches)
+        return counters, batches
+
+
+class _FileSink:
+    """Writes one kind of record (outputs or rejected) as JSON lines to an open file."""
+
+    def __init__(self, handle, method: str):
+        self.handle = handle
+        self.method = method
+
+    def emit(self, output) -> None:
+        if self.method == "emit":
+            self.handle.write(output.to_json() + "\n")
+
+    def reject(self, record) -> None:
+        if self.method == "reject":
+            self.handle.write(record.to_json() + "\n")
+
+
+class _Fanout:
+    def __init__(self, sinks):
+        self.sinks = sinks
+
+    def emit(self, output) -> None:
+        for sink in self.sinks:
+            sink.emit(output)
+
+    def reject(self, record) -> None:
+        for sink in self.sinks:
+            sink.reject(record)

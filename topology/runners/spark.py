@@ -1,37 +1,357 @@
-"""Python API of the Spark engine.
+"""The Spark runner: a topology as a Structured Streaming query (``local[*]`` by default, or any master URL).
 
-    from srtopo.topology.runners.spark import SparkRunner, TntSource, build_topology
-    topo = build_topology("univ.owl", method="ltm", split=[1, 2])
-    runner = SparkRunner(topo, window=30, lateness=5)            # SparkSession: given or local[*]
-    query = runner.start([TntSource("stream/")], out="reports/", checkpoint="ckpt/")
-    ...; runner.reports()  # DataFrame;  runner.iter_reports()  # dicts
+    from srtopo.topology.runners import RunConfig, get_runner
+    from srtopo.topology.runners.spark import SparkOptions
+    from srtopo.topology.sources import TntFiles
+    result = get_runner("spark").run(topology, [TntFiles("stream/")],
+                                     RunConfig(window=30, lateness=5, options=SparkOptions(physical_plan="fused")))
+
+Consistency topologies run as one SQL statement per micro-batch (``spark.consistency``), exactly-once across
+restarts given a checkpoint directory. ``start`` returns a handle on a query that keeps running (follow a
+directory, read a socket); ``run`` processes what the sources hold now (``once``) or runs until stopped.
+Records held in memory (``Tuples``, ``Lines``) are written under the checkpoint as files, one per batch.
 """
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import ClassVar, Sequence
+from urllib.parse import urlparse
 
+from srtopo.errors import UnsupportedByRunner
+from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
-from srtopo.topology.spark import (DEFAULT_PLAN, PLANS, RateSource, RdfSource, SocketSource, TntSource,  # noqa: F401
-                            TupleSource, get_session, source_from_spec, write_tuples)
-from srtopo.topology.spark.runner import SparkConsistencyRunner
+from srtopo.topology.records import RejectedRecord, Report
+from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters
+from srtopo.topology.sinks import MemorySink
+from srtopo.topology.sources import Lines, Rate, RdfFiles, SocketLines, TntFiles, TupleFiles, Tuples, require_path
+from srtopo.topology.spark.consistency import PHYSICAL_PLANS
+from srtopo.topology.tnt import write_tnt
+from srtopo.topology.tsv import write_tuples
 
-SparkRunner = SparkConsistencyRunner
-
-
-def build_topology(tbox_path: str, method: str = "ltm", split=None, parallelism=1) -> Topology:
-    """Load an OWL TBox and compile NTM or LTM (``split``: NI groups per stage; default: the paper's LTM-1)."""
-    from srtopo.ontology.nis import analyse
-    from srtopo.ontology.owl import load_tbox
-    from srtopo.topology.compile import compile_ltm, compile_ntm, ltm_n
-    analysis = analyse(load_tbox(tbox_path))
-    if method == "ntm" or not analysis.groups:
-        return compile_ntm(analysis, parallelism=parallelism)
-    if split:
-        return compile_ltm(analysis, split, parallelism)
-    return ltm_n(analysis, min(1, len(analysis.groups)), parallelism)
+FILE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Rate)
 
 
-def load_topology(path: str) -> Topology:
-    """A topology saved as JSON (``srtopo compile --format json`` or ``Topology.to_json()``)."""
-    with open(path, encoding="utf-8") as handle:
-        return Topology.from_dict(json.load(handle))
+@dataclass(frozen=True)
+class SparkOptions:
+    """master: a Spark master URL (None: the active session, else ``local[*]``); physical_plan: ``fused`` (every
+    stage in one keyed pass, the stages sharing the shuffle partitions) or ``staged`` (one keyed exchange per
+    stage, each with its parallelism); once: process what the sources hold now and stop (else run until
+    stopped); trigger: micro-batch interval in seconds (None: as soon as possible); shuffle_partitions: of a
+    new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here."""
+    master: str | None = None
+    physical_plan: str = "fused"
+    once: bool = True
+    trigger: float | None = None
+    shuffle_partitions: int | None = None
+    out_format: str = "json"
+    metrics_out: str | None = None
+
+
+class SparkRun:
+    """A running (or finished) Spark topology: its query, per-batch metrics and what it wrote."""
+
+    def __init__(self, runner: "SparkRunner", topology: Topology, config: RunConfig, job, sink, temp: str | None):
+        self.runner = runner
+        self.topology = topology
+        self.config = config
+        self.job = job
+        self.sink = sink
+        self._temp = temp
+        self.origins: dict = {}
+        self.started = time.perf_counter()
+        self.seconds = 0.0
+
+    @property
+    def query(self):
+        return self.job.query
+
+    @property
+    def batch_metrics(self):
+        return self.job.batch_metrics
+
+    def await_termination(self, timeout: float | None = None):
+        return self.job.await_query(timeout)
+
+    def stop(self) -> None:
+        self.job.stop()
+
+    def finish(self) -> None:
+        """End of input: close what is still open (``out/batch=final``); the query must have stopped."""
+        self.job.finish()
+        self.seconds = time.perf_counter() - self.started
+
+    def reports(self):
+        """Every report written so far (a DataFrame; column ``batch`` names the micro-batch)."""
+        return self.job.sinks.outputs(self.job.spark, _report_columns())
+
+    def rejected(self):
+        return self.job.sinks.rejected(self.job.spark)
+
+    def result(self, collect: bool = True) -> RunResult:
+        """The run's result; with ``collect`` the outputs and rejected records are read back (sorted by time
+        and subject) into the sink given to ``start`` (by default a MemorySink that the result keeps)."""
+        options = self.config.options
+        emitted = None
+        if collect and options.once:
+            emitted = 0
+            for row in self.reports().orderBy("time", "subject").toLocalIterator():
+                self.sink.emit(report_of(row))
+                emitted += 1
+            for row in self.rejected().orderBy("source", "line").toLocalIterator():
+                self.sink.reject(rejected_of(row, self.origins))
+        metrics = list(self.job.batch_metrics)
+        # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
+        # the batch function's own duration for batches the query no longer remembers
+        triggers = {int(p["batchId"]): p["durationMs"].get("triggerExecution")
+                    for p in (self.job.query.recentProgress if self.job.query is not None else [])
+                    if "addBatch" in p["durationMs"]}
+        for m in metrics:
+            if triggers.get(m["batch"]) is not None:
+                m["trigger_s"] = round(triggers[m["batch"]] / 1000, 4)
+        if options.metrics_out:
+            with open(options.metrics_out, "a", encoding="utf-8") as handle:
+                for record in metrics:
+                    handle.write(json.dumps(record) + "\n")
+        counters = spark_counters(self.topology, metrics, self.runner.stage_tasks(self.topology, self.config))
+        if emitted is not None:      # the reports closed at the end of input are in no batch's metrics
+            counters.outputs = emitted
+        outputs = getattr(self.sink, "outputs", [])
+        return RunResult(
+            runner="spark", physical_plan=self.runner.describe(self.topology, self.config),
+            outputs=outputs if isinstance(outputs, list) else [],
+            rejected=getattr(self.sink, "rejected", []) if isinstance(getattr(self.sink, "rejected", None), list) else [],
+            counters=counters, seconds=self.seconds, memory_mb=self._memory(),
+            batches=[BatchMetrics(m["batch"], m["tuples"], m.get("trigger_s", m["duration_s"]), m["reports"], m)
+                     for m in metrics])
+
+    def _memory(self) -> dict:
+        jvm = int(self.job.spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        return {"driver_python": rss_mb(), "jvm": rss_mb(jvm)}
+
+    def cleanup(self) -> None:
+        if self._temp:
+            shutil.rmtree(self._temp, ignore_errors=True)
+
+
+def _report_columns() -> str:
+    from srtopo.topology.spark.consistency import REPORT_COLUMNS
+    return REPORT_COLUMNS
+
+
+def report_of(row) -> Report:
+    return Report(row["subject"], int(row["time"]), tuple(row["ni"]),
+                  tuple((e["concept"], int(e["time"])) for e in row["evidence"]), row["stage"] or "",
+                  row["topology"] or "")
+
+
+def spark_counters(topology: Topology, metrics: list[dict], tasks: list[int]) -> RunCounters:
+    counters = RunCounters(batches=len(metrics))
+    for key, field_name in (("tuples", "records"), ("malformed", "malformed"), ("late", "late"),
+                            ("irrelevant", "irrelevant"), ("reports", "outputs")):
+        setattr(counters, field_name, sum(m.get(key, 0) for m in metrics))
+    for stage, n_tasks in zip(topology.stages, tasks):
+        per_batch = [m["stages"].get(stage.id, {}) for m in metrics]
+        c = StageCounters(stage.id, tasks=n_tasks, seconds=None)
+        for key in ("records_in", "cached_in", "forwarded", "inferred", "ops_evaluated"):
+            setattr(c, key, sum(p.get(key, 0) for p in per_batch))
+        c.outputs = sum(p.get("reports", 0) for p in per_batch)
+        c.window_rows = per_batch[-1].get("state_rows", 0) if per_batch else 0
+        c.window_peak = max((p.get("state_rows", 0) for p in per_batch), default=0)
+        counters.stages.append(c)
+    return counters
+
+
+class SparkRunner:
+    name: ClassVar[str] = "spark"
+    summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
+    options_type: ClassVar[type] = SparkOptions
+
+    def __init__(self, spark=None):
+        self._spark = spark
+
+    def session(self, options: SparkOptions):
+        if self._spark is None:
+            from srtopo.environment import require_java
+            from srtopo.topology.spark.session import get_session
+            require_java(17)
+            self._spark = get_session(master=options.master, shuffle_partitions=options.shuffle_partitions)
+        return self._spark
+
+    # --- the protocol ------------------------------------------------------------------------------------
+    def check(self, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> None:
+        topology.validate()
+        if topology.kind != "consistency":
+            raise UnsupportedByRunner(f"the spark runner runs consistency topologies; '{topology.name}' has "
+                                      f"{topology.kind} stages", hint="run it with the local runner (--engine local)")
+        options = self._options(config)
+        if options.physical_plan not in PHYSICAL_PLANS:
+            raise UnsupportedByRunner(f"unknown physical plan {options.physical_plan!r}",
+                                      hint="use " + " or ".join(PHYSICAL_PLANS))
+        if options.out_format not in ("json", "parquet"):
+            raise UnsupportedByRunner(f"unknown sink format {options.out_format!r}", hint="json or parquet")
+        for source in sources:
+            if not isinstance(source, FILE_SOURCES + (Tuples, Lines)):
+                raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources",
+                                          hint="give .tnt, tuple or RDF files, a socket, or tuples in memory")
+            if isinstance(source, Rate) and options.once:
+                raise UnsupportedByRunner("the rate source never ends: it needs once=False (and a way to stop)")
+
+    def stage_tasks(self, topology: Topology, config: RunConfig | None) -> list[int]:
+        options = self._options(config)
+        if options.physical_plan == "staged":
+            return [s.parallelism for s in topology.stages]
+        if self._spark is not None:
+            shared = int(self._spark.conf.get("spark.sql.shuffle.partitions"))
+        else:
+            shared = options.shuffle_partitions or 4     # what get_session gives a new session
+        return [shared] * len(topology.stages)
+
+    def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
+        options = self._options(config)
+        if options.physical_plan == "staged":
+            return (f"spark staged on {self.master(options)}: one keyed exchange per stage, stage parallelism "
+                    + ",".join(str(s.parallelism) for s in topology.stages))
+        tasks = self.stage_tasks(topology, config)[0] if topology.stages else 0
+        wanted = sorted({s.parallelism for s in topology.stages})
+        return (f"spark fused on {self.master(options)}: every stage in one keyed pass over {tasks} shuffle "
+                f"partitions (stage parallelism {','.join(map(str, wanted))} not used)")
+
+    def master(self, options: SparkOptions) -> str:
+        return self._spark.sparkContext.master if self._spark is not None else options.master or "local[*]"
+
+    def run(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> RunResult:
+        handle = self.start(topology, sources, config, sink)
+        try:
+            try:
+                handle.await_termination()
+            except KeyboardInterrupt:
+                handle.stop()
+            if handle.config.options.once:
+                handle.finish()
+            handle.seconds = handle.seconds or time.perf_counter() - handle.started
+            return handle.result()
+        finally:
+            handle.stop()
+            handle.cleanup()
+
+    def start(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> SparkRun:
+        """Start the query and return a handle (the query keeps running unless ``once``)."""
+        from srtopo.topology.spark.consistency import ConsistencyJob
+        from srtopo.topology.spark.fs import qualify
+        from srtopo.topology.spark.sinks import BatchSinks
+        from srtopo.topology.spark.sources import frame
+        config = config or RunConfig(options=SparkOptions())
+        config = config if isinstance(config.options, SparkOptions) else \
+            RunConfig(**{**config.__dict__, "options": SparkOptions()})
+        sources = list(sources)
+        self.check(topology, sources, config)
+        for source in sources:
+            require_path(source)
+        options = config.options
+        lateness = config.lateness
+        if lateness is None and not options.once:
+            lateness = 0
+            print("srtopo: streaming without a lateness: using 0 (out-of-order tuples behind the watermark are "
+                  "rejected as late)", file=sys.stderr)
+        spark = self.session(options)
+        temp = None
+        checkpoint = config.checkpoint
+        if checkpoint is None:
+            checkpoint = temp = tempfile.mkdtemp(prefix="srtopo-ckpt-")
+        checkpoint = qualify(checkpoint)
+        origins: dict = {}
+        sources = [_staged(source, checkpoint, i, origins) for i, source in enumerate(sources)]
+        job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
+        out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"
+        rejected_out = qualify(config.rejected_out) if config.rejected_out else checkpoint.rstrip("/") + "/rejected"
+        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out)
+        sink = sink if sink is not None else MemorySink()
+        if not options.once:   # a query that keeps running hands each batch's records over as they are written
+            sinks.listeners.append(lambda label, outputs, rejected: _hand_over(sink, outputs, rejected, origins))
+        frames = [frame(spark, source, i) for i, source in enumerate(sources)]
+        handle = SparkRun(self, topology, RunConfig(**{**config.__dict__, "lateness": lateness}), job, sink, temp)
+        handle.origins = origins
+        job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
+        return handle
+
+    def _options(self, config: RunConfig | None) -> SparkOptions:
+        options = None if config is None else config.options
+        return options if isinstance(options, SparkOptions) else SparkOptions()
+
+    # --- command line --------------------------------------------------------------------------------------
+    @staticmethod
+    def add_arguments(parser) -> None:
+        g = parser.add_argument_group("spark runner (--engine spark)")
+        g.add_argument("--master", default=None,
+                       help="Spark master URL: local[N] (default local[*]), spark://HOST:PORT, yarn, k8s://...")
+        g.add_argument("--once", action="store_true",
+                       help="process the input that is there now, close all report times, and stop "
+                            "(without it the query keeps watching the stream until interrupted)")
+        g.add_argument("--physical-plan", choices=PHYSICAL_PLANS, default="fused",
+                       help="fused (default): every stage in one keyed pass; staged: one keyed exchange per stage")
+        g.add_argument("--out-format", choices=["json", "parquet"], default="json",
+                       help="format of the --out directory (JSON lines by default)")
+        g.add_argument("--trigger", type=float, default=None, help="micro-batch interval in seconds (default: asap)")
+        g.add_argument("--metrics-out", default=None, help="append per-batch metrics here as JSON lines")
+        g.add_argument("--shuffle-partitions", type=int, default=None,
+                       help="spark.sql.shuffle.partitions of a new session (default 4)")
+
+    @staticmethod
+    def options_from_args(args) -> SparkOptions:
+        return SparkOptions(master=args.master, physical_plan=args.physical_plan, once=args.once,
+                            trigger=args.trigger, shuffle_partitions=args.shuffle_partitions,
+                            out_format=args.out_format, metrics_out=args.metrics_out)
+
+
+def _hand_over(sink, outputs, rejected, origins: dict) -> None:
+    if outputs is not None:
+        for row in outputs.toLocalIterator():
+            sink.emit(report_of(row))
+    if rejected is not None:
+        for row in rejected.toLocalIterator():
+            sink.reject(rejected_of(row, origins))
+
+
+def rejected_of(row, origins: dict) -> RejectedRecord:
+    """A rejected row as a record; a line of records held in memory gets back its name and number there."""
+    source, line = row["source"], row["line"]
+    origin = origins.get(urlparse(source).path if source and source.startswith("file:") else source)
+    if origin is not None and line is not None:
+        source, line = origin[0], line + origin[1]
+    return RejectedRecord(source, line, row["text"], row["reason"])
+
+
+def _staged(source, checkpoint: str, index: int, origins: dict):
+    """Records held in memory, written once as files under the checkpoint (one per batch, in batch order);
+    ``origins`` learns each file's (name of the records, number of the line before its first)."""
+    if not isinstance(source, (Tuples, Lines)):
+        return source
+    if "://" in checkpoint and not checkpoint.startswith("file:"):
+        raise UnsupportedByRunner("records held in memory need a local checkpoint directory to be staged in")
+    directory = os.path.join(checkpoint.removeprefix("file:"), "input", str(index))
+    items = source.records if isinstance(source, Tuples) else source.lines
+    size = max(1, -(-len(items) // max(1, source.batches)))
+    if not os.path.isdir(directory):      # a restart finds the files it wrote (and Spark's log of them)
+        staging = directory + ".tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(source, Tuples):
+            os.makedirs(staging)
+            for b in range(0, max(1, len(items)), size):
+                write_tuples(os.path.join(staging, f"part-{b // size:06d}.tsv"), items[b:b + size],
+                             mtime=1_600_000_000 + b // size)
+        else:
+            write_tnt(staging, items, per_file=size)
+            if not items:
+                open(os.path.join(staging, "part-000000.tnt"), "w").close()
+        os.rename(staging, directory)
+    for i, name in enumerate(sorted(os.listdir(directory))):
+        origins[os.path.join(os.path.abspath(directory), name)] = (source.name, i * size)
+    if isinstance(source, Tuples):
+        return TupleFiles(directory, files_per_batch=1)
+    return TntFiles(directory, files_per_batch=1)

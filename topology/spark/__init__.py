@@ -1,6 +1,6 @@
-"""Spark runtime for consistency topologies (all pyspark imports of the project live here and in
-``topology/runners/spark*.py``). See docs/spark.md."""
-from srtopo.topology.spark.runner import DEFAULT_PLAN, PLANS, SparkConsistencyRunner  # noqa: F401
-from srtopo.topology.spark.sources import (RateSource, RdfSource, SocketSource, TntSource, TupleSource,  # noqa: F401
-                                    source_from_spec, write_tuples)
-from srtopo.topology.spark.session import get_session  # noqa: F401
+"""Spark Structured Streaming: every pyspark import of the project lives in this package (see docs/spark.md).
+
+``session`` builds the SparkSession, ``sources`` turns source descriptions into streaming DataFrames,
+``streaming`` drives micro-batches over the exactly-once ``store`` and the ``sinks``; ``consistency`` and
+``sql`` are what consistency topologies run per batch. The runner of ``srtopo.topology.runners.spark`` is the
+way in."""

@@ -13,16 +13,17 @@ per row. A line ``# watermark T`` is a punctuation: the source promises no more 
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
 
-from srtopo.topology.spark.plan import sql_string as _q
-from srtopo.topology.tnt import LINE_PATTERN, RDF_TYPE, WS, WS_CHARS
+from srtopo.concepts import RDF_TYPE
+from srtopo.topology.rdf import rdf_file_to_lines
+from srtopo.topology.sources import Rate, RdfFiles, SocketLines, TntFiles, TupleFiles
+from srtopo.topology.spark.sql import sql_string as _q
+from srtopo.topology.tnt import LINE_PATTERN, WS, WS_CHARS
+from srtopo.topology.tsv import REASON as TUPLE_REASON
 
 SEP = "\u001f"
 PUNCT_PATTERN = r"^[ \t]*#[ \t]*watermark[ \t]+(-?[0-9]+)[ \t\r]*(?![\s\S])"   # (?!...): end of input, see tnt.WS
 NEWLINES = "\n"   # a single-character split takes Java's fast path; a trailing \r is trimmed per line
-RECORD_COLUMNS = ["src", "file", "line", "part", "ik", "time", "subject", "concept", "raw", "reason"]
 
 
 def _F():
@@ -79,10 +80,6 @@ def parse_lines(df, pre_reason: bool = False):
         f"WHEN ok THEN 'rdf:type with a literal object' ELSE {reason} END AS reason")
 
 
-def _load_path(path: str) -> str:
-    return path
-
-
 def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
     reader = spark.readStream.format("text").option("wholetext", "true")
     if max_files:
@@ -95,213 +92,79 @@ def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
     return reader.load(path)
 
 
-@dataclass
-class TntSource:
-    """A directory watched for new ``.tnt`` files (or one file); each file is read once, whole."""
-    path: str
-    max_files_per_trigger: int | None = None
-    glob: str | None = None
-    name: str = ""
-
-    def frame(self, spark, index: int):
-        F = _F()
-        raw = _file_reader(spark, self.path, self.max_files_per_trigger, self.glob)
-        lines = raw.select(F.col("_metadata.file_path").alias("file"),
-                           F.posexplode(F.split("value", NEWLINES)).alias("pos", "raw"))
-        lines = lines.select(F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"),
-                             "raw")
-        return parse_lines(lines)
-
-    def describe(self) -> str:
-        return f"tnt:{self.path}"
+def _file_lines(spark, source, index: int):
+    """(src, file, line, raw) of a file source: each file read once, whole, split into numbered lines."""
+    F = _F()
+    raw = _file_reader(spark, source.path, source.files_per_batch, source.glob)
+    lines = raw.select(F.col("_metadata.file_path").alias("file"),
+                       F.posexplode(F.split("value", NEWLINES)).alias("pos", "raw"))
+    return lines.select(F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"), "raw")
 
 
-@dataclass
-class SocketSource:
-    """Lines of timestamped N-Triples from a TCP socket (not replayable: no exactly-once, no line numbers)."""
-    host: str
-    port: int
-    name: str = ""
-
-    def frame(self, spark, index: int):
-        F = _F()
-        raw = spark.readStream.format("socket").option("host", self.host).option("port", str(self.port)).load()
-        lines = raw.select(F.lit(index).alias("src"), F.lit(f"socket:{self.host}:{self.port}").alias("file"),
-                           F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
-        return parse_lines(lines)
-
-    def describe(self) -> str:
-        return f"socket:{self.host}:{self.port}"
+def _tnt(spark, source: TntFiles, index: int):
+    return parse_lines(_file_lines(spark, source, index))
 
 
-@dataclass
-class RateSource:
-    """Spark's rate source turned into synthetic tuples (benchmarks): row v -> subject v*7919 mod n_subjects,
-    concept ``concepts[hash(v) mod len]``, time v div rows_per_time_unit."""
-    rows_per_second: int
-    concepts: list
-    n_subjects: int = 10000
-    rows_per_time_unit: int = 1000
-    name: str = ""
-
-    def frame(self, spark, index: int):
-        F = _F()
-        raw = spark.readStream.format("rate").option("rowsPerSecond", str(int(self.rows_per_second))).load()
-        arr = F.array(*[F.lit(c) for c in self.concepts])
-        v = F.col("value")
-        return raw.select(
-            F.lit(index).alias("src"), F.lit("rate").alias("file"), v.alias("line"), F.lit(0).alias("part"),
-            F.lit("t").alias("ik"), (v / int(self.rows_per_time_unit)).cast("bigint").alias("time"),
-            F.concat(F.lit("http://bench.example/s"), ((v * 7919) % int(self.n_subjects)).cast("string"))
-            .alias("subject"),
-            F.element_at(arr, (F.pmod(F.hash(v), F.lit(len(self.concepts))) + 1).cast("int")).alias("concept"),
-            F.lit(None).cast("string").alias("raw"), F.lit(None).cast("string").alias("reason"))
-
-    def describe(self) -> str:
-        return f"rate:{self.rows_per_second}/s"
+def _socket(spark, source: SocketLines, index: int):
+    F = _F()
+    raw = spark.readStream.format("socket").option("host", source.host).option("port", str(source.port)).load()
+    lines = raw.select(F.lit(index).alias("src"), F.lit(source.describe()).alias("file"),
+                       F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
+    return parse_lines(lines)
 
 
-# --- RDF files in any format rdflib reads: one timestamped graph per file ---------------------------------
-
-PROV_GENERATED = "http://www.w3.org/ns/prov#generatedAtTime"
-TIME_IN_NAME = re.compile(r"(\d+)(?!.*\d)")
-
-
-def graph_time(graph, file_name: str) -> int | None:
-    """The graph's event time: an integer ``prov:generatedAtTime`` literal (an xsd:dateTime counts in
-    epoch seconds), else the last integer in the file name (``obs-0042.ttl`` -> 42)."""
-    from rdflib import URIRef
-    import datetime
-    for value in graph.objects(None, URIRef(PROV_GENERATED)):
-        py = value.toPython() if hasattr(value, "toPython") else value
-        if isinstance(py, bool):
-            continue
-        if isinstance(py, int):
-            return int(py)
-        if isinstance(py, datetime.datetime):
-            if py.tzinfo is None:
-                py = py.replace(tzinfo=datetime.timezone.utc)
-            return int(py.timestamp())
-        try:
-            return int(str(py))
-        except ValueError:
-            continue
-    match = TIME_IN_NAME.search(os.path.splitext(os.path.basename(file_name))[0])
-    return int(match.group(1)) if match else None
+def _rate(spark, source: Rate, index: int):
+    F = _F()
+    raw = spark.readStream.format("rate").option("rowsPerSecond", str(int(source.rows_per_second))).load()
+    arr = F.array(*[F.lit(c) for c in source.concepts])
+    v = F.col("value")
+    return raw.select(
+        F.lit(index).alias("src"), F.lit("rate").alias("file"), v.alias("line"), F.lit(0).alias("part"),
+        F.lit("t").alias("ik"), (v / int(source.rows_per_time_unit)).cast("bigint").alias("time"),
+        F.concat(F.lit("http://bench.example/s"), ((v * 7919) % int(source.n_subjects)).cast("string"))
+        .alias("subject"),
+        F.element_at(arr, (F.pmod(F.hash(v), F.lit(len(source.concepts))) + 1).cast("int")).alias("concept"),
+        F.lit(None).cast("string").alias("raw"), F.lit(None).cast("string").alias("reason"))
 
 
-def rdf_file_to_lines(file_name: str, content: str, rdf_format: str | None = None) -> list[tuple[int, str, str]]:
-    """(index, tnt line, reason) for one RDF file; reason set (and line empty) when the file is unusable."""
-    from rdflib import BNode, Graph, Literal, URIRef
-    from rdflib.util import guess_format
-    from srtopo.topology.tnt import format_tnt
-    fmt = rdf_format or guess_format(file_name) or "turtle"
-    graph = Graph()
-    try:
-        graph.parse(data=content, format=fmt)
-    except Exception as error:  # noqa: BLE001 - reported as a rejected record, never fatal
-        return [(1, content[:200], f"not parseable as {fmt}: {str(error).splitlines()[0][:300]}")]
-    time = graph_time(graph, file_name)
-    if time is None:
-        return [(1, content[:200], "no event time: add prov:generatedAtTime or an integer to the file name")]
-    out = []
-    for i, (s, p, o) in enumerate(sorted(graph, key=lambda t: tuple(str(x) for x in t)), 1):
-        if str(p) == PROV_GENERATED:
-            continue
-        def term(x):
-            if isinstance(x, BNode):
-                return f"_:{x}"
-            if isinstance(x, Literal):
-                return x.n3()
-            return str(x)
-        out.append((i, format_tnt(time, term(s), str(p), term(o)), None))
-    return out
+def _rdf(spark, source: RdfFiles, index: int):
+    """Files parsed by rdflib in executor Python workers, one call per file, into canonical lines that then
+    take the same JVM path as ``.tnt``."""
+    F = _F()
+    raw = _file_reader(spark, source.path, source.files_per_batch, source.glob)
+    files = raw.select(F.col("_metadata.file_path").alias("file"), F.col("value").alias("content"))
+    fmt = source.rdf_format
+
+    def convert(batches):
+        import pandas as pd
+        for pdf in batches:
+            rows = []
+            for file_name, content in zip(pdf["file"], pdf["content"]):
+                for i, line, why in rdf_file_to_lines(file_name, content, fmt):
+                    rows.append((index, file_name, i, line, why))
+            yield pd.DataFrame(rows, columns=["src", "file", "line", "raw", "pre_reason"])
+
+    lines = files.mapInPandas(convert, "src INT, file STRING, line BIGINT, raw STRING, pre_reason STRING")
+    return parse_lines(lines, pre_reason=True)
 
 
-@dataclass
-class RdfSource:
-    """A directory of RDF files (Turtle, RDF/XML, N-Triples, JSON-LD, ... whatever rdflib reads), one
-    timestamped graph per file. Files are parsed by rdflib in executor Python workers, one call per
-    file, into canonical lines that then take the same JVM path as ``.tnt``."""
-    path: str
-    rdf_format: str | None = None
-    max_files_per_trigger: int | None = None
-    glob: str | None = None
-    name: str = ""
-
-    def frame(self, spark, index: int):
-        F = _F()
-        raw = _file_reader(spark, self.path, self.max_files_per_trigger, self.glob)
-        files = raw.select(F.col("_metadata.file_path").alias("file"), F.col("value").alias("content"))
-        fmt = self.rdf_format
-
-        def convert(batches):
-            import pandas as pd
-            for pdf in batches:
-                rows = []
-                for file_name, content in zip(pdf["file"], pdf["content"]):
-                    for i, line, why in rdf_file_to_lines(file_name, content, fmt):
-                        rows.append((index, file_name, i, line, why))
-                yield pd.DataFrame(rows, columns=["src", "file", "line", "raw", "pre_reason"])
-
-        lines = files.mapInPandas(convert, "src INT, file STRING, line BIGINT, raw STRING, pre_reason STRING")
-        return parse_lines(lines, pre_reason=True)
-
-    def describe(self) -> str:
-        return f"rdf:{self.path}"
+def _tuples(spark, source: TupleFiles, index: int):
+    F = _F()
+    lines = _file_lines(spark, source, index)
+    lines = lines.where((F.col("raw") != "") & ~F.col("raw").startswith("#"))
+    cols = F.split("raw", "\t")
+    t = F.get(cols, 0).try_cast("bigint")
+    ok = (F.size(cols) == 3) & t.isNotNull()
+    return lines.select(
+        "src", "file", "line", F.lit(0).alias("part"), F.when(ok, "t").otherwise("x").alias("ik"),
+        F.when(ok, t).alias("time"), F.when(ok, F.get(cols, 1)).alias("subject"),
+        F.when(ok, F.get(cols, 2)).alias("concept"), F.when(~ok, F.col("raw")).alias("raw"),
+        F.when(~ok, F.lit(TUPLE_REASON)).alias("reason"))
 
 
-def source_from_spec(spec: str, max_files_per_trigger: int | None = None):
-    """``DIR|FILE`` (tnt), ``tnt:PATH``, ``tsv:PATH`` (tuples), ``rdf:PATH`` or ``rdf[FORMAT]:PATH``, ``socket:HOST:PORT``."""
-    if spec.startswith("socket:"):
-        _, host, port = spec.split(":", 2)
-        return SocketSource(host, int(port))
-    if spec.startswith("rdf"):
-        head, path = spec.split(":", 1)
-        fmt = head[4:-1] if head.startswith("rdf[") else None
-        return RdfSource(path, rdf_format=fmt, max_files_per_trigger=max_files_per_trigger)
-    if spec.startswith("tsv:"):
-        return TupleSource(spec[4:], max_files_per_trigger=max_files_per_trigger)
-    if spec.startswith("tnt:"):
-        spec = spec[4:]
-    return TntSource(spec, max_files_per_trigger=max_files_per_trigger)
+READERS = {TntFiles: _tnt, TupleFiles: _tuples, RdfFiles: _rdf, SocketLines: _socket, Rate: _rate}
 
 
-@dataclass
-class TupleSource:
-    """Tab-separated tuples ``time<TAB>subject<TAB>concept`` (a directory or one file): the IR's input
-    without RDF, for tests and benchmarks (any concept string, e.g. ``exists-:P``)."""
-    path: str
-    max_files_per_trigger: int | None = None
-    glob: str | None = None
-    name: str = ""
-
-    def frame(self, spark, index: int):
-        F = _F()
-        raw = _file_reader(spark, self.path, self.max_files_per_trigger, self.glob)
-        lines = raw.select(F.col("_metadata.file_path").alias("file"),
-                           F.posexplode(F.split("value", NEWLINES)).alias("pos", "raw"))
-        lines = lines.where((F.col("raw") != "") & ~F.col("raw").startswith("#"))
-        cols = F.split("raw", "\t")
-        t = F.get(cols, 0).try_cast("bigint")
-        ok = (F.size(cols) == 3) & t.isNotNull()
-        return lines.select(
-            F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"),
-            F.lit(0).alias("part"), F.when(ok, "t").otherwise("x").alias("ik"), F.when(ok, t).alias("time"),
-            F.when(ok, F.get(cols, 1)).alias("subject"), F.when(ok, F.get(cols, 2)).alias("concept"),
-            F.when(~ok, F.col("raw")).alias("raw"),
-            F.when(~ok, F.lit("expected: integer time, subject, concept separated by tabs")).alias("reason"))
-
-    def describe(self) -> str:
-        return f"tsv:{self.path}"
-
-
-def write_tuples(path: str, tuples, mtime: float | None = None) -> None:
-    """Write (subject, concept, time) tuples in TupleSource's format (helper for tests and benchmarks)."""
-    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")   # hidden: not picked up
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for t in tuples:
-            handle.write(f"{int(t[2])}\t{t[0]}\t{t[1]}\n")
-    os.replace(tmp, path)
-    if mtime is not None:
-        os.utime(path, (mtime, mtime))
+def frame(spark, source, index: int):
+    """The streaming DataFrame of records (the columns of the module docstring) of one source description (``topology.sources``)."""
+    return READERS[type(source)](spark, source, index)

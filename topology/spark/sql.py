@@ -1,4 +1,5 @@
-"""Lookup tables derived from the IR and the per-micro-batch SQL (one statement per batch).
+"""The SQL of consistency topologies on Spark: lookup tables derived from the IR and the statements of a
+micro-batch (fused and staged physical plans).
 
 Event-time protocol (all numbers are derived from data a replay of the batch sees identically):
 
@@ -27,10 +28,6 @@ POS = 2 ** 62
 # the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
 # IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
 STATE_COLUMNS = "stage INT, subject STRING, cid INT, aid INT, time BIGINT"
-STORE_SCHEMA = ("stage INT, subject STRING, cid INT, aid INT, time BIGINT, "
-                "ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, "
-                "src INT, file STRING, line BIGINT, raw STRING, reason STRING, metric STRING, value BIGINT, "
-                "kind STRING")
 
 
 @dataclass(frozen=True)
@@ -44,39 +41,22 @@ class Tables:
     stage_ids: tuple
 
 
-def outputs_of(stage, is_last: bool) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    if is_last:
-        return out
-    for c in stage.forwards:
-        out.setdefault(c, set()).add(c)
-    for op in stage.inference_ops:
-        out.setdefault(op.sub, set()).add(op.sup)
-    return out
-
-
 def build_tables(topology: Topology) -> Tables:
+    """The lookup tables of a consistency topology, routed by the IR's rule (``Topology.route``)."""
     stages = topology.stages
-    last = len(stages) - 1
-    aliases = dict(topology.source.aliases)
-    accepted = set(topology.source.concepts)
-    outs = [outputs_of(s, i == last) for i, s in enumerate(stages)]
     cached_sets = [s.cached_concepts for s in stages]
-    keys = sorted(accepted | set(aliases))
+    keys = sorted(set(topology.source.concepts) | {a for a, _ in topology.source.aliases})
     cmap, srcmap = [], []
     for asserted in keys:
-        rep = aliases.get(asserted, asserted)
-        if rep not in accepted:
+        route = topology.route(asserted)
+        if not route:
             continue
-        srcmap.append((asserted, rep))
-        frontier = {rep}
-        for k in range(len(stages)):
-            if not frontier:
-                break
-            for c in sorted(frontier):
+        srcmap.append((asserted, route[0][0]))
+        for k, frontier in enumerate(route):
+            for c in frontier:
                 cmap.append((asserted, k, c, c in cached_sets[k]))
-            frontier = set().union(*(outs[k].get(c, set()) for c in frontier)) if frontier else set()
-    emit = sorted((k, c, n) for k, o in enumerate(outs) for c, ns in o.items() for n in ns)
+    emit = sorted((k, c, target) for k in range(len(stages)) for c, targets in topology.outputs(k).items()
+                  for target, _ in targets)
     cached = sorted((k, c) for k, cs in enumerate(cached_sets) for c in cs)
     pairs = set()
     for k, s in enumerate(stages):
@@ -189,16 +169,12 @@ class SqlBuilder:
     """Builds the one SQL statement of a micro-batch for the fused or the staged physical plan."""
 
     def __init__(self, names: dict, tables: Tables, topology: Topology, window: int | None,
-                 lateness: int | None, n_sources: int, plan: str = "fused", metrics: bool = True,
-                 partitions: int = 4):
+                 physical_plan: str = "fused", partitions: int = 4):
         self.n = names
         self.tables = tables
         self.topology = topology
         self.window = window
-        self.lateness = lateness
-        self.n_sources = n_sources
-        self.plan = plan
-        self.metrics = metrics
+        self.physical_plan = physical_plan
         self.partitions = partitions
 
     # --- pieces -------------------------------------------------------------------------------
@@ -262,7 +238,7 @@ class SqlBuilder:
 
     def reports_sql(self, b: BatchBounds) -> str:
         """Reports closing in [lo, hi): one per (subject, time), deterministic choice of NI/evidence."""
-        if self.plan == "staged":
+        if self.physical_plan == "staged":
             matches = " UNION ALL ".join(self._closing(b, k) for k in range(len(self.topology.stages)))
         else:
             matches = self._closing(b, None)
@@ -383,13 +359,6 @@ class SqlBuilder:
             for k in range(len(self.topology.stages)))
         return "WITH " + ", ".join(ctes) + " " + union
 
-    def stage_metric_exprs(self) -> list[str]:
-        ex = []
-        for k in range(len(self.topology.stages)):
-            ex.append(f"count_if(stage = {k}) AS stage_in_{k}")
-            ex.append(f"count_if(stage = {k} AND cached) AS cached_in_{k}")
-        return ex
-
     def count_by_stage_exprs(self, name: str, cond: str = "true") -> list[str]:
         return [f"count_if(stage = {k} AND {cond}) AS {name}_{k}" for k in range(len(self.topology.stages))]
 
@@ -406,7 +375,7 @@ class SqlBuilder:
             parts.append(f"SELECT stage, subject, cid, aid, time, {nulls}, {rep_tail}, 'state' AS kind "
                          f"FROM {kept}")
         late_raw = "concat(CAST(time AS STRING), '\\t', subject, ' ', asserted)"
-        late_reason = (f"concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
+        late_reason = ("concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
                        "CAST(b_accept AS STRING))")
         if routed:
             parts.append(

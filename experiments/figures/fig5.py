@@ -1,0 +1,101 @@
+"""Fig. 5: throughput of NTM and the two-stage LTM-0 .. LTM-k for task budgets (2, 4, 6), LUBM and NPD.
+
+Every runner measures the same stream files. Where a runner measures its stages (the local runner), the
+paper's pipeline model turns the stage times into a modelled throughput for the task budget (``model_tps``);
+otherwise the measured throughput over the batches after the first is the figure."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from srtopo.experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, model_tps, progress
+
+NAME = "fig5"
+DEPENDS: tuple[str, ...] = ()
+
+
+def figure(row: Row) -> float:
+    """What the figure shows for a row: the modelled pipeline throughput where there is one, else the measured."""
+    modelled = row.get("model_tps")
+    return modelled if modelled is not None else row.throughput_tps
+
+
+def run(ctx) -> list[Row]:
+    rows = []
+    for tbox in ctx.args.tboxes:
+        stream = ctx.stream(tbox)
+        a = analysis_for(tbox)
+        done = {}
+        jobs = [(tasks, topo) for tasks in ctx.args.tasks for topo in fig5_plans(a, tasks)]
+        for tasks, topo in progress(jobs, desc=f"fig5 {tbox}"):
+            for engine in ctx.engines():
+                key = (engine, topo.label, tuple(s.parallelism for s in topo.stages))
+                if key not in done:
+                    done[key] = ctx.measure(engine, topo, stream, f"fig5 {tbox}")
+                row = replace(done[key], experiment=NAME, tasks=tasks, detail=dict(done[key].detail))
+                row.detail.update(describe_plan(topo), model_tps=model_tps(row, topo, len(stream.tuples)))
+                rows.append(row)
+    return rows
+
+
+def summary(rows: list[Row]) -> dict:
+    out = {}
+    for engine in sorted({r.engine for r in rows}):
+        for tbox in sorted({r.tbox for r in rows}):
+            sub = [r for r in rows if r.tbox == tbox and r.engine == engine]
+            for tasks in sorted({r.tasks for r in sub}):
+                cand = [r for r in sub if r.tasks == tasks]
+                ntm = figure(next(r for r in cand if r.topology == "ntm"))
+                best = max((r for r in cand if r.topology.startswith("ltm")), key=figure)
+                ltm0 = figure(next(r for r in cand if r.topology == "ltm-0"))
+                out.setdefault(engine, {}).setdefault(tbox, {})[tasks] = {
+                    "best_ltm": best.topology, "best_ltm_tps": figure(best), "ntm_tps": ntm,
+                    "ratio": figure(best) / ntm if ntm else None, "ltm0_over_ntm": ltm0 / ntm if ntm else None}
+    return out
+
+
+def table(rows: list[Row], ctx=None) -> str:
+    lines = ["# Fig. 5: throughput of NTM and two-stage LTM-n\n"]
+    data = summary(rows)
+    for engine, by_tbox in data.items():
+        for tbox, best in by_tbox.items():
+            sub = [r for r in rows if r.tbox == tbox and r.engine == engine]
+            modelled = any(r.get("model_tps") is not None for r in sub)
+            what = ("modelled pipeline tuples/s = tuples / max over stages of (measured stage time / stage tasks)"
+                    if modelled else "measured tuples/s over the micro-batches after the first")
+            lines.append(f"## {tbox.upper()}, {engine}: {what}\n")
+            topologies = list(dict.fromkeys(r.topology for r in sub))
+            budgets = sorted(best)
+            lines.append(md_table(["topology"] + [f"tasks {b}" for b in budgets],
+                                  [[t] + [figure(next(r for r in sub if r.topology == t and r.tasks == b))
+                                          for b in budgets] for t in topologies]))
+            lines.append("")
+            lines.append(md_table(["tasks", "best LTM", "best LTM / NTM", "LTM-0 / NTM"],
+                                  [[t, v["best_ltm"], f"{v['ratio']:.2f}", f"{v['ltm0_over_ntm']:.2f}"]
+                                   for t, v in best.items()]))
+            lines.append("")
+    return "\n".join(lines)
+
+
+def plot(rows: list[Row], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = [(e, t) for e in sorted({r.engine for r in rows}, reverse=True) for t in sorted({r.tbox for r in rows})]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+    for ax, (engine, tbox) in zip(axes[0], panels):
+        sub = [r for r in rows if r.engine == engine and r.tbox == tbox]
+        topologies = list(dict.fromkeys(r.topology for r in sub))
+        budgets = sorted({r.tasks for r in sub})
+        width = 0.8 / len(budgets)
+        for i, tasks in enumerate(budgets):
+            values = [figure(next(r for r in sub if r.topology == t and r.tasks == tasks)) for t in topologies]
+            ax.bar([x + i * width for x in range(len(topologies))], values, width, label=f"{tasks} tasks")
+        ax.set_xticks([x + width * (len(budgets) - 1) / 2 for x in range(len(topologies))])
+        ax.set_xticklabels([t.upper() for t in topologies], rotation=30)
+        modelled = any(r.get("model_tps") is not None for r in sub)
+        ax.set_ylabel("tuples/s" + (" (modelled pipeline)" if modelled else " (measured)"))
+        ax.set_title(f"{tbox.upper()} - {engine}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,164 @@
+"""Compile an I-DLV-sr program into a rules topology (the IR of ``srtopo.topology.ir``), by pure passes.
+
+The passes, in ``PASSES`` order, each take and return a :class:`Compilation`:
+
+* ``analyse``: safety, stratification, the stream dependency and component graphs, macro-nodes in processing
+  order ("I-DLV-sr: A Stream Reasoning System based on I-DLV", section 4.1);
+* ``rewrite``: the flat program P' and the mapping tau (each streaming literal becomes a window operator's
+  atom, generated predicates carry the reserved prefix);
+* ``windows``: the window operators, their windows as distances in time points of the stream's unit;
+* ``group``: which components are evaluated together: the macro-nodes (one clingo call each per time point,
+  what restarting solvers want), or, for solvers kept across time points, every component with window
+  literals on its own (its inputs follow the stream) and consecutive window-free components together;
+* ``stages``: one rule stage per group, in processing order, with its flat rules, inputs, heads and window
+  operators; the source carries the background facts and the output what ``#show`` and ``#temp`` say.
+
+Every stage runs in one partition here (the partition key of a rule stage is for runners that distribute).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from srtopo.errors import ProgramError
+from srtopo.rules.analysis import Analysis, analyse
+from srtopo.rules.ir import (
+    GENERATED_PREFIX,
+    UNIT_SECONDS,
+    Program,
+    StreamingLiteral,
+    sig_str,
+    symbolic_atoms,
+    term_signature,
+)
+from srtopo.rules.rewrite import Rewriting, rewrite
+from srtopo.topology.ir import AtomSource, ModelOutput, RulesNotes, RuleStage, Topology, WindowOp
+
+#: how the stages are cut: the strategies of ``srtopo.rules.solver`` that keep solvers cut per component
+KEEPING_STRATEGIES = ("incremental", "incremental-strict")
+
+
+def resolve_strategy(strategy: str, has_background: bool) -> str:
+    """``auto``: kept solvers where background facts fix (most of) the input domain (Photo-voltaic's 60k links),
+    restarting ones otherwise (small per-time-point programs over open stream domains restart cheaper)."""
+    if strategy == "auto":
+        return "incremental" if has_background else "restart"
+    return strategy
+
+
+@dataclass(frozen=True)
+class Compilation:
+    program: Program
+    unit: str = "sec"
+    strategy: str = "auto"
+    prefix: str = GENERATED_PREFIX
+    name: str = ""
+    analysis: Analysis | None = None
+    rewriting: Rewriting | None = None
+    windows: tuple[WindowOp, ...] = ()
+    groups: tuple[tuple[frozenset, ...], ...] = ()
+    topology: Topology | None = None
+
+    @property
+    def keep(self) -> str:
+        return f"{self.prefix or GENERATED_PREFIX}keep"
+
+    @property
+    def temporary(self) -> frozenset:
+        return frozenset(r.head_pred for r in self.program.rules if r.temp)
+
+
+def analyse_pass(c: Compilation) -> Compilation:
+    if c.unit not in UNIT_SECONDS:
+        raise ProgramError(f"unknown time unit '{c.unit}'", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
+    return replace(c, analysis=analyse(c.program))
+
+
+def rewrite_pass(c: Compilation) -> Compilation:
+    return replace(c, rewriting=rewrite(c.program, c.prefix))
+
+
+def windows_pass(c: Compilation) -> Compilation:
+    unit = Fraction(UNIT_SECONDS[c.unit])
+    ops = []
+    for fresh in c.rewriting.fresh:
+        try:
+            distances = tuple(sorted(fresh.window.distances(unit)))
+        except ProgramError as error:
+            raise ProgramError(f"{error.message} (time unit '{c.unit}')", hint=error.hint) from None
+        ops.append(WindowOp(fresh.name, sig_str(fresh.pred), fresh.mode, fresh.count, distances, str(fresh.window)))
+    return replace(c, windows=tuple(ops))
+
+
+def group_pass(c: Compilation) -> Compilation:
+    strategy = resolve_strategy(c.strategy, bool(c.program.facts))
+    if strategy not in KEEPING_STRATEGIES:
+        return replace(c, strategy=strategy, groups=tuple(c.analysis.order))
+    with_windows = {sig_str(r.head_pred) for r in c.program.rules
+                    if any(isinstance(b, StreamingLiteral) for b in r.body)}
+    groups: list[list] = []
+    for macro in c.analysis.order:
+        plain_open = False
+        for comp in macro:
+            if comp & with_windows:
+                groups.append([comp])
+                plain_open = False
+            elif plain_open:
+                groups[-1].append(comp)
+            else:
+                groups.append([comp])
+                plain_open = True
+    return replace(c, strategy=strategy, groups=tuple(tuple(g) for g in groups))
+
+
+def stages_pass(c: Compilation) -> Compilation:
+    temporary = c.temporary
+    windows = {w.signature: w for w in c.windows}
+    stages = []
+    for group in c.groups:
+        preds = frozenset().union(*group)
+        rules = [r for r in c.rewriting.rules if sig_str(r.head_pred) in preds]
+        if not rules:
+            continue           # only background facts: true at every time point
+        lines, inputs, heads = [], set(), []
+        for rule in rules:
+            lines.append(rule.asp())
+            for literal in rule.body:
+                inputs.update(sig_str(term_signature(a.symbol)) for a in symbolic_atoms(literal))
+            head = sig_str(rule.head_pred)
+            if head not in heads:
+                heads.append(head)
+            if not rule.temp and rule.head_pred in temporary:
+                # marks atoms derived by a rule of form (1): they persist although the predicate has #temp rules
+                lines.append(rule.asp(head=f"{c.keep}({rule.head.atom.symbol})"))
+        keeps = any(not r.temp and r.head_pred in temporary for r in rules)
+        stages.append(RuleStage(
+            id=f"S{len(stages) + 1}", rules="\n".join(lines), inputs=tuple(sorted(inputs)), heads=tuple(heads),
+            shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
+            windows=tuple(windows[s] for s in sorted(inputs) if s in windows),
+            recursive=any(r.origin in c.analysis.recursive_rules for r in rules),
+            components=tuple(tuple(sorted(comp)) for comp in group)))
+    program = c.program
+    topology = Topology(
+        source=AtomSource(unit=c.unit, background=tuple(str(f.symbol) for f in program.facts)),
+        stages=tuple(stages),
+        output=ModelOutput(shows=None if program.shows is None else tuple(sig_str(s) for s in program.shows),
+                           temporary=tuple(sorted(sig_str(s) for s in temporary)), keep=c.keep),
+        name=c.name or program.file, label="rules",
+        notes=RulesNotes(program=program.file,
+                         order=tuple(tuple(tuple(sorted(comp)) for comp in macro) for macro in c.analysis.order),
+                         tau=c.rewriting.tau, grouping=c.strategy))
+    return replace(c, topology=topology)
+
+
+PASSES = (("analyse", analyse_pass), ("rewrite", rewrite_pass), ("windows", windows_pass), ("group", group_pass),
+          ("stages", stages_pass))
+
+
+def compile_program(program: Program, *, unit: str = "sec", strategy: str = "auto", prefix: str = GENERATED_PREFIX,
+                    name: str = "") -> Topology:
+    """The rules topology of a parsed program (see the module docstring); raises ProgramError."""
+    compilation = Compilation(program, unit=unit, strategy=strategy, prefix=prefix, name=name)
+    for _name, step in PASSES:
+        compilation = step(compilation)
+    return compilation.topology

@@ -1,0 +1,68 @@
+"""What the commands that run a topology share: the runner's flags, the run configuration, the sink, the
+closing summary. Each registered runner contributes its own flags (``add_arguments``) and reads them back
+(``options_from_args``); nothing here knows one runner from another."""
+from __future__ import annotations
+
+import sys
+
+from srtopo.errors import SrtopoError, TopologyError
+from srtopo.topology.runners import RUNNERS, RunConfig, get_runner
+from srtopo.topology.sinks import JsonLinesSink
+
+DEFAULT_ENGINE = "local"
+
+
+def parse_window(text: str) -> int | None:
+    if text.lower() in ("unbounded", "inf", "none", "all"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise TopologyError(f"--window {text!r} is not an integer number of time units",
+                            hint="e.g. --window 30, or --window unbounded") from None
+    if value < 0:
+        raise TopologyError(f"--window must be >= 0, got {value}")
+    return value
+
+
+def add_engine_arguments(parser) -> None:
+    parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_ENGINE,
+                        help=f"the runner (default {DEFAULT_ENGINE}): " + "; ".join(
+                            f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
+    parser.add_argument("--out", default="-",
+                        help="where outputs go: '-' (default) prints JSON lines; otherwise the runner writes them "
+                             "in its own form (local: a JSON-lines file; spark: a directory of per-batch files)")
+    parser.add_argument("--rejected-out", default=None,
+                        help="rejected records in the runner's own form (local: a JSON-lines file; spark: a "
+                             "directory); without it the first 20 are shown on stderr")
+    parser.add_argument("--checkpoint", default=None,
+                        help="where a runner keeps its state (spark: exactly-once across restarts; default: a "
+                             "temporary directory)")
+    for cls in RUNNERS.values():
+        cls.add_arguments(parser)
+
+
+def start(args, window: int | None = None, lateness: int | None = None):
+    """(runner, config, sink) for a command's arguments."""
+    runner = get_runner(args.engine)
+    options = type(runner).options_from_args(args)
+    to_stdout = args.out in (None, "", "-")
+    config = RunConfig(window=window, lateness=lateness, checkpoint=args.checkpoint,
+                       out=None if to_stdout else args.out, rejected_out=args.rejected_out, options=options)
+    sink = JsonLinesSink(sys.stdout if to_stdout else None, echo=None if args.rejected_out else sys.stderr,
+                         flush=to_stdout)
+    return runner, config, sink
+
+
+def finish(sink: JsonLinesSink) -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    note = sink.close_note()
+    if note:
+        print(note, file=sys.stderr)
+
+
+class NothingUsable(SrtopoError):
+    """A run read no usable record: the input is missing, empty, or every record was rejected."""

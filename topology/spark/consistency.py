@@ -1,0 +1,257 @@
+"""Consistency topologies on Spark: the micro-batch of ``spark.sql`` run on the driver of ``spark.streaming``.
+
+Per batch (docs/spark.md): parse and cache the batch (``CACHE LAZY TABLE``), one small aggregate for the
+counters and the batch's own watermark, then ONE write into the store entry (``kind=state|report|rejected``)
+of the reports closing in the batch, the pruned window state and the rejected records. Counters per stage
+follow on the driver from the aggregate and the IR's routing rule (``Topology.route``).
+"""
+from __future__ import annotations
+
+import time as _time
+
+from srtopo.topology.ir import Topology
+from srtopo.topology.spark.sql import (
+    NEG,
+    STATE_COLUMNS,
+    SqlBuilder,
+    accept_sql,
+    asserted_names,
+    bounds_for,
+    bounds_sql,
+    build_tables,
+    id_tables,
+    sql_string,
+    watermark,
+    with_bounds_sql,
+)
+from srtopo.topology.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
+
+PHYSICAL_PLANS = ("fused", "staged")
+CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+REPORT_COLUMNS = ("subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, "
+                  "stage STRING, topology STRING")
+STORED_REPORT_COLUMNS = ("stage INT, subject STRING, time BIGINT, ni ARRAY<STRING>, "
+                         "evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>")
+STORED_REJECTED_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, reason STRING"
+
+# Settings of the counters job, the job that parses the batch, fills its cache and aggregates it:
+# * the cache lives for one batch and is read twice: compressing it cost more than it saved (its
+#   compressibility statistics were ~11% of all task CPU in a JFR profile; parse+cache+count of 500k lines
+#   1.52 s -> 1.39 s uncompressed, the re-scan 0.21 s -> 0.18 s, best of 5, local[2]);
+# * adaptive execution would first run the cache as a query stage of its own and then re-scan it for the
+#   aggregate (one more stage and scan per batch, ~0.3 s); without it the aggregate consumes the rows as the
+#   cache is built, in the same tasks.
+COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false"}
+
+
+def stage_multipliers(topology: Topology, asserted: str) -> tuple[tuple[int, int, int, int, int], ...]:
+    """Per stage, what ONE tuple asserting ``asserted`` adds to the stage's counters: (records in, cached in,
+    forwarded, inferred, conjunction ops evaluated), by the IR's routing rule."""
+    out = []
+    for index, frontier in enumerate(topology.route(asserted)):
+        stage = topology.stages[index]
+        cached = stage.cached_concepts
+        touch: dict[str, int] = {}
+        for op in stage.conjunction_ops:
+            touch[op.left] = touch.get(op.left, 0) + 1
+            if op.right != op.left:
+                touch[op.right] = touch.get(op.right, 0) + 1
+        outputs = topology.outputs(index)
+        forwarded = sum(1 for c in frontier for _, inferred in outputs.get(c, ()) if not inferred)
+        inferred = sum(1 for c in frontier for _, inf in outputs.get(c, ()) if inf)
+        out.append((len(frontier), sum(1 for c in frontier if c in cached), forwarded, inferred,
+                    sum(touch.get(c, 0) for c in frontier)))
+    return tuple(out)
+
+
+class ConsistencyJob(MicroBatchJob):
+    def __init__(self, spark, topology: Topology, window: int | None, lateness: int | None, physical_plan: str,
+                 n_sources: int, history: int = 10000):
+        super().__init__(spark, history)
+        self.topology = topology
+        self.window = window
+        self.lateness = lateness
+        self.physical_plan = physical_plan
+        self.n_sources = max(1, n_sources)
+        self.tables = build_tables(topology)
+        # asserted concept id (the index in asserted_names, as in id_tables) -> per-stage counter multipliers
+        self.multipliers = {aid: stage_multipliers(topology, name)
+                            for aid, name in enumerate(asserted_names(self.tables))}
+        self.names = {k: f"srtopo_{k}_{self.uid}" for k in
+                      ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
+                       "acc", "r", "kept", "rows", "routed", "routed_all", "win")}
+        self._tables_ready = None
+        self._sql = None
+
+    # --- setup ----------------------------------------------------------------------------------------
+    def _register_tables(self, session) -> None:
+        if self._tables_ready is session:
+            return
+        for name, (rows, schema) in id_tables(self.tables).items():
+            local_view(session, rows, schema, self.names[name])
+        self._empty_state = empty_frame(session, STATE_COLUMNS)
+        self._tables_ready = session
+
+    def sql(self) -> SqlBuilder:
+        if self._sql is None:
+            self._sql = SqlBuilder(self.names, self.tables, self.topology, self.window, self.physical_plan,
+                                   partitions=int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+        return self._sql
+
+    def start(self, frames, checkpoint, sinks, **kwargs):
+        self._sql = None
+        self._register_tables(self.spark)
+        return super().start(frames, checkpoint, sinks, **kwargs)
+
+    def _state_view(self, previous, spark) -> None:
+        path = None if previous is None else self.store.part(previous[0], "state")
+        if path and self.fs.exists(path):
+            spark.read.schema(STATE_COLUMNS).parquet(path).createOrReplaceTempView(self.names["prevc"])
+        else:
+            self._empty_state.createOrReplaceTempView(self.names["prevc"])
+
+    def _bounds_views(self, spark, bounds, with_new: bool = True) -> None:
+        """Register the batch's bounds (a one-row relation) and the state/batch views that carry them."""
+        n = self.names
+        spark.sql(bounds_sql(bounds)).createOrReplaceTempView(n["bnd"])
+        spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
+        if with_new:
+            spark.sql(with_bounds_sql(n["newc"], n["bnd"])).createOrReplaceTempView(n["new"])
+
+    @staticmethod
+    def _previous_meta(previous):
+        if previous is None:
+            return {}, NEG
+        meta = previous[1]
+        return {int(k): v for k, v in meta["maxtime"].items()}, int(meta["closed"])
+
+    def _observed(self, spark, sql: str, exprs: list[str], view: str):
+        """Register ``sql`` as a view whose rows pass an Observation (metrics computed by the write itself)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        obs = Observation()
+        spark.sql(sql).observe(obs, *[F.expr(e) for e in exprs]).createOrReplaceTempView(view)
+        return obs
+
+    # --- the micro-batch --------------------------------------------------------------------------------
+    def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        started = _time.perf_counter()
+        if spark.conf.get(CONCURRENT_WRITERS, "0") == "0":
+            # the batch writes ~3 partitions (kind=state/report/rejected) per task: concurrent writers skip the
+            # sort by partition column the write would otherwise do (measured ~0.6 s per 500k-tuple batch)
+            spark.conf.set(CONCURRENT_WRITERS, "4")
+        self._register_tables(spark)
+        n = self.names
+        sq = self.sql()
+        maxtime, closed = self._previous_meta(previous)
+        self._state_view(previous, spark)
+        df.createOrReplaceTempView(n["in"])
+        # W_{b-1}: which records are late is known before the batch is read
+        spark.sql(accept_sql(watermark(maxtime, self.n_sources, self.lateness))).createOrReplaceTempView(n["acc"])
+        spark.catalog.dropTempView(n["newc"])
+        target = self.store.entry(batch_id)
+        try:
+            with session_conf(spark, COUNTERS_JOB):
+                # materialise the parsed batch once (the plan would otherwise re-read and re-parse it: measured
+                # 2-6x slower). LAZY: the counters aggregate below is the job that parses the batch and fills the
+                # cache (an eager CACHE TABLE ran a separate count job over it first). The cache's settings are
+                # those in force when it is declared, hence inside this block.
+                spark.sql(f"CACHE LAZY TABLE {n['newc']} AS {sq.batch_cache_sql(n['in'], n['acc'])}")
+                parsed = _time.perf_counter()
+                # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
+                stats = spark.sql(sq.batch_stats_sql(n["newc"], n["acc"])).collect()   # sources x vocabulary rows
+            counted = _time.perf_counter()
+            m, cur_max = self._batch_counters(stats, maxtime)
+            b = bounds_for(maxtime, closed, self.n_sources, self.lateness, self.window, cur_maxtime=cur_max)
+            self._bounds_views(spark, b)
+            spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
+            obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
+            obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
+            if self.physical_plan == "staged":
+                obs_new = self._observed(spark, sq.staged_rows_sql(b),
+                                         sq.count_by_stage_exprs("newkept", "cached AND time >= b_keep"), n["rows"])
+                sql = sq.write_sql(None, n["rows"], n["r"], n["kept"], b)
+            else:
+                spark.sql(sq.routed_sql(b)).createOrReplaceTempView(n["routed_all"])
+                obs_new = self._observed(spark, f"SELECT * FROM {n['routed_all']} WHERE route <> 'drop'",
+                                         sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
+                sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
+            planned = _time.perf_counter()
+            spark.sql(sql).write.mode("overwrite").partitionBy("kind").parquet(target)
+        finally:
+            spark.sql(f"UNCACHE TABLE IF EXISTS {n['newc']}")
+            spark.catalog.dropTempView(n["newc"])
+        written = _time.perf_counter()
+        for obs in (obs_rep, obs_kept, obs_new):
+            m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
+        meta = {"batch": int(batch_id), "maxtime": {str(k): v for k, v in sorted(cur_max.items())},
+                "closed": int(b.hi), "accept": int(b.accept),
+                "watermark": int(watermark(cur_max, self.n_sources, self.lateness))}
+        n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
+        record = {"phases_s": {"setup": round(parsed - started, 4),
+                               "read_parse_cache_count": round(counted - parsed, 4),
+                               "plan": round(planned - counted, 4), "close_write": round(written - planned, 4)},
+                  "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports}
+        for key in ("tuples", "malformed", "late", "irrelevant", "punctuations"):
+            record[key] = m.get(key, 0) or 0
+        stages = {}
+        for k, sid in enumerate(self.tables.stage_ids):
+            stages[sid] = {key: m[f"{key}_{k}"] for key in ("records_in", "cached_in", "forwarded", "inferred",
+                                                           "ops_evaluated")}
+            stages[sid]["reports"] = m.get(f"reports_{k}", 0)
+            stages[sid]["state_rows"] = m.get(f"kept_{k}", 0) + m.get(f"newkept_{k}", 0)
+        record["stages"] = stages
+        record["cached_tuples"] = sum(v["state_rows"] for v in stages.values())
+        outputs = self._report_frame(spark.read.schema(STORED_REPORT_COLUMNS).parquet(f"{target}/kind=report")) \
+            if n_reports > 0 else None
+        rejected = None
+        if m.get("malformed", 0) + m.get("late", 0) > 0:
+            rejected = spark.read.schema(STORED_REJECTED_COLUMNS).parquet(f"{target}/kind=rejected") \
+                .selectExpr("file AS source", "line", "raw AS text", "reason")
+        return BatchOutcome(meta, record, outputs, rejected)
+
+    def _batch_counters(self, stats, maxtime: dict):
+        """Counters and cumulative max times of a batch from its (source, concept) aggregate rows."""
+        L = 0 if self.lateness is None else int(self.lateness)
+        m = {"tuples": 0, "malformed": 0, "late": 0, "punctuations": 0, "irrelevant": 0}
+        cur_max = dict(maxtime)
+        keys = ("records_in", "cached_in", "forwarded", "inferred", "ops_evaluated")
+        for k in range(len(self.topology.stages)):
+            for key in keys:
+                m[f"{key}_{k}"] = 0
+        for r in stats:
+            m["tuples"] += r["accepted"] + r["late"]
+            m["late"] += r["late"]
+            m["malformed"] += r["malformed"]
+            m["punctuations"] += r["punctuations"]
+            for v in (r["max_t"], None if r["max_p"] is None else r["max_p"] + L):
+                if v is not None:
+                    s_ = int(r["src"])
+                    cur_max[s_] = int(v) if cur_max.get(s_) is None else max(cur_max[s_], int(v))
+            if r["accepted"]:
+                multipliers = self.multipliers.get(r["aid"])   # none for a concept no stage reads (aid NULL)
+                if not multipliers:
+                    m["irrelevant"] += r["accepted"]
+                    continue
+                for k, values in enumerate(multipliers):
+                    for key, value in zip(keys, values):
+                        m[f"{key}_{k}"] += r["accepted"] * value
+        return m, cur_max
+
+    def _report_frame(self, df):
+        ids = ", ".join(sql_string(i) for i in self.tables.stage_ids)
+        label = self.topology.label
+        label_sql = sql_string(label) if label else "CAST(NULL AS STRING)"   # no label: no field (as Report.to_dict)
+        return df.selectExpr("subject", "time", "ni", "evidence",
+                             f"element_at(array({ids}), stage + 1) AS stage", f"{label_sql} AS topology")
+
+    # --- end of input --------------------------------------------------------------------------------------
+    def close(self, last):
+        self._register_tables(self.spark)
+        self._sql = None
+        maxtime, closed = self._previous_meta(last)
+        bounds = bounds_for(maxtime, closed, self.n_sources, self.lateness, self.window, final=True)
+        self._state_view(last, self.spark)
+        self._bounds_views(self.spark, bounds, with_new=False)
+        self.spark.sql(self.sql().window_sql(bounds, with_new=False)).createOrReplaceTempView(self.names["win"])
+        return self._report_frame(self.spark.sql(self.sql().reports_sql(bounds)))
