@@ -25,6 +25,7 @@ import random
 from dataclasses import dataclass, field
 
 from srtopo.concepts import RDF_TYPE, is_exists, local_name
+from srtopo.experiments.common import ExperimentError
 from srtopo.ontology.nis import NIAnalysis, pair
 from srtopo.topology.records import StreamTuple
 
@@ -65,7 +66,7 @@ def class_streams(analysis: NIAnalysis, *, time_points: int, rate: int = 1, viol
                   subject_base: str = SUBJECT_BASE) -> GeneratedStream:
     """One stream per class at ``rate`` tuples per time point; see the module docstring."""
     if not 0.0 <= violation <= 1.0:
-        raise ValueError(f"violation fraction must be in [0, 1], got {violation}")
+        raise ExperimentError(f"violation fraction must be in [0, 1], got {violation}")
     rng = random.Random(seed)
     classes = classes or named_classes(analysis)
     homes, conflicting, unsat = _tables(analysis, classes)

@@ -15,6 +15,7 @@ import re
 from typing import Iterable, Iterator
 
 from srtopo.concepts import RDF_TYPE, exists, exists_inverse, is_exists
+from srtopo.errors import StreamInputError
 from srtopo.topology.records import RejectedRecord, StreamTuple
 
 # Every class below is spelled out in ASCII so that Python's ``re`` and Java's ``java.util.regex`` accept
@@ -46,17 +47,26 @@ def _term(term: str) -> str:
     return term[1:-1] if term.startswith("<") else term
 
 
+#: why a line is rejected (the Spark source's parser gives the same reasons)
+NO_TIME = "does not start with an integer event time"
+NO_STATEMENT = "no N-Triples statement after the event time"
+NO_DOT = "N-Triples statement does not end with ' .'"
+INVALID = ("not a valid N-Triples statement (subject: IRI or blank node; predicate: IRI; object: IRI, blank node "
+           "or literal)")
+LITERAL_TYPE = "rdf:type with a literal object"
+
+
 def reject_reason(line: str) -> str:
     """Best-effort explanation for a line that does not match LINE_PATTERN."""
     stripped = line.strip(WS_CHARS)
     head = re.split(WS + "+", stripped, maxsplit=1) if stripped else []
     if not head or not re.fullmatch(r"-?[0-9]+", head[0]):
-        return "does not start with an integer event time"
+        return NO_TIME
     if len(head) == 1:
-        return "no N-Triples statement after the event time"
+        return NO_STATEMENT
     if not stripped.endswith("."):
-        return "N-Triples statement does not end with ' .'"
-    return "not a valid N-Triples statement (subject: IRI or blank node; predicate: IRI; object: IRI, blank node or literal)"
+        return NO_DOT
+    return INVALID
 
 
 def tuples_of_statement(time: int, subject: str, predicate: str, obj: str) -> list[StreamTuple]:
@@ -64,7 +74,7 @@ def tuples_of_statement(time: int, subject: str, predicate: str, obj: str) -> li
     literal = obj.startswith('"')
     tuples = _tuples(time, _term(subject), predicate, None if literal else _term(obj))
     if tuples is None:
-        raise ValueError("rdf:type with a literal object")
+        raise StreamInputError(f"rdf:type with a literal object: {subject} {obj}")
     return tuples
 
 
@@ -102,7 +112,7 @@ def tnt_records(lines: Iterable[str], source: str = "<stream>") -> Iterator[tupl
         tuples = _tuples(time, s_iri if s_iri is not None else s_bnode, predicate,
                          o_iri if o_iri is not None else o_bnode)
         if tuples is None:
-            yield RejectedRecord(source, number, line, "rdf:type with a literal object")
+            yield RejectedRecord(source, number, line, LITERAL_TYPE)
             continue
         for item in tuples:
             yield item, number
@@ -139,7 +149,6 @@ def file_lines(file: str) -> Iterator[str]:
 
 def read_tnt(path: str, rejected: list[RejectedRecord] | None = None) -> Iterator[StreamTuple]:
     """The tuples of a ``.tnt`` file or of every file of a directory (sorted by name)."""
-    from srtopo.errors import StreamInputError
     from srtopo.topology.sources import stream_files
     if not os.path.exists(path):
         raise StreamInputError(f"stream file not found: {path}", hint="give a .tnt file or a directory of them")
@@ -193,7 +202,8 @@ def write_tnt(directory: str, items: Iterable, *, per_file: int | None = None, t
 def _line_of(item) -> str:
     if isinstance(item, StreamTuple):
         if is_exists(item.concept):
-            raise ValueError(f"{item.concept}: only tuples of named classes are written as rdf:type lines")
+            raise StreamInputError(f"{item.concept}: only tuples of named classes are written as rdf:type lines",
+                                   hint="write role tuples as (time, subject, property, object)")
         return format_tnt(item.time, item.subject, RDF_TYPE, item.concept)
     if isinstance(item, tuple):
         return format_tnt(*item)

@@ -103,3 +103,26 @@ def test_compile_lubm_univ_bench(capsys):
     out = capsys.readouterr().out
     assert "43 classes" in out and "NIs: 0" in out and "TransitiveProperty 1" in out
     assert "NI closure: 0 pairs" in out and "no disjointness" in out
+
+
+def test_a_run_that_read_nothing_usable_exits_non_zero(tmp_path, capsys):
+    stream = tmp_path / "bad.tnt"
+    stream.write_bytes(b"not a line\n\xff\xfe broken bytes\n")
+    assert main(["check", "--tbox", TEX, "--stream", str(stream), "--window", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "no usable tuple" in err and "line 1 of" in err and "not UTF-8 text" in err
+    log = tmp_path / "bad.log"
+    log.write_text("yesterday a(1)\n")
+    program = tmp_path / "p.idlvsr"
+    program.write_text("b(X) :- a(X).\n")
+    assert main(["reason", "--program", str(program), "--stream", str(log)]) == 2
+    assert "no usable record" in capsys.readouterr().err
+
+
+def test_unsupported_runner_is_said_up_front(tmp_path, capsys):
+    program = tmp_path / "p.idlvsr"
+    program.write_text("b(X) :- a(X).\n")
+    log = tmp_path / "p.log"
+    log.write_text("1 a(1)\n")
+    assert main(["reason", "--engine", "spark", "--program", str(program), "--stream", str(log)]) == 2
+    assert "the spark runner runs consistency topologies" in capsys.readouterr().err

@@ -52,14 +52,6 @@ def tex_stream(n: int, rng: random.Random, n_subjects: int = 2000, rate: int = 5
 
 
 def write_tnt_files(directory, triples, files: int) -> list[str]:
-    from srtopo.topology.tnt import format_tnt
-    os.makedirs(directory, exist_ok=True)
-    chunk = (len(triples) + files - 1) // files
-    paths = []
-    for f in range(files):
-        path = os.path.join(str(directory), f"part-{f:04d}.tnt")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.writelines(format_tnt(t, s, p, o) + "\n" for s, p, o, t in triples[f * chunk:(f + 1) * chunk])
-        os.utime(path, (1_600_000_000 + f, 1_600_000_000 + f))
-        paths.append(path)
-    return paths
+    """(s, p, o, t) triples as ``files`` .tnt files of equal size (the project's one writer)."""
+    from srtopo.topology.tnt import write_tnt
+    return write_tnt(str(directory), ((t, s, p, o) for s, p, o, t in triples), per_file=-(-len(triples) // files))

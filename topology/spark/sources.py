@@ -18,7 +18,17 @@ from srtopo.concepts import RDF_TYPE
 from srtopo.topology.rdf import rdf_file_to_lines
 from srtopo.topology.sources import Rate, RdfFiles, SocketLines, TntFiles, TupleFiles
 from srtopo.topology.spark.sql import sql_string as _q
-from srtopo.topology.tnt import LINE_PATTERN, WS, WS_CHARS
+from srtopo.topology.tnt import (
+    INVALID,
+    LINE_PATTERN,
+    LITERAL_TYPE,
+    NO_DOT,
+    NO_STATEMENT,
+    NO_TIME,
+    OUT_OF_RANGE,
+    WS,
+    WS_CHARS,
+)
 from srtopo.topology.tsv import REASON as TUPLE_REASON
 
 SEP = "\u001f"
@@ -33,9 +43,6 @@ def _F():
 
 _WS = _q(WS_CHARS)
 _TYPE = _q(RDF_TYPE)
-_NO_DOT = "N-Triples statement does not end with ' .'"
-_INVALID = ("not a valid N-Triples statement (subject: IRI or blank node; predicate: IRI; "
-            "object: IRI, blank node or literal)")
 
 
 def parse_lines(df, pre_reason: bool = False):
@@ -64,10 +71,10 @@ def parse_lines(df, pre_reason: bool = False):
     stripped = f"trim(BOTH {_WS} FROM raw)"
     head = f"split({stripped}, {_q(WS + '+')}, 2)"
     reason = (f"CASE WHEN pre_reason IS NOT NULL THEN pre_reason "
-              f"WHEN NOT (get({head}, 0) rlike '^-?[0-9]+$') THEN 'does not start with an integer event time' "
-              f"WHEN size({head}) = 1 THEN 'no N-Triples statement after the event time' "
-              f"WHEN NOT endswith({stripped}, '.') THEN {_q(_NO_DOT)} "
-              f"ELSE {_q(_INVALID)} END")
+              f"WHEN NOT (get({head}, 0) rlike '^-?[0-9]+$') THEN {_q(NO_TIME)} "
+              f"WHEN size({head}) = 1 THEN {_q(NO_STATEMENT)} "
+              f"WHEN NOT endswith({stripped}, '.') THEN {_q(NO_DOT)} "
+              f"ELSE {_q(INVALID)} END")
     return df.selectExpr(
         "src", "file", "line", "part",
         f"CASE WHEN good THEN 't' WHEN {punct} THEN 'p' ELSE 'x' END AS ik",
@@ -76,8 +83,8 @@ def parse_lines(df, pre_reason: bool = False):
         "CASE WHEN NOT good THEN NULL WHEN tp THEN o WHEN part = 1 THEN concat('exists-:', p) "
         "ELSE concat('exists:', p) END AS concept",
         f"CASE WHEN good OR {punct} THEN NULL ELSE trim(TRAILING '\\r' FROM raw) END AS raw",
-        f"CASE WHEN good OR {punct} THEN NULL WHEN ok AND t IS NULL THEN 'event time out of range' "
-        f"WHEN ok THEN 'rdf:type with a literal object' ELSE {reason} END AS reason")
+        f"CASE WHEN good OR {punct} THEN NULL WHEN ok AND t IS NULL THEN {_q(OUT_OF_RANGE)} "
+        f"WHEN ok THEN {_q(LITERAL_TYPE)} ELSE {reason} END AS reason")
 
 
 def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
