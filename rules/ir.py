@@ -133,10 +133,15 @@ class Rule:
         return term_signature(self.head.atom.symbol)
 
     def __str__(self) -> str:
-        prefix = "#temp " if self.temp else ""
-        if not self.body:
-            return f"{prefix}{self.head}."
-        return f"{prefix}{self.head} :- {', '.join(str(b) for b in self.body)}."
+        return rule_text(self.head, self.body, self.temp)
+
+
+def rule_text(head, body, temp: bool) -> str:
+    """A rule in I-DLV-sr syntax (``#temp`` prefix, body items joined by commas)."""
+    prefix = "#temp " if temp else ""
+    if not body:
+        return f"{prefix}{head}."
+    return f"{prefix}{head} :- {', '.join(str(b) for b in body)}."
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from srtopo.rules.ir import (
     Signature,
     StreamingLiteral,
     Window,
+    rule_text,
     term_signature,
 )
 
@@ -51,10 +52,7 @@ class FlatRule:
         return term_signature(self.head.atom.symbol)
 
     def __str__(self) -> str:
-        prefix = "#temp " if self.temp else ""
-        if not self.body:
-            return f"{prefix}{self.head}."
-        return f"{prefix}{self.head} :- {', '.join(str(b) for b in self.body)}."
+        return rule_text(self.head, self.body, self.temp)
 
     def asp(self, head: ast.AST | None = None) -> str:
         """Plain ASP text (no #temp) clingo can read; optionally with another head."""

@@ -310,8 +310,9 @@ class LocalRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
-        memory = MemorySink()
-        sinks = [memory if sink is None else sink]
+        sink = MemorySink() if sink is None else sink
+        memory = sink if isinstance(sink, MemorySink) else None      # what the result keeps
+        sinks = [sink]
         files = []
         try:
             for path, what, method in ((config.out, "outputs", "emit"), (config.rejected_out, "rejected records",
@@ -331,8 +332,9 @@ class LocalRunner:
             for handle in files:
                 if handle.name != "<stdout>":
                     handle.close()
-        return RunResult(runner=self.name, physical_plan=self.describe(topology, config), outputs=memory.outputs,
-                         rejected=memory.rejected, counters=counters, batches=batches, seconds=seconds,
+        return RunResult(runner=self.name, physical_plan=self.describe(topology, config),
+                         outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
+                         counters=counters, batches=batches, seconds=seconds,
                          memory_mb={"python": rss_mb()})
 
     def _consistency(self, topology, sources, config, sink):

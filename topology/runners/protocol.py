@@ -107,7 +107,7 @@ class BatchMetrics:
 class RunResult:
     runner: str
     physical_plan: str                  # how the runner ran the topology (see Runner.describe)
-    outputs: list = field(default_factory=list)      # Report or Model records (those the sink kept)
+    outputs: list = field(default_factory=list)      # Report or Model records, kept when the sink is a MemorySink
     rejected: list[RejectedRecord] = field(default_factory=list)
     counters: RunCounters = field(default_factory=RunCounters)
     batches: list[BatchMetrics] = field(default_factory=list)

@@ -121,11 +121,10 @@ class SparkRun:
         counters = spark_counters(self.topology, metrics, self.runner.stage_tasks(self.topology, self.config))
         if emitted is not None:      # the reports closed at the end of input are in no batch's metrics
             counters.outputs = emitted
-        outputs = getattr(self.sink, "outputs", [])
+        memory = self.sink if isinstance(self.sink, MemorySink) else None
         return RunResult(
             runner="spark", physical_plan=self.runner.describe(self.topology, self.config),
-            outputs=outputs if isinstance(outputs, list) else [],
-            rejected=getattr(self.sink, "rejected", []) if isinstance(getattr(self.sink, "rejected", None), list) else [],
+            outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
             counters=counters, seconds=self.seconds, memory_mb=self._memory(),
             batches=[BatchMetrics(m["batch"], m["tuples"], m.get("trigger_s", m["duration_s"]), m["reports"], m)
                      for m in metrics])
