@@ -15,6 +15,7 @@ from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
 from srtopo.rules.ir import (
+    CLINGO_INT_MAX,
     RESERVED,
     UNIT_SECONDS,
     Fact,
@@ -80,7 +81,7 @@ class _Source:
 def parse_file(path: str | Path) -> Program:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")       # a byte-order mark is not part of the program
     except OSError as error:
         raise ProgramError(f"cannot read program: {error.strerror}", file=str(path)) from None
     except UnicodeDecodeError:
@@ -140,6 +141,9 @@ def _tokenize(src: _Source) -> list[Tok]:
         pos = m.end()
         kind = m.lastgroup
         if kind not in skip:
+            if kind == "number" and int(m.group()) > CLINGO_INT_MAX + (1 if out and out[-1].text == "-" else 0):
+                raise src.error(f"the integer {m.group()} is beyond clingo's 32-bit integers", m.start(),
+                                hint="write it as a string, or in smaller units")
             out.append(Tok(kind, m.group(), m.start(), pos))
     if pos != len(text):
         raise src.error(f"unexpected character {text[pos]!r}", pos)

@@ -7,6 +7,7 @@ counted, and reported with its line number; the stream goes on.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sys
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from typing import Callable, Iterable, Iterator
 from clingo import Symbol, SymbolType, parse_term
 
 from srtopo.errors import StreamInputError
-from srtopo.rules.ir import RESERVED, UNIT_SECONDS
+from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
 from srtopo.topology.records import RejectedRecord
+from srtopo.topology.tnt import NOT_UTF8, NotUtf8, decoded_lines, file_lines
 
 
 class RecordError(StreamInputError):
@@ -50,6 +52,18 @@ def _quiet(_code, _message):
     pass
 
 
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+_INTEGER = re.compile(r"(-?)\b(\d+)\b")
+
+
+def _integer_beyond_clingo(text: str) -> str | None:
+    """The first integer literal outside strings that clingo cannot hold, or None."""
+    for sign, digits in _INTEGER.findall(_STRING.sub('""', text)):
+        if int(digits) > CLINGO_INT_MAX + (1 if sign else 0):
+            return sign + digits
+    return None
+
+
 def parse_atom(text: str) -> Symbol:
     """One ground atom, parsed as a clingo term; anything else is a RecordError."""
     text = text.strip()
@@ -57,12 +71,16 @@ def parse_atom(text: str) -> Symbol:
         raise RecordError("empty atom")
     try:
         sym = parse_term(text, logger=_quiet)
-    except RuntimeError:
+    except (RuntimeError, UnicodeDecodeError):    # clingo's message may quote text it cannot decode back
         raise RecordError(f"'{_short(text)}' is not a ground atom") from None
     if sym.type != SymbolType.Function or not sym.name or not sym.positive:
         raise RecordError(f"'{_short(text)}' is not an atom")
     if sym.name.startswith(RESERVED):
         raise RecordError(f"'{_short(text)}' uses the reserved prefix '{RESERVED}'")
+    too_large = _integer_beyond_clingo(text)
+    if too_large is not None:
+        raise RecordError(f"'{_short(text)}': the integer {too_large} is beyond clingo's 32-bit integers "
+                          f"(write it as a string: \"{too_large}\")")
     return sym
 
 
@@ -135,6 +153,9 @@ def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", r
     timeline = Timeline(unit)
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
+        if isinstance(raw, NotUtf8):
+            reject(RejectedRecord(source, number, line[:2000], NOT_UTF8))
+            continue
         if not line.strip():
             continue
         kind = fmt if fmt != "detect" else ("jsonl" if line.lstrip().startswith("{") else "log")
@@ -203,7 +224,7 @@ def time_points(records: Iterable[Record], rejected=None, source: str = "<stream
 def open_lines(spec: str) -> Iterator[str]:
     """``-`` = stdin, ``tcp://host:port`` = connect and read lines, otherwise a file path."""
     if spec == "-":
-        yield from sys.stdin
+        yield from decoded_lines(sys.stdin.buffer)
         return
     if spec.startswith("tcp://"):
         host, _, port = spec[len("tcp://"):].rpartition(":")
@@ -211,15 +232,13 @@ def open_lines(spec: str) -> Iterator[str]:
             conn = socket.create_connection((host or "127.0.0.1", int(port)))
         except (OSError, ValueError) as error:
             raise StreamInputError(f"cannot connect to {spec}: {error}") from None
-        with conn, conn.makefile("r", encoding="utf-8", errors="replace", newline="\n") as handle:
-            yield from handle
+        with conn, conn.makefile("rb") as handle:
+            yield from decoded_lines(handle)
         return
     try:
-        handle = open(spec, encoding="utf-8", errors="replace")
+        yield from file_lines(spec)
     except OSError as error:
         raise StreamInputError(f"cannot read stream: {error.strerror}", file=spec) from None
-    with handle:
-        yield from handle
 
 
 def timeline_points(source, unit: str, sink, counters) -> Iterator[tuple[int, str | None, list]]:

@@ -136,15 +136,21 @@ class NotUtf8(str):
 NOT_UTF8 = "not UTF-8 text"
 
 
+def decoded_lines(raw_lines: Iterable[bytes]) -> Iterator[str]:
+    """Lines of bytes as text: a byte-order mark before the first line is dropped, a line that is not UTF-8 comes
+    back as ``NotUtf8`` (for the reader to reject, never a crash, never silently altered)."""
+    for number, raw in enumerate(raw_lines):
+        try:
+            yield raw.decode("utf-8-sig" if number == 0 else "utf-8")
+        except UnicodeDecodeError:
+            yield NotUtf8(raw.decode("utf-8", errors="replace"))
+
+
 def file_lines(file: str) -> Iterator[str]:
     """The lines of a stream file, split at \\n only (a lone \\r is whitespace, as in the Spark source: text-mode
     open() would also break lines at a lone \\r and number them differently)."""
     with open(file, "rb") as handle:
-        for raw in handle:
-            try:
-                yield raw.decode("utf-8")
-            except UnicodeDecodeError:
-                yield NotUtf8(raw.decode("utf-8", errors="replace"))
+        yield from decoded_lines(handle)
 
 
 def read_tnt(path: str, rejected: list[RejectedRecord] | None = None) -> Iterator[StreamTuple]:

@@ -82,3 +82,17 @@ def test_unstratified_program_is_rejected_with_the_cycle():
         analyse(parse_program("a(X) :- a(X) count 2 in [2]."))
     # harmless recursion through windows is allowed (recursive_in / recursive_always)
     analyse(parse_program("a(X) :- b(X) always in [3], c(X-1).\nb(X) :- c(X).\nc(X) :- a(X)."))
+
+
+def test_integers_beyond_32_bits_are_located_errors_not_wrapped():
+    for text, col in (("big(4294967296).\n", 5), ("d(X) :- b(X), X > 4294967296.\n", 19)):
+        with pytest.raises(ProgramError, match="beyond clingo's 32-bit integers") as info:
+            parse_program(text, "p.idlvsr")
+        assert (info.value.line, info.value.col) == (1, col)
+    parse_program("c(X) :- b(X), X > -2147483648, X < 2147483647.\nname(\"4294967296\").\n")
+
+
+def test_a_byte_order_mark_before_a_program_is_not_part_of_it(tmp_path):
+    path = tmp_path / "bom.idlvsr"
+    path.write_bytes(b"\xef\xbb\xbfc(X) :- b(X).\n")
+    assert [str(r) for r in parse_file(path).rules] == ["c(X) :- b(X)."]

@@ -115,3 +115,22 @@ def test_cli_reads_a_socket(tmp_path, capsys):
 
 def test_split_atoms_respects_strings_and_brackets():
     assert split_atoms('a(1); b("x;y"); c((1;2)) ;') == ["a(1)", 'b("x;y")', "c((1;2))"]
+
+
+def test_careless_log_lines_are_rejected_one_line_each(tmp_path, capsys):
+    """A BOM, a line that is not UTF-8, an integer beyond clingo's 32 bits: the BOM is dropped, each bad line is
+    one rejected record, nothing else changes, no traceback."""
+    prog = tmp_path / "p.idlvsr"
+    prog.write_text("c(X) :- b(X).\n")
+    log = tmp_path / "s.log"
+    log.write_bytes(b"\xef\xbb\xbf2021-01-01T00:00:00 b(1)\n2021-01-01T00:00:01 b(\xff)\n"
+                    b"2021-01-01T00:00:02 b(4294967296)\n2021-01-01T00:00:03 b(\"caf\xc3\xa9\"); b(2147483647)\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["reason", "--program", str(prog), "--stream", str(log), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "line 2 of" in err and "not UTF-8 text" in err
+    assert "line 3 of" in err and "beyond clingo's 32-bit integers" in err and "Traceback" not in err
+    assert "2 stream record(s) rejected" in err
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [x["atoms"] for x in lines] == [["b(1)", "c(1)"], [], [],
+                                           ['b("café")', "b(2147483647)", 'c("café")', "c(2147483647)"]]

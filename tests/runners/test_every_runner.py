@@ -19,7 +19,7 @@ from srtopo.testing import lines, run_topology, timeline, tuples, unsupported
 from srtopo.topology.choose import choose_topology
 from srtopo.topology.compile import compile_ltm, compile_ntm
 from srtopo.topology.runners import LocalRunner, RunConfig
-from srtopo.topology.sources import RdfFiles
+from srtopo.topology.sources import RdfFiles, TntFiles
 from srtopo.topology.tnt import format_tnt, parse_tnt_lines
 from tests.oracle import oracle_reports
 from tests.randomgen import (
@@ -159,3 +159,14 @@ def test_rule_topology_gives_the_papers_streaming_models(runner_variant):
     points = [["a(2)", "b(5)"], ["a(3)", "c(7)"], ["b(5)"], ["a(3)"]]
     result = _run(runner_variant, topology, [timeline(points)])
     assert [set(m.atoms) for m in result.models] == [{"a(2)", "b(5)"}, {"a(3)", "c(7)"}, {"b(5)"}, {"a(3)", "c(5)"}]
+
+
+def test_a_byte_order_mark_is_not_data(runner_variant, tmp_path):
+    """A file saved with a BOM loses nothing: its first line is a statement like any other."""
+    x = "http://x/"
+    path = tmp_path / "bom.tnt"
+    path.write_bytes(b"\xef\xbb\xbf" + (format_tnt(1, x + "bob", RDF_TYPE, NS + "Student") + "\n"
+                                        + format_tnt(3, x + "bob", RDF_TYPE, NS + "Faculty") + "\n").encode())
+    result = _run(runner_variant, compile_ntm(load_tbox(TEX)), [TntFiles(str(path))], window=5)
+    assert result.rejected == [] and result.counters.records == 2
+    assert result.keys == {(x + "bob", 3)}

@@ -42,7 +42,7 @@ from srtopo.topology.sources import (
     require_path,
     stream_files,
 )
-from srtopo.topology.tnt import file_lines, tnt_records
+from srtopo.topology.tnt import decoded_lines, file_lines, tnt_records
 from srtopo.topology.tsv import tuple_records
 
 TUPLE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Tuples, Lines)
@@ -233,8 +233,8 @@ def _socket_lines(host: str, port: int) -> Iterator[str]:
         conn = socket.create_connection((host, port))
     except OSError as error:
         raise StreamInputError(f"cannot connect to socket:{host}:{port}: {error}") from None
-    with conn, conn.makefile("r", encoding="utf-8", errors="replace", newline="\n") as handle:
-        yield from handle
+    with conn, conn.makefile("rb") as handle:
+        yield from decoded_lines(handle)
 
 
 def tuple_batches(source) -> Iterator[Iterator]:

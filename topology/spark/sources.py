@@ -103,8 +103,9 @@ def _file_lines(spark, source, index: int):
     """(src, file, line, raw) of a file source: each file read once, whole, split into numbered lines."""
     F = _F()
     raw = _file_reader(spark, source.path, source.files_per_batch, source.glob)
-    lines = raw.select(F.col("_metadata.file_path").alias("file"),
-                       F.posexplode(F.split("value", NEWLINES)).alias("pos", "raw"))
+    # a byte-order mark before a file's first line is not data (as decoded_lines drops it for the local runner)
+    text = F.when(F.col("value").startswith("\ufeff"), F.expr("substring(value, 2)")).otherwise(F.col("value"))
+    lines = raw.select(F.col("_metadata.file_path").alias("file"), F.posexplode(F.split(text, NEWLINES)).alias("pos", "raw"))
     return lines.select(F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"), "raw")
 
 
