@@ -32,10 +32,10 @@ import tempfile
 import time
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.measure import percentile
+from srtopo.experiments.common import measure
 from srtopo.topology.balance import contiguous_splits
 from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.runners import LocalOptions, RunConfig, SparkOptions, get_runner
+from srtopo.topology.runners import LocalOptions, SparkOptions
 from srtopo.topology.sources import TntFiles
 from srtopo.topology.tnt import write_tnt
 
@@ -114,30 +114,26 @@ def digest(keys) -> str:
 
 
 def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup: int) -> dict:
-    """One run through the runner protocol; every variant reads the same files, ``--files-per-batch`` a batch."""
+    """One run through the runner protocol (``experiments.common.measure``); every variant reads the same files,
+    ``--files-per-batch`` a batch."""
     name, options = variants(args)[variant]
     run_dir = os.path.join(work, f"run-{variant}-{topology.label}")
     shutil.rmtree(run_dir, ignore_errors=True)
-    config = RunConfig(window=args.window, lateness=args.lateness, checkpoint=os.path.join(run_dir, "ck"),
-                       out=os.path.join(run_dir, "out"), options=options)
-    result = get_runner(name).run(topology, [TntFiles(stream_dir, files_per_batch=args.files_per_batch)], config)
+    row, result = measure(name, options, topology, [TntFiles(stream_dir, files_per_batch=args.files_per_batch)],
+                          args.window, warmup=warmup, lateness=args.lateness,
+                          checkpoint=os.path.join(run_dir, "ck"), out=os.path.join(run_dir, "out"))
     batches = result.batches
-    steady = batches[warmup:] or batches[-1:]   # first batches: JVM warm-up (JIT, first code generation)
-    steady_s = sum(b.seconds for b in steady)
-    n = result.counters.records
-    phases = [b.detail["phases_s"] for b in steady if b.detail.get("phases_s")]
-    return {"engine": name, "plan": variant, "tuples": n, "wall_s": round(result.seconds, 3),
+    phases = [b.detail["phases_s"] for b in batches[warmup:] if b.detail.get("phases_s")]
+    return {"engine": name, "plan": variant, "tuples": row.tuples, "wall_s": round(result.seconds, 3),
             "outside_batches_s": round(result.seconds - sum(b.seconds for b in batches), 3),
-            "tuples_per_s": round(n / result.seconds), "steady_tuples_per_s": round(sum(b.records for b in steady) / max(1e-9, steady_s)),
-            "batch_p50_s": round(percentile([b.seconds for b in batches], 0.5), 3),
-            "batch_p95_s": round(percentile([b.seconds for b in batches], 0.95), 3), "batches": len(batches),
-            "batch_durations_s": [round(b.seconds, 3) for b in batches],
+            "tuples_per_s": round(row["throughput_all_tps"]), "steady_tuples_per_s": round(row.throughput_tps),
+            "batch_p50_s": round(row.latency_p50_s, 3), "batch_p95_s": round(row.latency_p95_s, 3),
+            "batches": len(batches), "batch_durations_s": [round(b.seconds, 3) for b in batches],
             "phases_s": {k: round(sum(p[k] for p in phases) / len(phases), 3) for k in phases[0]} if phases else {},
             "cached_tuples": sum(s.window_rows or 0 for s in result.counters.stages),
-            "memory_mb": result.memory_mb, "reports": len(result.keys), "reports_digest": digest(result.keys),
+            "memory_mb": result.memory_mb, "reports": row.reports, "reports_digest": digest(result.keys),
             "malformed": result.counters.malformed, "late": result.counters.late,
-            "physical_plan": result.physical_plan,
-            "stages": [s.to_dict() for s in result.counters.stages]}
+            "physical_plan": result.physical_plan, "stages": [s.to_dict() for s in result.counters.stages]}
 
 
 def best_ltm(analysis):

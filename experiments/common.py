@@ -10,7 +10,6 @@ import platform
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field, fields
-from statistics import median
 
 from srtopo.concepts import is_exists
 from srtopo.errors import SrtopoError
@@ -158,13 +157,16 @@ class Row:
 
 # --- measuring through the runner protocol ------------------------------------------------------------------
 
-def measure(engine: str, options, topology: Topology, sources, window: int, tuples: int | None = None) -> tuple[Row, set]:
-    """Run ``topology`` on the runner ``engine`` (its ``options``) with lateness 0; a Row of what was measured and
-    the (subject, time) report keys. The same rules for every runner: throughput over the batches after the
-    first (all of them if there is one), latency = batch durations, cached tuples = peak window rows."""
-    result: RunResult = get_runner(engine).run(topology, sources, RunConfig(window=window, lateness=0, options=options))
+def measure(engine: str, options, topology: Topology, sources, window: int, tuples: int | None = None, *,
+            warmup: int = 1, lateness: int = 0, checkpoint: str | None = None, out: str | None = None
+            ) -> tuple[Row, RunResult]:
+    """Run ``topology`` on the runner ``engine`` (its ``options``); a Row of what was measured, and the run's
+    result. The same rules for every runner: throughput over the batches after the first ``warmup`` (the last
+    batch if there are no more), latency = batch durations, cached tuples = peak window rows."""
+    result: RunResult = get_runner(engine).run(topology, sources, RunConfig(
+        window=window, lateness=lateness, checkpoint=checkpoint, out=out, options=options))
     batches = result.batches
-    steady = batches[1:] if len(batches) > 1 else batches
+    steady = batches[warmup:] or batches[-1:]
     steady_s = sum(b.seconds for b in steady)
     durations = [b.seconds for b in batches]
     n = result.counters.records if tuples is None else tuples
@@ -178,9 +180,9 @@ def measure(engine: str, options, topology: Topology, sources, window: int, tupl
         detail["stage_seconds"] = [round(s, 4) for s in stage_seconds]
     row = Row("", topology=topology.label, engine=engine, tuples=n, reports=len(result.keys),
               throughput_tps=sum(b.records for b in steady) / steady_s if steady_s else 0.0,
-              latency_p50_s=median(durations) if durations else 0.0, latency_p95_s=percentile(durations, 0.95),
+              latency_p50_s=percentile(durations, 0.5), latency_p95_s=percentile(durations, 0.95),
               cached_tuples=result.counters.window_peak_total, detail=detail)
-    return row, result.keys
+    return row, result
 
 
 def model_tps(row: Row, topology: Topology, tuples: int) -> float | None:

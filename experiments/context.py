@@ -64,9 +64,9 @@ class Context:
 
     def measure(self, engine: str, topology, stream: Stream, label: str) -> Row:
         """Measure a topology on a stream's files; its reports must be exactly the planted violations."""
-        row, keys = measure(engine, self.options(engine), topology, [TntFiles(stream.directory, files_per_batch=1)],
-                            self.args.window, tuples=len(stream.tuples))
-        check_same(label, stream.planted, keys, f"{engine} {topology.label}")
+        row, result = measure(engine, self.options(engine), topology, [TntFiles(stream.directory, files_per_batch=1)],
+                              self.args.window, tuples=len(stream.tuples))
+        check_same(label, stream.planted, result.keys, f"{engine} {topology.label}")
         row.tbox = stream.tbox
         return row
 

@@ -271,6 +271,22 @@ class Topology:
             frontier = {target for c in frontier for target, _ in outputs.get(c, ())}
         return tuple(route)
 
+    def route_counts(self, asserted: str) -> tuple[tuple[int, int, int, int, int], ...]:
+        """Per stage a tuple asserting ``asserted`` reaches, what it adds to the stage's counters: (tuples in,
+        cached in its window, forwarded, inferred, conjunction ops evaluated). Every runner counts by this."""
+        out = []
+        for index, frontier in enumerate(self.route(asserted)):
+            stage = self.stages[index]
+            touch: dict[str, int] = {}
+            for op in stage.conjunction_ops:
+                touch[op.left] = touch.get(op.left, 0) + 1
+                if op.right != op.left:
+                    touch[op.right] = touch.get(op.right, 0) + 1
+            passed = [inferred for c in frontier for _, inferred in self.outputs(index).get(c, ())]
+            out.append((len(frontier), sum(1 for c in frontier if c in stage.cached_concepts),
+                        passed.count(False), passed.count(True), sum(touch.get(c, 0) for c in frontier)))
+        return tuple(out)
+
     # --- validation --------------------------------------------------------------------------------------
     def validate(self) -> "Topology":
         """Raise TopologyError naming the stage and what is wrong; return the topology when it is sound."""

@@ -26,8 +26,8 @@ def run(ctx) -> list[Row]:
         planted = {k for k in stream.planted if k[1] < limit}
         check_same(f"baseline {tbox}", planted, result["report_keys"], "rdflib SPARQL per window")
         topo = compile_ntm(analysis_for(tbox))
-        local, keys = measure("local", ctx.options("local"), topo, [tuples(prefix)], args.window)
-        check_same(f"baseline {tbox}", planted, keys, "local ntm (prefix)")
+        local, run = measure("local", ctx.options("local"), topo, [tuples(prefix)], args.window)
+        check_same(f"baseline {tbox}", planted, run.keys, "local ntm (prefix)")
         rows.append(Row(NAME, tbox=tbox, topology="rdflib-sparql-per-window", engine="rdflib", tasks=1,
                         tuples=result["tuples"], reports=len(planted), throughput_tps=result["throughput_tps"],
                         latency_p50_s=result["latency_p50_s"], latency_p95_s=result["latency_p95_s"],

@@ -58,8 +58,9 @@ def run(ctx) -> list[Row]:
     for engine in ctx.engines():
         chosen = plans if engine == ctx.engines()[0] else [plans[0], plans[3]]   # the first runner: every plan
         for topo in progress(chosen, desc=f"UBA replay, {engine}"):
-            row, keys = measure(engine, ctx.options(engine), topo, [TntFiles(directory, files_per_batch=1)],
-                                args.window, tuples=n_tuples)
+            row, run = measure(engine, ctx.options(engine), topo, [TntFiles(directory, files_per_batch=1)],
+                               args.window, tuples=n_tuples)
+            keys = run.keys
             if reference is None:
                 reference = keys
                 if replay.planted - keys:

@@ -27,8 +27,7 @@ def run(args) -> int:
     topology = rules_topology(args)
     if args.explain:
         print(topology.to_text(), file=sys.stderr)
-    runner, config, sink = engines.start(args)
-    sink.echo, sink.echo_limit = sys.stderr, 10 ** 9      # every rejected log line is shown (and written, if asked)
+    runner, config, sink = engines.start(args, echo_every_rejected=True)   # a log's rejected lines are all shown
     result = runner.run(topology, [AtomLog(args.stream, args.stream_format)], config, sink)
     engines.finish(sink)
     if sink.rejected:

@@ -29,7 +29,7 @@ from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
 from srtopo.topology.records import Model, RejectedRecord, Report, StreamTuple, evidence_of
 from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters
-from srtopo.topology.sinks import MemorySink, open_text
+from srtopo.topology.sinks import JsonLinesSink, MemorySink, open_text
 from srtopo.topology.sources import (
     AtomLog,
     Lines,
@@ -72,7 +72,6 @@ class ConsistencyEngine:
                 partners[op.left][op.right] = op.ni
                 partners[op.right][op.left] = op.ni
             self._partners.append(dict(partners))
-        self._outputs = [topology.outputs(k) for k in range(len(topology.stages))]
         self._routes: dict[str, tuple] = {}
         # per stage: subject -> list of (concept, time, asserted)
         self._caches: list[dict[str, list[tuple[str, int, str]]]] = [defaultdict(list) for _ in topology.stages]
@@ -82,18 +81,11 @@ class ConsistencyEngine:
         self.counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
 
     def _route(self, concept: str) -> tuple:
-        """Per stage the tuple reaches: (stage index, ((concept, partners, ops touched, forwarded, inferred), ...))."""
-        route = []
-        for k, frontier in enumerate(self.topology.route(concept)):
-            entries = []
-            for c in frontier:
-                partners = self._partners[k].get(c)
-                outputs = self._outputs[k].get(c, ())
-                entries.append((c, partners, len(partners) if partners else 0,
-                                sum(1 for _, inferred in outputs if not inferred),
-                                sum(1 for _, inferred in outputs if inferred)))
-            route.append((k, tuple(entries)))
-        return tuple(route)
+        """Per stage the tuple reaches: (stage index, the concepts it is there with their conflict partners (None:
+        not cached), what it adds to the stage's counters (``Topology.route_counts``))."""
+        return tuple((k, tuple((c, self._partners[k].get(c)) for c in frontier), counts)
+                     for k, (frontier, counts) in enumerate(zip(self.topology.route(concept),
+                                                                self.topology.route_counts(concept))))
 
     @property
     def watermark(self) -> int | None:
@@ -125,17 +117,18 @@ class ConsistencyEngine:
             return []
         out: list[Report] = []
         subject, asserted, w = item.subject, item.asserted, self.window
-        for k, entries in route:
+        for k, entries, (n_in, n_cached, n_forwarded, n_inferred, n_ops) in route:
             started = _time.perf_counter()
             stage = counters.stages[k]
+            stage.records_in += n_in
+            stage.cached_in += n_cached
+            stage.forwarded += n_forwarded
+            stage.inferred += n_inferred
+            stage.ops_evaluated += n_ops
             cache = self._caches[k]
-            for c, partners, touch, forwarded, inferred in entries:
-                stage.records_in += 1
-                stage.forwarded += forwarded
-                stage.inferred += inferred
+            for c, partners in entries:
                 if partners is None:
                     continue
-                stage.ops_evaluated += touch
                 cached = cache[subject]
                 if c in partners:   # unsatisfiable concept: the tuple conflicts with itself
                     self._report(subject, time, partners[c], ((asserted, time),), k, out)
@@ -144,7 +137,6 @@ class ConsistencyEngine:
                     if ni is not None and (w is None or abs(time - t2) <= w):
                         self._report(subject, max(time, t2), ni, ((asserted, time), (asserted2, t2)), k, out)
                 cached.append((c, time, asserted))
-                stage.cached_in += 1
                 stage.window_rows += 1
                 if stage.window_rows > stage.window_peak:
                     stage.window_peak = stage.window_rows
@@ -312,26 +304,28 @@ class LocalRunner:
             require_path(source)
         sink = MemorySink() if sink is None else sink
         memory = sink if isinstance(sink, MemorySink) else None      # what the result keeps
-        sinks = [sink]
-        files = []
+        to_close = []
+
+        def opened(path, what):
+            if path is None:
+                return None
+            handle, close = open_text(path, what)
+            if close:
+                to_close.append(handle)
+            return handle
         try:
-            for path, what, method in ((config.out, "outputs", "emit"), (config.rejected_out, "rejected records",
-                                                                          "reject")):
-                if path is not None:
-                    handle, _ = open_text(path, what)
-                    files.append(handle)
-                    sinks.append(_FileSink(handle, method))
+            out, rejected_out = opened(config.out, "outputs"), opened(config.rejected_out, "rejected records")
+            if out is not None or rejected_out is not None:   # the runner's durable form: JSON-lines files
+                sink = _Fanout([sink, JsonLinesSink(out, rejected_out, echo=None)])
             started = _time.perf_counter()
-            fanout = sinks[0] if len(sinks) == 1 else _Fanout(sinks)
             if topology.kind == "consistency":
-                counters, batches = self._consistency(topology, sources, config, fanout)
+                counters, batches = self._consistency(topology, sources, config, sink)
             else:
-                counters, batches = self._rules(topology, sources, config, fanout)
+                counters, batches = self._rules(topology, sources, config, sink)
             seconds = _time.perf_counter() - started
         finally:
-            for handle in files:
-                if handle.name != "<stdout>":
-                    handle.close()
+            for handle in to_close:
+                handle.close()
         return RunResult(runner=self.name, physical_plan=self.describe(topology, config),
                          outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
                          counters=counters, batches=batches, seconds=seconds,
@@ -406,22 +400,6 @@ class LocalRunner:
                 setattr(stage_counters, key, value)
         counters.batches = len(batches)
         return counters, batches
-
-
-class _FileSink:
-    """Writes one kind of record (outputs or rejected) as JSON lines to an open file."""
-
-    def __init__(self, handle, method: str):
-        self.handle = handle
-        self.method = method
-
-    def emit(self, output) -> None:
-        if self.method == "emit":
-            self.handle.write(output.to_json() + "\n")
-
-    def reject(self, record) -> None:
-        if self.method == "reject":
-            self.handle.write(record.to_json() + "\n")
 
 
 class _Fanout:

@@ -19,7 +19,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Sequence
 from urllib.parse import urlparse
 
@@ -56,14 +56,15 @@ class SparkOptions:
 class SparkRun:
     """A running (or finished) Spark topology: its query, per-batch metrics and what it wrote."""
 
-    def __init__(self, runner: "SparkRunner", topology: Topology, config: RunConfig, job, sink, temp: str | None):
+    def __init__(self, runner: "SparkRunner", topology: Topology, config: RunConfig, job, sink, temp: str | None,
+                 origins: dict):
         self.runner = runner
         self.topology = topology
         self.config = config
         self.job = job
         self.sink = sink
         self._temp = temp
-        self.origins: dict = {}
+        self.origins = origins      # staged files of records held in memory -> (their name, line offset)
         self.started = time.perf_counter()
         self.seconds = 0.0
 
@@ -99,12 +100,8 @@ class SparkRun:
         options = self.config.options
         emitted = None
         if collect and options.once:
-            emitted = 0
-            for row in self.reports().orderBy("time", "subject").toLocalIterator():
-                self.sink.emit(report_of(row))
-                emitted += 1
-            for row in self.rejected().orderBy("source", "line").toLocalIterator():
-                self.sink.reject(rejected_of(row, self.origins))
+            emitted = _hand_over(self.sink, self.reports().orderBy("time", "subject"),
+                                 self.rejected().orderBy("source", "line"), self.origins)
         metrics = list(self.job.batch_metrics)
         # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
         # the batch function's own duration for batches the query no longer remembers
@@ -245,9 +242,7 @@ class SparkRunner:
         from srtopo.topology.spark.fs import qualify
         from srtopo.topology.spark.sinks import BatchSinks
         from srtopo.topology.spark.sources import frame
-        config = config or RunConfig(options=SparkOptions())
-        config = config if isinstance(config.options, SparkOptions) else \
-            RunConfig(**{**config.__dict__, "options": SparkOptions()})
+        config = replace(config or RunConfig(), options=self._options(config))
         sources = list(sources)
         self.check(topology, sources, config)
         for source in sources:
@@ -274,8 +269,7 @@ class SparkRunner:
         if not options.once:   # a query that keeps running hands each batch's records over as they are written
             sinks.listeners.append(lambda label, outputs, rejected: _hand_over(sink, outputs, rejected, origins))
         frames = [frame(spark, source, i) for i, source in enumerate(sources)]
-        handle = SparkRun(self, topology, RunConfig(**{**config.__dict__, "lateness": lateness}), job, sink, temp)
-        handle.origins = origins
+        handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins)
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle
 
@@ -308,13 +302,17 @@ class SparkRunner:
                             out_format=args.out_format, metrics_out=args.metrics_out)
 
 
-def _hand_over(sink, outputs, rejected, origins: dict) -> None:
+def _hand_over(sink, outputs, rejected, origins: dict) -> int:
+    """Reports and rejected records of DataFrames to a Python sink, row by row; the number of reports."""
+    emitted = 0
     if outputs is not None:
         for row in outputs.toLocalIterator():
             sink.emit(report_of(row))
+            emitted += 1
     if rejected is not None:
         for row in rejected.toLocalIterator():
             sink.reject(rejected_of(row, origins))
+    return emitted
 
 
 def rejected_of(row, origins: dict) -> RejectedRecord:

@@ -44,26 +44,6 @@ STORED_REJECTED_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, reason
 COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false"}
 
 
-def stage_multipliers(topology: Topology, asserted: str) -> tuple[tuple[int, int, int, int, int], ...]:
-    """Per stage, what ONE tuple asserting ``asserted`` adds to the stage's counters: (records in, cached in,
-    forwarded, inferred, conjunction ops evaluated), by the IR's routing rule."""
-    out = []
-    for index, frontier in enumerate(topology.route(asserted)):
-        stage = topology.stages[index]
-        cached = stage.cached_concepts
-        touch: dict[str, int] = {}
-        for op in stage.conjunction_ops:
-            touch[op.left] = touch.get(op.left, 0) + 1
-            if op.right != op.left:
-                touch[op.right] = touch.get(op.right, 0) + 1
-        outputs = topology.outputs(index)
-        forwarded = sum(1 for c in frontier for _, inferred in outputs.get(c, ()) if not inferred)
-        inferred = sum(1 for c in frontier for _, inf in outputs.get(c, ()) if inf)
-        out.append((len(frontier), sum(1 for c in frontier if c in cached), forwarded, inferred,
-                    sum(touch.get(c, 0) for c in frontier)))
-    return tuple(out)
-
-
 class ConsistencyJob(MicroBatchJob):
     def __init__(self, spark, topology: Topology, window: int | None, lateness: int | None, physical_plan: str,
                  n_sources: int, history: int = 10000):
@@ -74,8 +54,8 @@ class ConsistencyJob(MicroBatchJob):
         self.physical_plan = physical_plan
         self.n_sources = max(1, n_sources)
         self.tables = build_tables(topology)
-        # asserted concept id (the index in asserted_names, as in id_tables) -> per-stage counter multipliers
-        self.multipliers = {aid: stage_multipliers(topology, name)
+        # asserted concept id (the index in asserted_names, as in id_tables) -> what one tuple adds per stage
+        self.multipliers = {aid: topology.route_counts(name)
                             for aid, name in enumerate(asserted_names(self.tables))}
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
