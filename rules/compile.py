@@ -10,10 +10,11 @@ The passes, in ``PASSES`` order, each take and return a :class:`Compilation`:
 * ``group``: which components are evaluated together: the macro-nodes (one clingo call each per time point,
   what restarting solvers want), or, for solvers kept across time points, every component with window
   literals on its own (its inputs follow the stream) and consecutive window-free components together;
-* ``stages``: one rule stage per group, in processing order, with its flat rules, inputs, heads and window
-  operators; the source carries the background facts and the output what ``#show`` and ``#temp`` say.
+* ``stages``: one rule stage per group, in processing order, with its flat rules, inputs, heads, window
+  operators and partition key (``srtopo.rules.keys``); the source carries the background facts and the output
+  what ``#show`` and ``#temp`` say.
 
-Every stage runs in one partition here (the partition key of a rule stage is for runners that distribute).
+Runners that distribute evaluate a keyed stage in key partitions; the local runner evaluates every stage whole.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from srtopo.rules.ir import (
     symbolic_atoms,
     term_signature,
 )
+from srtopo.rules.keys import partition_key
 from srtopo.rules.rewrite import Rewriting, rewrite
 from srtopo.topology.ir import AtomSource, ModelOutput, RulesNotes, RuleStage, Topology, WindowOp
 
@@ -132,10 +134,11 @@ def stages_pass(c: Compilation) -> Compilation:
                 # marks atoms derived by a rule of form (1): they persist although the predicate has #temp rules
                 lines.append(rule.asp(head=f"{c.keep}({rule.head.atom.symbol})"))
         keeps = any(not r.temp and r.head_pred in temporary for r in rules)
+        stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
         stages.append(RuleStage(
-            id=f"S{len(stages) + 1}", rules="\n".join(lines), inputs=tuple(sorted(inputs)), heads=tuple(heads),
+            id=f"S{len(stages) + 1}", key=partition_key(rules, stage_windows), rules="\n".join(lines), inputs=tuple(sorted(inputs)), heads=tuple(heads),
             shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
-            windows=tuple(windows[s] for s in sorted(inputs) if s in windows),
+            windows=stage_windows,
             recursive=any(r.origin in c.analysis.recursive_rules for r in rules),
             components=tuple(tuple(sorted(comp)) for comp in group)))
     program = c.program

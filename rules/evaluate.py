@@ -155,7 +155,10 @@ class Reasoner:
         return out
 
     # ------------------------------------------------------------------ one time point
-    def step(self, atoms: Iterable[Symbol]) -> StepResult:
+    def step(self, atoms: Iterable[Symbol], persistent: frozenset | None = None) -> StepResult:
+        """The streaming model at the next time point, given its stream atoms. A stage evaluated apart from the
+        stages before it (a partition of a distributed run) gets their atoms as ``atoms`` too, and says with
+        ``persistent`` which of them persist (default: all of them, as stream atoms do)."""
         t = self.time
         stream: dict = {}
         for a in atoms:
@@ -178,13 +181,14 @@ class Reasoner:
         persisted = {}
         for sig, s in current.items():
             if sig in self.temp_sigs:
-                given = stream.get(sig, _EMPTY)
+                given = stream.get(sig, _EMPTY) if persistent is None else persistent
                 kept = frozenset(a for a in s if a in keep or a in given)
                 if kept:
                     persisted[sig] = kept
             else:
                 persisted[sig] = s
         self.history[t] = persisted
+        self.persisted = persisted     # the persistent outcome at t (kept even when no window needs it)
         for old in [k for k in self.history if k <= t - self.max_distance]:
             del self.history[old]
         self.time = t + 1

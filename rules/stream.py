@@ -11,7 +11,7 @@ import re
 import socket
 import sys
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
@@ -136,13 +136,84 @@ class Timeline:
     def time_point(self, stamp) -> int:
         if self.first is None:
             self.first = stamp
-        if isinstance(stamp, int) != isinstance(self.first, int):
-            raise RecordError("timestamp kind differs from the first record's (date-time vs number)")
+        problem = stamp_mismatch(stamp_kind(self.first), stamp_kind(stamp))
+        if problem:
+            raise RecordError(problem)
         if isinstance(stamp, int):
             return stamp - self.first
-        delta = stamp - self.first
-        micro = Fraction(delta.days * 86400 * 10**6 + delta.seconds * 10**6 + delta.microseconds, 10**6)
-        return int((micro / self.unit) // 1)
+        return (stamp_value(stamp) - stamp_value(self.first)) // unit_micros(self.unit)
+
+
+#: kinds of record times: a number of time units, a date-time without / with a time zone, a JSON record's time
+NUMBER, LOCAL_TIME, ZONED_TIME, GIVEN = "n", "d", "z", "j"
+_EPOCH = datetime(1970, 1, 1)
+
+
+def stamp_kind(stamp) -> str:
+    if isinstance(stamp, int):
+        return NUMBER
+    return LOCAL_TIME if stamp.tzinfo is None else ZONED_TIME
+
+
+def stamp_value(stamp) -> int:
+    """A timestamp as an integer: the number itself, or microseconds since 1970-01-01 (UTC for zoned ones)."""
+    if isinstance(stamp, int):
+        return stamp
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone(timezone.utc).replace(tzinfo=None)
+    delta = stamp - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 10 ** 6 + delta.microseconds
+
+
+def unit_micros(unit: Fraction) -> int:
+    micros = Fraction(unit) * 10 ** 6
+    if micros.denominator != 1:
+        raise StreamInputError(f"a time unit of {unit} s is not a whole number of microseconds")
+    return int(micros)
+
+
+def stamp_mismatch(first: str, kind: str) -> str | None:
+    """Why a record's timestamp cannot be compared with the first record's, or None."""
+    if first == kind:
+        return None
+    if NUMBER in (first, kind):
+        return "timestamp kind differs from the first record's (date-time vs number)"
+    return "timestamp kind differs from the first record's (date-time with vs without a time zone)"
+
+
+def parse_line(line: str, kind: str):
+    """One log line (``kind`` log) or JSON line (jsonl): (time kind, time value, timestamp text, atoms), the
+    time value being the JSON record's time point or the timestamp as ``stamp_value``; RecordError if
+    malformed."""
+    if kind == "jsonl":
+        time, stamp_text, atoms = _json_record(line, 0)
+        return GIVEN, time, stamp_text, atoms
+    stamp_text, _, rest = line.strip().partition(" ")
+    if "\t" in stamp_text:
+        stamp_text, _, more = stamp_text.partition("\t")
+        rest = more + " " + rest
+    stamp = parse_timestamp(stamp_text)
+    atoms = tuple(parse_atom(a) for a in split_atoms(rest))
+    return stamp_kind(stamp), stamp, stamp_text, atoms
+
+
+def line_kind(line: str, fmt: str) -> str:
+    return fmt if fmt != "detect" else ("jsonl" if line.lstrip().startswith("{") else "log")
+
+
+def record_row(raw: str, fmt: str):
+    """A line as a distributed runner stores it before time points are known: None for a blank line, else
+    (time kind, time value, timestamp text, [(predicate "p/n", atom text, [argument texts])], reason); a malformed
+    line has only the reason. The atom texts are printed from parsed Symbols."""
+    line = raw.rstrip("\r\n")
+    if not line.strip():
+        return None
+    try:
+        kind, value, stamp_text, atoms = parse_line(line, line_kind(line, fmt))
+    except RecordError as error:
+        return None, None, None, None, error.message
+    rows = [(f"{a.name}/{len(a.arguments)}", str(a), [str(x) for x in a.arguments]) for a in atoms]
+    return kind, value if kind in (NUMBER, GIVEN) else stamp_value(value), stamp_text, rows, None
 
 
 def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", rejected=None,
@@ -158,22 +229,12 @@ def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", r
             continue
         if not line.strip():
             continue
-        kind = fmt if fmt != "detect" else ("jsonl" if line.lstrip().startswith("{") else "log")
         try:
-            if kind == "jsonl":
-                record = _json_record(line, number)
-                time = record[0]
-            else:
-                stamp_text, _, rest = line.strip().partition(" ")
-                if "\t" in stamp_text:
-                    stamp_text, _, more = stamp_text.partition("\t")
-                    rest = more + " " + rest
-                stamp = parse_timestamp(stamp_text)
-                atoms = tuple(parse_atom(a) for a in split_atoms(rest))
-                time = timeline.time_point(stamp)
-                record = (time, stamp_text, atoms)
+            time_kind, value, stamp_text, atoms = parse_line(line, line_kind(line, fmt))
+            time = value if time_kind == GIVEN else timeline.time_point(value)
             if time < 0:
                 raise RecordError(f"time point {time} is before the first record")
+            record = (time, stamp_text, atoms)
         except RecordError as error:
             reject(RejectedRecord(source, number, line[:2000], error.message))
             continue
@@ -187,6 +248,8 @@ def _json_record(line: str, number: int):
         raise RecordError(f"invalid JSON ({error.msg})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("time"), int) or isinstance(obj.get("time"), bool):
         raise RecordError('expected {"time": <int>, "atoms": [...]}')
+    if abs(obj["time"]) >= 2 ** 62:
+        raise RecordError(f"time point {obj['time']} is beyond 2^62")
     atoms = obj.get("atoms", [])
     if not isinstance(atoms, list) or not all(isinstance(a, str) for a in atoms):
         raise RecordError('"atoms" must be a list of strings')
@@ -194,31 +257,68 @@ def _json_record(line: str, number: int):
     return obj["time"], stamp if isinstance(stamp, str) else None, tuple(parse_atom(a) for a in atoms)
 
 
-def time_points(records: Iterable[Record], rejected=None, source: str = "<stream>"):
-    """Group records into consecutive time points 0, 1, 2, ...; gaps become empty time points.
+def late_reason(time: int, closed: int) -> str:
+    """Why a record is rejected as late (the same words on every runner)."""
+    return f"late: time point {time} arrives after time point {closed} was evaluated"
 
-    A time point is complete when a record of a later time point arrives (or the input ends), so records
-    with the same time point are merged; a record for an already completed time point is rejected."""
+
+def time_points(records: Iterable[Record], rejected=None, source: str = "<stream>", lateness: int | None = 0):
+    """Group one source's records into consecutive time points 0, 1, 2, ... (see ``merged_time_points``)."""
+    yield from merged_time_points([records], rejected, [source], lateness)
+
+
+def merged_time_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0):
+    """(time point, timestamp, atoms) for time points 0, 1, 2, ... of several record streams merged by event time.
+
+    Time point t is evaluated once every unfinished source has shown a record later than t + lateness (a source
+    that ended holds nothing back), so records of one time point are merged, gaps become empty time points, and
+    a record for an evaluated time point is rejected as late; ``lateness`` None waits for the end of input. The
+    timestamp of a time point is the one of its first record (by source, then line) that carries one. Sources
+    are read in turn, one record at a time."""
     reject = _collector(rejected)
-    pending_time, pending_atoms, pending_stamp = None, [], None
-    next_time = 0
-    for rec in records:
-        if pending_time is not None and rec.time == pending_time:
-            pending_atoms.extend(rec.atoms)
-            continue
-        if rec.time < next_time or (pending_time is not None and rec.time < pending_time):
-            reject(RejectedRecord(source, rec.line, rec.text, f"time point {rec.time} arrives after time point "
-                                  f"{pending_time if pending_time is not None else next_time - 1}"))
-            continue
-        if pending_time is not None:
-            yield pending_time, pending_stamp, pending_atoms
-            next_time = pending_time + 1
-        while next_time < rec.time:
-            yield next_time, None, []
-            next_time += 1
-        pending_time, pending_atoms, pending_stamp = rec.time, list(rec.atoms), rec.timestamp
-    if pending_time is not None:
-        yield pending_time, pending_stamp, pending_atoms
+    names = names or ["<stream>"] * len(streams)
+    iterators = [iter(s) for s in streams]
+    latest: list = [None] * len(iterators)
+    done = [False] * len(iterators)
+    pending: dict[int, list] = {}          # time -> [stamp key, stamp, atoms]
+    closed = -1
+
+    def close_upto(limit):
+        nonlocal closed
+        while closed < limit:
+            closed += 1
+            entry = pending.pop(closed, None)
+            yield (closed, None, []) if entry is None else (closed, entry[1], entry[2])
+
+    while not all(done):
+        for index, iterator in enumerate(iterators):
+            if done[index]:
+                continue
+            rec = next(iterator, None)
+            if rec is None:
+                done[index] = True
+            elif rec.time <= closed:
+                reject(RejectedRecord(names[index], rec.line, rec.text, late_reason(rec.time, closed)))
+                continue
+            else:
+                entry = pending.setdefault(rec.time, [None, None, []])
+                entry[2].extend(rec.atoms)
+                if rec.timestamp is not None and (entry[0] is None or (index, rec.line) < entry[0]):
+                    entry[0], entry[1] = (index, rec.line), rec.timestamp
+                latest[index] = rec.time if latest[index] is None else max(latest[index], rec.time)
+            if lateness is not None:
+                open_sources = [latest[i] for i in range(len(iterators)) if not done[i]]
+                if open_sources and all(t is not None for t in open_sources):
+                    yield from close_upto(min(open_sources) - lateness - 1)
+                elif not open_sources and pending:
+                    yield from close_upto(max(pending))
+    if pending:
+        yield from close_upto(max(pending))
+
+
+def timeline_json_lines(points) -> list[str]:
+    """Time points held in memory as JSON lines ``{"time": t, "atoms": [...]}`` (what every runner reads)."""
+    return [json.dumps({"time": t, "atoms": list(atoms)}, ensure_ascii=False) for t, atoms in enumerate(points)]
 
 
 def open_lines(spec: str) -> Iterator[str]:
@@ -241,24 +341,29 @@ def open_lines(spec: str) -> Iterator[str]:
         raise StreamInputError(f"cannot read stream: {error.strerror}", file=spec) from None
 
 
-def timeline_points(source, unit: str, sink, counters) -> Iterator[tuple[int, str | None, list]]:
-    """(time point, timestamp, atoms) of an atom source (``topology.sources.AtomLog`` or ``Timeline``); rejected
-    records go to ``sink.reject`` and are counted in ``counters.malformed``."""
-    from srtopo.topology.sources import AtomLog
+def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0):
+    """(time point, timestamp, atoms) of atom sources (``topology.sources.AtomLog``, ``Timeline``, ``Lines``)
+    merged by event time; rejected records go to ``sink.reject`` and are counted in ``counters.malformed`` or
+    ``counters.late``."""
+    from srtopo.topology.sources import AtomLog, Lines, Timeline
 
     def reject(record: RejectedRecord) -> None:
-        counters.malformed += 1
+        if record.reason.startswith("late: "):
+            counters.late += 1
+        else:
+            counters.malformed += 1
         sink.reject(record)
 
-    if isinstance(source, AtomLog):
-        records = read_records(open_lines(source.spec), unit=unit, fmt=source.stream_format, rejected=reject,
-                               source=source.spec)
-        yield from time_points(records, reject, source.spec)
-        return
-    for number, texts in enumerate(source.points):
-        try:
-            atoms = [parse_atom(text) for text in texts]
-        except RecordError as error:
-            reject(RejectedRecord(source.name, number + 1, "; ".join(texts)[:2000], error.message))
-            atoms = []
-        yield number, None, atoms
+    streams, names = [], []
+    for source in sources:
+        if isinstance(source, AtomLog):
+            lines, fmt, name = open_lines(source.spec), source.stream_format, source.spec
+        elif isinstance(source, Timeline):
+            lines, fmt, name = timeline_json_lines(source.points), "jsonl", source.name
+        elif isinstance(source, Lines):
+            lines, fmt, name = source.lines, "detect", source.name
+        else:
+            raise StreamInputError(f"{type(source).__name__} is not a source of atoms")
+        streams.append(read_records(lines, unit=unit, fmt=fmt, rejected=reject, source=name))
+        names.append(name)
+    yield from merged_time_points(streams, reject, names, lateness)

@@ -31,9 +31,9 @@ def lines(text_lines: Iterable[str], batches: int = 1, name: str = "<lines>") ->
     return Lines(tuple(text_lines), batches, name)
 
 
-def timeline(points: Iterable[Iterable[str]], name: str = "<timeline>") -> Timeline:
-    """Atoms (as text) of time points 0, 1, 2, ..."""
-    return Timeline(tuple(tuple(p) for p in points), name)
+def timeline(points: Iterable[Iterable[str]], name: str = "<timeline>", batches: int = 1) -> Timeline:
+    """Atoms (as text) of time points 0, 1, 2, ..., cut into ``batches`` micro-batches."""
+    return Timeline(tuple(tuple(p) for p in points), name, batches)
 
 
 def unsupported(runner: Runner, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> str | None:

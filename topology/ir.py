@@ -360,8 +360,9 @@ class Topology:
                                         f"derived later, by stage '{owner}'",
                                         hint="stages follow the processing order of the program")
             if stage.key.keyed:
+                read = set(stage.inputs) | {w.observed for w in stage.windows}
                 for predicate, _ in stage.key.positions:
-                    if predicate not in stage.inputs:
+                    if predicate not in read:
                         raise TopologyError(f"stage '{stage.id}': key position on {predicate}, which it does not "
                                             "read")
 

@@ -100,9 +100,10 @@ class Lines:
 @dataclass(frozen=True)
 class AtomLog:
     """An I-DLV-sr log (``<timestamp> atom; atom; ...``) or JSON lines (``{"time": t, "atoms": [...]}``):
-    a file, ``-`` for standard input, or ``tcp://host:port``. ``stream_format``: detect (per line), log, jsonl."""
+    a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://host:port``. ``stream_format``: detect (per line), log, jsonl."""
     spec: str
     stream_format: str = "detect"
+    files_per_batch: int | None = None          # a directory read by Spark: new files per micro-batch
 
     def describe(self) -> str:
         return self.spec
@@ -113,6 +114,7 @@ class Timeline:
     """Time points held in memory: the atoms (as text) of time point 0, 1, 2, ..."""
     points: tuple[tuple[str, ...], ...]
     name: str = "<timeline>"
+    batches: int = 1
 
     def describe(self) -> str:
         return f"{self.name} ({len(self.points)} time points)"

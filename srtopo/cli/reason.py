@@ -5,6 +5,7 @@ import sys
 
 from srtopo.cli import engines
 from srtopo.cli.compile import add_program_arguments, rules_topology
+from srtopo.errors import TopologyError
 from srtopo.topology.sources import AtomLog
 
 
@@ -13,7 +14,15 @@ def register(subparsers) -> None:
                                    description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--program", required=True, help="I-DLV-sr program (.idlvsr)")
     parser.add_argument("--stream", required=True,
-                        help="I-DLV-sr log or JSON lines: a file, '-' for stdin, or tcp://host:port")
+                        help="I-DLV-sr log or JSON lines: a file, a directory of such files (spark), '-' for stdin "
+                             "(local), or tcp://host:port")
+    parser.add_argument("--also-stream", action="append", default=[], metavar="STREAM",
+                        help="another stream, merged with --stream by event time (repeatable)")
+    parser.add_argument("--lateness", type=int, default=0,
+                        help="allowed lateness in time points (default 0: a time point is evaluated once a later "
+                             "one arrived on every stream; a record for an evaluated time point is rejected)")
+    parser.add_argument("--files-per-batch", type=int, default=None,
+                        help="spark: at most this many new files of a directory stream per micro-batch")
     add_program_arguments(parser)
     parser.add_argument("--stream-format", default="detect", choices=("detect", "log", "jsonl"),
                         help="log lines, JSON lines, or detect per line (default)")
@@ -27,8 +36,12 @@ def run(args) -> int:
     topology = rules_topology(args)
     if args.explain:
         print(topology.to_text(), file=sys.stderr)
-    runner, config, sink = engines.start(args, echo_every_rejected=True)   # a log's rejected lines are all shown
-    result = runner.run(topology, [AtomLog(args.stream, args.stream_format)], config, sink)
+    if args.lateness < 0:
+        raise TopologyError(f"--lateness must be >= 0, got {args.lateness}")
+    # a log's rejected lines are all shown
+    runner, config, sink = engines.start(args, lateness=args.lateness, echo_every_rejected=True)
+    sources = [AtomLog(spec, args.stream_format, args.files_per_batch) for spec in [args.stream] + args.also_stream]
+    result = runner.run(topology, sources, config, sink)
     engines.finish(sink)
     if sink.rejected:
         print(f"srtopo: {sink.rejected} stream record(s) rejected", file=sys.stderr)

@@ -46,7 +46,7 @@ from srtopo.topology.tnt import decoded_lines, file_lines, tnt_records
 from srtopo.topology.tsv import tuple_records
 
 TUPLE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Tuples, Lines)
-ATOM_SOURCES = (AtomLog, Timeline)
+ATOM_SOURCES = (AtomLog, Timeline, Lines)
 
 
 @dataclass(frozen=True)
@@ -288,8 +288,6 @@ class LocalRunner:
                 raise UnsupportedByRunner(f"the local runner does not read {type(source).__name__} sources for "
                                           f"{topology.kind} topologies",
                                           hint="give " + ", ".join(t.__name__ for t in accepted))
-        if topology.kind == "rules" and len(sources) > 1:
-            raise UnsupportedByRunner("the local runner reads one atom stream per rule topology")
 
     def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
         wanted = sorted({s.parallelism for s in topology.stages})
@@ -386,15 +384,14 @@ class LocalRunner:
         reasoner = Reasoner(topology, strategy=options.strategy)
         counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
         batches = []
-        for source in sources:
-            for time, stamp, atoms in timeline_points(source, topology.source.unit, sink, counters):
-                started = _time.perf_counter()
-                result = reasoner.step(atoms)
-                seconds = _time.perf_counter() - started      # the evaluation; building the output is not timed
-                sink.emit(Model(time, tuple(reasoner.shown(result)), stamp))
-                counters.records += len(atoms)
-                counters.outputs += 1
-                batches.append(BatchMetrics(time, len(atoms), seconds, 1))
+        for time, stamp, atoms in timeline_points(sources, topology.source.unit, sink, counters, config.lateness):
+            started = _time.perf_counter()
+            result = reasoner.step(atoms)
+            seconds = _time.perf_counter() - started      # the evaluation; building the output is not timed
+            sink.emit(Model(time, tuple(reasoner.shown(result)), stamp))
+            counters.records += len(atoms)
+            counters.outputs += 1
+            batches.append(BatchMetrics(time, len(atoms), seconds, 1))
         for stage_counters, stats in zip(counters.stages, reasoner.stage_stats()):
             for key, value in stats.items():
                 setattr(stage_counters, key, value)

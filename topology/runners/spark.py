@@ -26,10 +26,21 @@ from urllib.parse import urlparse
 from srtopo.errors import UnsupportedByRunner
 from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
-from srtopo.topology.records import RejectedRecord, Report
+from srtopo.topology.records import Model, RejectedRecord, Report
 from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters
 from srtopo.topology.sinks import MemorySink
-from srtopo.topology.sources import Lines, Rate, RdfFiles, SocketLines, TntFiles, TupleFiles, Tuples, require_path
+from srtopo.topology.sources import (
+    AtomLog,
+    Lines,
+    Rate,
+    RdfFiles,
+    SocketLines,
+    Timeline,
+    TntFiles,
+    TupleFiles,
+    Tuples,
+    require_path,
+)
 from srtopo.topology.spark.consistency import PHYSICAL_PLANS
 from srtopo.topology.tnt import write_tnt
 from srtopo.topology.tsv import write_tuples
@@ -43,7 +54,8 @@ class SparkOptions:
     stage in one keyed pass, the stages sharing the shuffle partitions) or ``staged`` (one keyed exchange per
     stage, each with its parallelism); once: process what the sources hold now and stop (else run until
     stopped); trigger: micro-batch interval in seconds (None: as soon as possible); shuffle_partitions: of a
-    new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here."""
+    new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here;
+    partitions: key partitions of keyed rule stages (None: the session's default parallelism)."""
     master: str | None = None
     physical_plan: str = "fused"
     once: bool = True
@@ -51,6 +63,7 @@ class SparkOptions:
     shuffle_partitions: int | None = None
     out_format: str = "json"
     metrics_out: str | None = None
+    partitions: int | None = None
 
 
 class SparkRun:
@@ -88,8 +101,8 @@ class SparkRun:
         self.seconds = time.perf_counter() - self.started
 
     def reports(self):
-        """Every report written so far (a DataFrame; column ``batch`` names the micro-batch)."""
-        return self.job.sinks.outputs(self.job.spark, _report_columns())
+        """Every output written so far (a DataFrame of reports or models; column ``batch`` names the micro-batch)."""
+        return self.job.sinks.outputs(self.job.spark, _output_columns(self.topology.kind))
 
     def rejected(self):
         return self.job.sinks.rejected(self.job.spark)
@@ -100,8 +113,9 @@ class SparkRun:
         options = self.config.options
         emitted = None
         if collect and options.once:
-            emitted = _hand_over(self.sink, self.reports().orderBy("time", "subject"),
-                                 self.rejected().orderBy("source", "line"), self.origins)
+            order = ("time",) if self.topology.kind == "rules" else ("time", "subject")
+            emitted = _hand_over(self.sink, self.reports().orderBy(*order),
+                                 self.rejected().orderBy("source", "line"), self.origins, self.topology.kind)
         metrics = list(self.job.batch_metrics)
         # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
         # the batch function's own duration for batches the query no longer remembers
@@ -135,9 +149,16 @@ class SparkRun:
             shutil.rmtree(self._temp, ignore_errors=True)
 
 
-def _report_columns() -> str:
+def _output_columns(kind: str) -> str:
+    if kind == "rules":
+        from srtopo.topology.spark.rules import MODEL_COLUMNS
+        return MODEL_COLUMNS
     from srtopo.topology.spark.consistency import REPORT_COLUMNS
     return REPORT_COLUMNS
+
+
+def model_of(row) -> Model:
+    return Model(int(row["time"]), tuple(row["atoms"] or ()), row["timestamp"])
 
 
 def report_of(row) -> Report:
@@ -153,6 +174,12 @@ def spark_counters(topology: Topology, metrics: list[dict], tasks: list[int]) ->
         setattr(counters, field_name, sum(m.get(key, 0) for m in metrics))
     for stage, n_tasks in zip(topology.stages, tasks):
         per_batch = [m["stages"].get(stage.id, {}) for m in metrics]
+        if topology.kind == "rules":
+            counters.stages.append(StageCounters(stage.id, tasks=n_tasks, seconds=None, window_rows=None,
+                                                 window_peak=None,
+                                                 records_in=sum(p.get("records_in", 0) for p in per_batch),
+                                                 outputs=sum(p.get("derived", 0) for p in per_batch)))
+            continue
         c = StageCounters(stage.id, tasks=n_tasks, seconds=None)
         for key in ("records_in", "cached_in", "forwarded", "inferred", "ops_evaluated"):
             setattr(c, key, sum(p.get(key, 0) for p in per_batch))
@@ -182,15 +209,15 @@ class SparkRunner:
     # --- the protocol ------------------------------------------------------------------------------------
     def check(self, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> None:
         topology.validate()
-        if topology.kind != "consistency":
-            raise UnsupportedByRunner(f"the spark runner runs consistency topologies; '{topology.name}' has "
-                                      f"{topology.kind} stages", hint="run it with the local runner (--engine local)")
         options = self._options(config)
         if options.physical_plan not in PHYSICAL_PLANS:
             raise UnsupportedByRunner(f"unknown physical plan {options.physical_plan!r}",
                                       hint="use " + " or ".join(PHYSICAL_PLANS))
         if options.out_format not in ("json", "parquet"):
             raise UnsupportedByRunner(f"unknown sink format {options.out_format!r}", hint="json or parquet")
+        if topology.kind == "rules":
+            self._check_rules(sources, options)
+            return
         for source in sources:
             if not isinstance(source, FILE_SOURCES + (Tuples, Lines)):
                 raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources",
@@ -198,8 +225,29 @@ class SparkRunner:
             if isinstance(source, Rate) and options.once:
                 raise UnsupportedByRunner("the rate source never ends: it needs once=False (and a way to stop)")
 
+    @staticmethod
+    def _check_rules(sources, options: SparkOptions) -> None:
+        if options.partitions is not None and options.partitions < 1:
+            raise UnsupportedByRunner(f"partitions must be >= 1, got {options.partitions}")
+        for source in sources:
+            if not isinstance(source, (AtomLog, Timeline, Lines)):
+                raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources for "
+                                          "rules topologies", hint="give an I-DLV-sr log or JSON-lines file or "
+                                          "directory, tcp://HOST:PORT, or time points in memory")
+            if isinstance(source, AtomLog) and source.spec == "-":
+                raise UnsupportedByRunner("the spark runner cannot read standard input",
+                                          hint="give a file, a directory or tcp://HOST:PORT (or --engine local)")
+
+    def rule_partitions(self, options: SparkOptions) -> int:
+        if options.partitions:
+            return options.partitions
+        return int(self.session(options).sparkContext.defaultParallelism)
+
     def stage_tasks(self, topology: Topology, config: RunConfig | None) -> list[int]:
         options = self._options(config)
+        if topology.kind == "rules":
+            n = options.partitions or (self._spark.sparkContext.defaultParallelism if self._spark else 1)
+            return [n if s.key.keyed else 1 for s in topology.stages]
         if options.physical_plan == "staged":
             return [s.parallelism for s in topology.stages]
         if self._spark is not None:
@@ -210,6 +258,10 @@ class SparkRunner:
 
     def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
         options = self._options(config)
+        if topology.kind == "rules":
+            tasks = self.stage_tasks(topology, config)
+            return (f"spark rules on {self.master(options)}: one clingo task per key partition and time point, "
+                    f"stage partitions " + ",".join(map(str, tasks)))
         if options.physical_plan == "staged":
             return (f"spark staged on {self.master(options)}: one keyed exchange per stage, stage parallelism "
                     + ",".join(str(s.parallelism) for s in topology.stages))
@@ -261,14 +313,25 @@ class SparkRunner:
         checkpoint = qualify(checkpoint)
         origins: dict = {}
         sources = [_staged(source, checkpoint, i, origins) for i, source in enumerate(sources)]
-        job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
+        if topology.kind == "rules":       # staged lines of a rules topology are log or JSON lines
+            sources = [AtomLog(s.path, "detect", 1) if isinstance(s, TntFiles) else s for s in sources]
+        if topology.kind == "rules":
+            from srtopo.topology.spark.rules import RulesJob
+            job = RulesJob(spark, topology, lateness, len(sources), self.rule_partitions(options))
+        else:
+            job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"
         rejected_out = qualify(config.rejected_out) if config.rejected_out else checkpoint.rstrip("/") + "/rejected"
         sinks = BatchSinks(job.fs, out, options.out_format, rejected_out)
         sink = sink if sink is not None else MemorySink()
         if not options.once:   # a query that keeps running hands each batch's records over as they are written
-            sinks.listeners.append(lambda label, outputs, rejected: _hand_over(sink, outputs, rejected, origins))
-        frames = [frame(spark, source, i) for i, source in enumerate(sources)]
+            sinks.listeners.append(lambda label, outputs, rejected: _hand_over(sink, outputs, rejected, origins,
+                                                                               topology.kind))
+        if topology.kind == "rules":
+            from srtopo.topology.spark.sources import atom_frame
+            frames = [atom_frame(spark, source, i) for i, source in enumerate(sources)]
+        else:
+            frames = [frame(spark, source, i) for i, source in enumerate(sources)]
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins)
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle
@@ -294,20 +357,25 @@ class SparkRunner:
         g.add_argument("--metrics-out", default=None, help="append per-batch metrics here as JSON lines")
         g.add_argument("--shuffle-partitions", type=int, default=None,
                        help="spark.sql.shuffle.partitions of a new session (default 4)")
+        g.add_argument("--partitions", type=int, default=None,
+                       help="key partitions of keyed rule stages (default: the session's default parallelism)")
 
     @staticmethod
     def options_from_args(args) -> SparkOptions:
         return SparkOptions(master=args.master, physical_plan=args.physical_plan, once=args.once,
                             trigger=args.trigger, shuffle_partitions=args.shuffle_partitions,
-                            out_format=args.out_format, metrics_out=args.metrics_out)
+                            out_format=args.out_format, metrics_out=args.metrics_out,
+                            partitions=getattr(args, "partitions", None))
 
 
-def _hand_over(sink, outputs, rejected, origins: dict) -> int:
-    """Reports and rejected records of DataFrames to a Python sink, row by row; the number of reports."""
+def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency") -> int:
+    """Outputs (reports or models) and rejected records of DataFrames to a Python sink, row by row; the number of
+    outputs."""
     emitted = 0
+    convert = model_of if kind == "rules" else report_of
     if outputs is not None:
         for row in outputs.toLocalIterator():
-            sink.emit(report_of(row))
+            sink.emit(convert(row))
             emitted += 1
     if rejected is not None:
         for row in rejected.toLocalIterator():
@@ -327,6 +395,11 @@ def rejected_of(row, origins: dict) -> RejectedRecord:
 def _staged(source, checkpoint: str, index: int, origins: dict):
     """Records held in memory, written once as files under the checkpoint (one per batch, in batch order);
     ``origins`` learns each file's (name of the records, number of the line before its first)."""
+    if isinstance(source, Timeline):
+        from srtopo.rules.stream import timeline_json_lines
+        source = Lines(tuple(timeline_json_lines(source.points)), source.batches, source.name)
+        staged = _staged(source, checkpoint, index, origins)
+        return AtomLog(staged.path, "jsonl", files_per_batch=1)
     if not isinstance(source, (Tuples, Lines)):
         return source
     if "://" in checkpoint and not checkpoint.startswith("file:"):

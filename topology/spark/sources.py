@@ -16,7 +16,7 @@ import os
 
 from srtopo.concepts import RDF_TYPE
 from srtopo.topology.rdf import rdf_file_to_lines
-from srtopo.topology.sources import Rate, RdfFiles, SocketLines, TntFiles, TupleFiles
+from srtopo.topology.sources import AtomLog, Rate, RdfFiles, SocketLines, TntFiles, TupleFiles
 from srtopo.topology.spark.sql import sql_string as _q
 from srtopo.topology.tnt import (
     INVALID,
@@ -168,6 +168,21 @@ def _tuples(spark, source: TupleFiles, index: int):
         F.when(ok, t).alias("time"), F.when(ok, F.get(cols, 1)).alias("subject"),
         F.when(ok, F.get(cols, 2)).alias("concept"), F.when(~ok, F.col("raw")).alias("raw"),
         F.when(~ok, F.lit(TUPLE_REASON)).alias("reason"))
+
+
+def atom_frame(spark, source: AtomLog, index: int):
+    """The streaming DataFrame of parsed log or JSON-lines records (``spark.rules.PARSED_COLUMNS``) of an atom
+    source: a file or directory read whole per file (numbered lines), or ``tcp://HOST:PORT``."""
+    from srtopo.topology.spark.rules import parse_frame
+    F = _F()
+    if source.spec.startswith("tcp://"):
+        host, _, port = source.spec[len("tcp://"):].rpartition(":")
+        raw = spark.readStream.format("socket").option("host", host or "127.0.0.1").option("port", port).load()
+        lines = raw.select(F.lit(index).alias("src"), F.lit(source.spec).alias("file"),
+                           F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
+    else:
+        lines = _file_lines(spark, TntFiles(source.spec, source.files_per_batch), index)
+    return parse_frame(lines, source.stream_format)
 
 
 READERS = {TntFiles: _tnt, TupleFiles: _tuples, RdfFiles: _rdf, SocketLines: _socket, Rate: _rate}

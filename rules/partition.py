@@ -1,0 +1,118 @@
+"""One rule stage evaluated on one key partition over a range of time points: what a distributed runner runs
+inside each task (no engine import here; clingo is reached through ``srtopo.rules.evaluate``).
+
+A partition receives, as rows, the atoms its stage reads at the time points to evaluate (the stream's and the
+stages' before it, each with whether it persists), and the persistent atoms of the observed predicates at the
+time points its windows reach back to (the checkpointed history). It evaluates the stage once per time point
+for every key of the partition together and returns the atoms the stage derives, with whether each persists.
+Background facts of the stage's predicates are filtered to the partition by the same key hash the runner
+routes rows with (:func:`key_partition`), so they never travel with the rows.
+"""
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import replace
+
+from clingo import parse_term
+
+from srtopo.rules.evaluate import Reasoner, signature
+from srtopo.topology.ir import AtomSource, Topology
+
+#: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
+CURRENT, HISTORY, TICK = "c", "h", "t"
+
+
+def key_partition(value_text: str, partitions: int) -> int:
+    """The partition of a key value (an argument printed by clingo): CRC-32 of its UTF-8 bytes modulo the
+    number of partitions, which Spark SQL computes as ``pmod(crc32(CAST(v AS BINARY)), n)``."""
+    return zlib.crc32(value_text.encode("utf-8")) % partitions
+
+
+def stage_topology(topology: Topology, index: int) -> Topology:
+    """The topology of stage ``index`` alone, with the background facts of the predicates it reads."""
+    stage = topology.stages[index]
+    read = set(stage.inputs) | {w.observed for w in stage.windows}
+    background = tuple(f for f in topology.source.background if _fact_signature(f) in read)
+    return replace(topology, stages=(stage,), source=AtomSource(topology.source.unit, background),
+                   notes=None)
+
+
+def _fact_signature(text: str) -> str:
+    symbol = parse_term(text)
+    return f"{symbol.name}/{len(symbol.arguments)}"
+
+
+class PartitionEvaluator:
+    """The stage of a one-stage topology on partition ``part`` of ``partitions``; kept by a worker across
+    micro-batches (its solvers may keep state), while the history always comes from the rows given."""
+
+    def __init__(self, topology: Topology, part: int, partitions: int, strategy: str = "auto"):
+        stage = topology.stages[0]
+        positions = dict(stage.key.positions) if stage.key.keyed else None
+        facts = []
+        for text in topology.source.background:
+            symbol = parse_term(text)
+            if positions is not None:
+                position = positions.get(f"{symbol.name}/{len(symbol.arguments)}")
+                if position is not None and key_partition(str(symbol.arguments[position]), partitions) != part:
+                    continue
+            facts.append(text)
+        self.topology = replace(topology, source=AtomSource(topology.source.unit, tuple(facts)))
+        self.reasoner = Reasoner(self.topology, strategy=strategy)
+        self.heads = tuple(signature(h) for h in stage.heads)
+        self.observed = frozenset(signature(w.observed) for w in stage.windows)
+
+    def run(self, lo: int, hi: int, rows) -> list[tuple]:
+        """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
+        texts]) of every atom of the stage's heads at time points lo..hi."""
+        reasoner = self.reasoner
+        current: dict[int, list] = {}
+        persistent: dict[int, set] = {}
+        history: dict[int, dict] = {}
+        for kind, time, text, keeps in rows:
+            if kind == TICK or text is None:
+                continue
+            atom = parse_term(text)
+            if kind == HISTORY:
+                history.setdefault(int(time), {}).setdefault((atom.name, len(atom.arguments)), set()).add(atom)
+            else:
+                current.setdefault(int(time), []).append(atom)
+                if keeps:
+                    persistent.setdefault(int(time), set()).add(atom)
+        temporary = reasoner.temp_sigs
+        facts = {sig: atoms for sig, atoms in reasoner.facts.items() if sig in self.observed and sig not in temporary}
+        reasoner.history = {}
+        for t in range(max(0, lo - reasoner.max_distance), lo):
+            past = dict(facts)
+            for sig, atoms in history.get(t, {}).items():
+                past[sig] = frozenset(atoms) | past.get(sig, frozenset())
+            reasoner.history[t] = past
+        reasoner.time = lo
+        out = []
+        empty: frozenset = frozenset()
+        for t in range(lo, hi + 1):
+            result = reasoner.step(current.get(t, ()), frozenset(persistent.get(t, empty)))
+            kept = reasoner.persisted
+            for sig in self.heads:
+                atoms = result.by_sig.get(sig)
+                if not atoms:
+                    continue
+                persisted = kept.get(sig, empty)
+                name = f"{sig[0]}/{sig[1]}"
+                out.extend((t, name, str(a), a in persisted, [str(x) for x in a.arguments]) for a in atoms)
+        return out
+
+
+_EVALUATORS: dict = {}
+
+
+def evaluator(key: tuple, topology_json: str, part: int, partitions: int, strategy: str) -> PartitionEvaluator:
+    """The worker's evaluator for ``key`` (a run, a stage, a partition), built on first use."""
+    found = _EVALUATORS.get(key)
+    if found is None:
+        if len(_EVALUATORS) > 256:
+            _EVALUATORS.clear()
+        found = _EVALUATORS[key] = PartitionEvaluator(Topology.from_dict(json.loads(topology_json)),
+                                                       part, partitions, strategy)
+    return found

@@ -1,0 +1,384 @@
+"""Rule topologies on Spark: the micro-batch of a chain of rule stages, run on the driver of ``spark.streaming``.
+
+Per batch (docs/spark.md, "Rule topologies"):
+
+1. the batch's lines, parsed into clingo-printed atoms by Python in the executors (``rules.stream.record_row``),
+   get their time points (per source, units since the source's first timestamp, kept in the store's meta);
+   records for time points already evaluated are rejected as late, others wait in the store (``pending``);
+2. the time points every source's watermark has passed (``closed + 1 .. min_s max_s - lateness - 1``, empty
+   ones included) are evaluated: for each rule stage in order, its input rows (the stream's atoms, the atoms
+   of the stages before it, and the checkpointed history its windows reach back to) are routed to key
+   partitions (``pmod(crc32(key argument), n)``, one partition for unkeyed stages) and each partition runs
+   ``rules.partition.PartitionEvaluator``: one clingo evaluation per time point for all its keys;
+3. ONE write into the store entry (``kind=model|history|pending|rejected``): a model per evaluated time point
+   (every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates
+   of the last max-window time points, the records still waiting, the rejected records.
+
+Batch b reads only the entry of the last completed batch, so a replay rewrites the same files.
+"""
+from __future__ import annotations
+
+import json
+import time as _time
+
+from srtopo.rules.ir import UNIT_SECONDS
+from srtopo.rules.partition import CURRENT, HISTORY, TICK, stage_topology
+from srtopo.rules.stream import GIVEN, NUMBER, late_reason, stamp_mismatch, unit_micros
+from srtopo.topology.ir import Topology
+from srtopo.topology.spark.sql import sql_string as q
+from srtopo.topology.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
+
+PARSED_COLUMNS = ("src INT, file STRING, line BIGINT, skind STRING, sval BIGINT, stamp STRING, "
+                  "atoms ARRAY<STRUCT<sig: STRING, atom: STRING, args: ARRAY<STRING>>>, raw STRING, reason STRING")
+ATOM_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, src INT, file STRING, line BIGINT, stamp STRING"
+HISTORY_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>"
+DERIVED_COLUMNS = "time BIGINT, sig STRING, atom STRING, persistent BOOLEAN, args ARRAY<STRING>"
+STAGE_INPUT = "kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, persistent BOOLEAN, part INT"
+MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING"
+STORED_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, src INT, file STRING, "
+                  "line BIGINT, stamp STRING, atoms ARRAY<STRING>, raw STRING, reason STRING")
+#: evaluated inside the batch: one task per partition (no coalescing), the stage outputs read twice, uncompressed
+BATCH_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.inMemoryColumnarStorage.compressed": "false"}
+
+
+def parse_frame(lines, stream_format: str):
+    """(src, file, line, raw) lines -> PARSED_COLUMNS rows, parsed by Python in the executors; blank lines go."""
+    def parse(batches):
+        import pandas as pd
+
+        from srtopo.rules.stream import record_row
+        for pdf in batches:
+            out = []
+            for src, file, line, raw in zip(pdf["src"], pdf["file"], pdf["line"], pdf["raw"]):
+                row = record_row(raw if raw is not None else "", stream_format)
+                if row is None:
+                    continue
+                kind, value, stamp, atoms, reason = row
+                if reason is not None:
+                    out.append((src, file, line, None, None, None, None, raw.rstrip("\r\n")[:2000], reason))
+                else:
+                    out.append((src, file, line, kind, value, stamp,
+                                [{"sig": s, "atom": a, "args": g} for s, a, g in atoms], None, None))
+            yield pd.DataFrame(out, columns=["src", "file", "line", "skind", "sval", "stamp", "atoms", "raw",
+                                             "reason"])
+    return lines.mapInPandas(parse, PARSED_COLUMNS)
+
+
+def _in(column: str, values) -> str:
+    values = sorted(values)
+    return f"{column} IN ({', '.join(q(v) for v in values)})" if values else "false"
+
+
+class RulesJob(MicroBatchJob):
+    def __init__(self, spark, topology: Topology, lateness: int | None, n_sources: int, partitions: int,
+                 strategy: str = "auto", history: int = 10000):
+        super().__init__(spark, history)
+        self.topology = topology
+        self.lateness = lateness
+        self.n_sources = max(1, n_sources)
+        self.partitions = max(1, int(partitions))
+        self.strategy = strategy
+        self.unit = unit_micros(UNIT_SECONDS[topology.source.unit])
+        stages = topology.stages
+        self.reads = [sorted(set(s.inputs) | {w.observed for w in s.windows}) for s in stages]
+        self.observed = [sorted({w.observed for w in s.windows}) for s in stages]
+        self.reach = [max((max(w.distances) for w in s.windows), default=0) for s in stages]
+        self.observed_all = sorted({o for obs in self.observed for o in obs})
+        self.max_reach = max(self.reach, default=0)
+        shows = topology.output.shows
+        self.shows = None if shows is None else sorted(shows)
+        self.shown_background = [f for f in topology.source.background
+                                 if self.shows is None or _fact_sig(f) in set(self.shows)]
+        self.stage_json = [json.dumps(stage_topology(topology, i).to_dict()) for i in range(len(stages))]
+        self.names = {k: f"srtopo_r{k}_{self.uid}" for k in
+                      ("in", "newc", "timed", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times")}
+        self._broadcasts = None
+        self._reps = None
+        self._persisted: list = []
+        self._cached: list = []
+
+    # --- setup ----------------------------------------------------------------------------------------
+    def _stage_values(self):
+        if self._broadcasts is None:
+            context = self.spark.sparkContext
+            self._broadcasts = [context.broadcast(text) for text in self.stage_json]
+        return self._broadcasts
+
+    def _representatives(self, spark) -> list[int]:
+        """Per partition p, a grouping value that Spark's hash partitioning sends to shuffle partition p: one
+        group per task, whatever Murmur3 does with small integers."""
+        if self._reps is None:
+            n = self.partitions
+            rows = spark.sql(f"SELECT p, min(id) AS r FROM (SELECT id, pmod(hash(id), {n}) AS p FROM range({n * 64})) "
+                             "GROUP BY p").collect()
+            reps = {int(r["p"]): int(r["r"]) for r in rows}
+            self._reps = [reps[p] for p in range(n)]
+        return self._reps
+
+    def _views(self, spark, previous) -> None:
+        n = self.names
+        for kind, view, schema, select in (
+                ("pending", n["prevp"], ATOM_COLUMNS, "time, sig, atom, args, src, file, line, stamp"),
+                ("history", n["prevh"], HISTORY_COLUMNS, "time, sig, atom, args")):
+            path = None if previous is None else self.store.part(previous[0], kind)
+            if path and self.fs.exists(path):
+                spark.read.schema(STORED_COLUMNS.replace("kind STRING, ", "")).parquet(path) \
+                    .selectExpr(*select.split(", ")).createOrReplaceTempView(view)
+            else:
+                empty_frame(spark, schema).createOrReplaceTempView(view)
+        local_view(spark, [(a,) for a in self.shown_background], "atom STRING", n["bg"])
+
+    @staticmethod
+    def _meta(previous) -> dict:
+        if previous is None:
+            return {"origin": {}, "maxtime": {}, "closed": -1}
+        return previous[1]
+
+    # --- the micro-batch --------------------------------------------------------------------------------
+    def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        started = _time.perf_counter()
+        n = self.names
+        meta = self._meta(previous)
+        closed = int(meta["closed"])
+        origin = {int(k): v for k, v in meta["origin"].items()}
+        maxtime = {int(k): int(v) for k, v in meta["maxtime"].items()}
+        target = self.store.entry(batch_id)
+        df.createOrReplaceTempView(n["in"])
+        cached = self._cached
+        try:
+            with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
+                spark.sql(f"CACHE TABLE {n['newc']} AS SELECT * FROM {n['in']}")
+                cached.append(n["newc"])
+                if len(origin) < self.n_sources:
+                    for r in spark.sql(f"SELECT src, min_by(struct(skind, sval), struct(file, line)) AS o "
+                                       f"FROM {n['newc']} WHERE reason IS NULL AND skind <> {q(GIVEN)} "
+                                       "GROUP BY src").collect():
+                        origin.setdefault(int(r["src"]), [r["o"]["skind"], int(r["o"]["sval"])])
+                spark.sql(self._timed_sql(origin, closed)).createOrReplaceTempView(n["timed"])
+                spark.sql(f"CACHE TABLE {n['acc']} AS SELECT * FROM {n['timed']}")
+                cached.append(n["acc"])
+                stats = spark.sql(
+                    f"SELECT src, max(CASE WHEN reason IS NULL THEN time END) AS mx, "
+                    f"sum(CASE WHEN reason IS NULL THEN size(atoms) ELSE 0 END) AS atoms, "
+                    f"count_if(reason IS NOT NULL AND NOT startswith(reason, 'late: ')) AS malformed, "
+                    f"count_if(startswith(reason, 'late: ')) AS late FROM {n['acc']} GROUP BY src").collect()
+                parsed = _time.perf_counter()
+                for r in stats:
+                    if r["mx"] is not None:
+                        maxtime[int(r["src"])] = max(int(r["mx"]), maxtime.get(int(r["src"]), -1))
+                hi = closed
+                if self.lateness is not None and len(maxtime) >= self.n_sources:
+                    hi = max(closed, min(maxtime.values()) - int(self.lateness) - 1)
+                self._views(spark, previous)
+                spark.sql(f"SELECT time, a.sig AS sig, a.atom AS atom, a.args AS args, src, file, line, stamp "
+                          f"FROM {n['acc']} LATERAL VIEW OUTER explode(atoms) e AS a WHERE reason IS NULL "
+                          f"UNION ALL SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
+                model, derived, stage_metrics = self._evaluate(spark, closed + 1, hi, cached)
+                evaluated = _time.perf_counter()
+                parts = [f"SELECT 'pending' AS kind, time, sig, atom, args, src, file, line, stamp, "
+                         f"CAST(NULL AS ARRAY<STRING>) AS atoms, CAST(NULL AS STRING) AS raw, "
+                         f"CAST(NULL AS STRING) AS reason FROM {n['allrows']} WHERE time > {hi}",
+                         f"SELECT 'rejected', CAST(NULL AS BIGINT), NULL, NULL, NULL, src, file, line, NULL, NULL, raw, "
+                         f"reason FROM {n['acc']} WHERE reason IS NOT NULL",
+                         self._history_sql(closed + 1, hi, derived)]
+                frame = spark.sql(" UNION ALL ".join(f"({p})" for p in parts))
+                if model is not None:
+                    frame = frame.unionByName(model.selectExpr(
+                        "'model' AS kind", "time", "CAST(NULL AS STRING) AS sig", "CAST(NULL AS STRING) AS atom",
+                        "CAST(NULL AS ARRAY<STRING>) AS args", "CAST(NULL AS INT) AS src",
+                        "CAST(NULL AS STRING) AS file", "CAST(NULL AS BIGINT) AS line", "timestamp AS stamp", "atoms",
+                        "CAST(NULL AS STRING) AS raw", "CAST(NULL AS STRING) AS reason"))
+                frame.write.mode("overwrite").partitionBy("kind").parquet(target)
+        finally:
+            self._release(spark)
+        written = _time.perf_counter()
+        counts = {"atoms": sum(int(r["atoms"] or 0) for r in stats),
+                  "malformed": sum(int(r["malformed"]) for r in stats), "late": sum(int(r["late"]) for r in stats)}
+        meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
+                "maxtime": {str(k): v for k, v in sorted(maxtime.items())}, "closed": int(hi)}
+        n_models = max(0, hi - closed)
+        record = {"phases_s": {"read_parse": round(parsed - started, 4), "evaluate": round(evaluated - parsed, 4),
+                               "write": round(written - evaluated, 4)},
+                  "tuples": counts["atoms"], "malformed": counts["malformed"], "late": counts["late"],
+                  "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
+                  "stages": stage_metrics}
+        outputs = spark.read.schema(STORED_COLUMNS.replace("kind STRING, ", "")).parquet(f"{target}/kind=model") \
+            .selectExpr("time", "atoms", "stamp AS timestamp") if n_models else None
+        rejected = None
+        if counts["malformed"] + counts["late"]:
+            rejected = spark.read.schema(STORED_COLUMNS.replace("kind STRING, ", "")) \
+                .parquet(f"{target}/kind=rejected").selectExpr("file AS source", "line", "raw AS text", "reason")
+        return BatchOutcome(meta, record, outputs, rejected)
+
+    def _timed_sql(self, origin: dict, closed: int) -> str:
+        """The batch's records with their time point, or the reason they are rejected."""
+        n = self.names
+        if origin:
+            okind = "CASE src " + " ".join(f"WHEN {s} THEN {q(k)}" for s, (k, _v) in origin.items()) + " END"
+            oval = "CASE src " + " ".join(f"WHEN {s} THEN CAST({int(v)} AS BIGINT)" for s, (_k, v) in origin.items()) \
+                   + " END"
+        else:
+            okind, oval = "CAST(NULL AS STRING)", "CAST(NULL AS BIGINT)"
+        u = self.unit
+        delta = "(sval - okind_val)"
+        time = (f"CASE WHEN skind = {q(GIVEN)} THEN sval WHEN skind = {q(NUMBER)} THEN {delta} "
+                f"WHEN {delta} >= 0 THEN {delta} DIV {u} ELSE -((-{delta} + {u - 1}) DIV {u}) END")
+        kinds = ("n", "d", "z")
+        mismatch = "CASE " + " ".join(
+            f"WHEN okind = {q(a)} AND skind = {q(b)} THEN {q(stamp_mismatch(a, b))}"
+            for a in kinds for b in kinds if a != b) + " END"
+        late = late_reason(-1, closed)
+        late_head, late_tail = late.split("-1", 1)
+        return (f"SELECT src, file, line, stamp, atoms, raw, t AS time, CASE WHEN reason IS NOT NULL THEN reason "
+                f"WHEN skind <> {q(GIVEN)} AND skind <> okind THEN {mismatch} "
+                f"WHEN t < 0 THEN concat('time point ', t, ' is before the first record') "
+                f"WHEN t <= {closed} THEN concat({q(late_head)}, t, {q(late_tail)}) END AS reason "
+                f"FROM (SELECT *, {time} AS t FROM (SELECT *, {okind} AS okind, {oval} AS okind_val "
+                f"FROM {n['newc']}))")
+
+    # --- evaluation --------------------------------------------------------------------------------------
+    def _part_expr(self, k: int) -> str:
+        key = self.topology.stages[k].key
+        if not key.keyed:
+            return "0"
+        n = self.partitions
+        cases = " ".join(f"WHEN {q(sig)} THEN pmod(crc32(CAST(element_at(args, {pos + 1}) AS BINARY)), {n})"
+                         for sig, pos in key.positions)
+        return f"CAST(CASE sig {cases} END AS INT)"
+
+    def _evaluate(self, spark, lo: int, hi: int, cached: list):
+        """Evaluate time points lo..hi through the stage chain: (model frame, derived frames, per-stage metrics);
+        (None, [], {}) when there is nothing to evaluate."""
+        if hi < lo:
+            return None, [], {}
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        n = self.names
+        spark.sql(f"SELECT * FROM {n['allrows']} WHERE time BETWEEN {lo} AND {hi}").createOrReplaceTempView(n["cur"])
+        spark.sql(f"CACHE TABLE {n['cur']}_c AS SELECT * FROM {n['cur']}")
+        cached.append(f"{n['cur']}_c")
+        cur = f"{n['cur']}_c"
+        reps = self._representatives(spark)
+        rep_array = "array(" + ", ".join(f"CAST({r} AS BIGINT)" for r in reps) + ")"
+        derived: list = []
+        metrics: dict = {}
+        for k, stage in enumerate(self.topology.stages):
+            reads = self.reads[k]
+            pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent FROM {cur} "
+                      f"WHERE atom IS NOT NULL AND {_in('sig', reads)}"]
+            if self.observed[k]:
+                pieces.append(f"SELECT {q(HISTORY)}, time, sig, atom, args, true FROM {n['prevh']} "
+                              f"WHERE time >= {lo - self.reach[k]} AND {_in('sig', self.observed[k])}")
+            inputs = spark.sql(" UNION ALL ".join(pieces))
+            for d in derived:
+                inputs = inputs.unionByName(d.where(_in("sig", reads)).selectExpr(
+                    f"{q(CURRENT)} AS kind", "time", "sig", "atom", "args", "persistent"))
+            inputs = inputs.selectExpr("*", f"{self._part_expr(k)} AS part")
+            ticks = range(self.partitions) if stage.key.keyed else range(1)
+            tick_frame = spark.sql(f"SELECT {q(TICK)} AS kind, CAST(NULL AS BIGINT) AS time, CAST(NULL AS STRING) "
+                                   f"AS sig, CAST(NULL AS STRING) AS atom, CAST(NULL AS ARRAY<STRING>) AS args, "
+                                   f"false AS persistent, CAST(id AS INT) AS part FROM range({len(ticks)})")
+            obs = Observation()
+            inputs = inputs.observe(obs, F.expr(f"count_if(kind = {q(CURRENT)})").alias("records_in"))
+            grouped = inputs.unionByName(tick_frame).selectExpr("kind", "time", "atom", "persistent", "part",
+                                                                f"element_at({rep_array}, part + 1) AS rep")
+            task = _stage_task((self.uid, k), self._stage_values()[k], lo, hi, self.partitions, self.strategy)
+            out = grouped.groupBy("rep").applyInPandas(task, DERIVED_COLUMNS).persist()
+            self._persisted.append(out)
+            produced = out.count()
+            metrics[stage.id] = {"records_in": int(obs.get.get("records_in") or 0), "derived": int(produced),
+                                 "tasks": len(ticks)}
+            derived.append(out)
+        model = self._model(spark, lo, hi, cur, derived)
+        return model, derived, metrics
+
+    def _model(self, spark, lo: int, hi: int, cur: str, derived: list):
+        n = self.names
+        shown = "" if self.shows is None else f" AND {_in('sig', self.shows)}"
+        spark.sql(f"SELECT id AS time FROM range({lo}, {hi + 1})").createOrReplaceTempView(n["times"])
+        atoms = spark.sql(f"SELECT time, atom FROM {cur} WHERE atom IS NOT NULL{shown} "
+                          f"UNION ALL SELECT t.time, b.atom FROM {n['times']} t CROSS JOIN {n['bg']} b")
+        for d in derived:
+            frame = d if self.shows is None else d.where(_in("sig", self.shows))
+            atoms = atoms.unionByName(frame.select("time", "atom"))
+        atoms.createOrReplaceTempView(n["times"] + "_a")
+        return spark.sql(
+            f"SELECT t.time, coalesce(a.atoms, array()) AS atoms, s.stamp AS timestamp FROM {n['times']} t "
+            f"LEFT JOIN (SELECT time, sort_array(collect_set(atom)) AS atoms FROM {n['times']}_a GROUP BY time) a "
+            f"ON a.time = t.time LEFT JOIN (SELECT time, min_by(stamp, struct(src, file, line)) AS stamp FROM {cur} "
+            f"WHERE stamp IS NOT NULL GROUP BY time) s ON s.time = t.time")
+
+    def _history_sql(self, lo: int, hi: int, derived: list) -> str:
+        """History rows of the next entry: persistent atoms of observed predicates at the last max-window points."""
+        n = self.names
+        cut = hi - self.max_reach
+        select = ("SELECT 'history' AS kind, time, sig, atom, args, CAST(NULL AS INT), CAST(NULL AS STRING), "
+                  "CAST(NULL AS BIGINT), CAST(NULL AS STRING), CAST(NULL AS ARRAY<STRING>), CAST(NULL AS STRING), "
+                  "CAST(NULL AS STRING)")
+        observed = _in("sig", self.observed_all)
+        sources = [f"SELECT time, sig, atom, args FROM {n['prevh']} WHERE time > {cut}"]
+        if hi >= lo:
+            sources.append(f"SELECT time, sig, atom, args FROM {n['cur']}_c WHERE atom IS NOT NULL AND {observed}")
+            for i, _d in enumerate(derived):
+                view = f"{n['cur']}_d{i}"
+                _d.where(f"persistent AND {observed}").select("time", "sig", "atom", "args") \
+                    .createOrReplaceTempView(view)
+                sources.append(f"SELECT * FROM {view}")
+        union = " UNION ALL ".join(sources)
+        return f"{select} FROM (SELECT DISTINCT * FROM ({union}) WHERE time > {cut} AND {observed})"
+
+    # --- end of input --------------------------------------------------------------------------------------
+    def close(self, last):
+        """Evaluate what is still waiting: every time point up to the latest one any source reached."""
+        meta = self._meta(last)
+        closed = int(meta["closed"])
+        hi = max((int(v) for v in meta["maxtime"].values()), default=closed)
+        if hi <= closed:
+            return None
+        spark = self.spark
+        self._views(spark, last)
+        n = self.names
+        spark.sql(f"SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
+        with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
+            model, _derived, _metrics = self._evaluate(spark, closed + 1, hi, self._cached)
+            # cached: the sink writes the model after this returns (``finish`` releases the caches)
+            model = model.persist()
+            self._persisted.append(model)
+            model.count()
+            return model
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self._release(self.spark)
+
+    def _release(self, spark) -> None:
+        for view in self._cached:
+            spark.sql(f"UNCACHE TABLE IF EXISTS {view}")
+            spark.catalog.dropTempView(view)
+        for frame in self._persisted:
+            frame.unpersist()
+        self._cached.clear()
+        self._persisted.clear()
+
+
+def _fact_sig(text: str) -> str:
+    from clingo import parse_term
+    symbol = parse_term(text)
+    return f"{symbol.name}/{len(symbol.arguments)}"
+
+
+def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str):
+    """The function each partition of a stage runs (in an executor's Python worker)."""
+    def task(pdf):
+        import pandas as pd
+
+        from srtopo.rules.partition import evaluator
+        part = int(pdf["part"].iloc[0])
+        ev = evaluator(key + (part, partitions), stage_value.value, part, partitions, strategy)
+        rows = zip(pdf["kind"], pdf["time"], pdf["atom"], pdf["persistent"])
+        out = ev.run(lo, hi, rows)
+        return pd.DataFrame(out, columns=["time", "sig", "atom", "persistent", "args"])
+    return task
+
