@@ -136,7 +136,8 @@ def stages_pass(c: Compilation) -> Compilation:
         keeps = any(not r.temp and r.head_pred in temporary for r in rules)
         stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
         stages.append(RuleStage(
-            id=f"S{len(stages) + 1}", key=partition_key(rules, stage_windows), rules="\n".join(lines), inputs=tuple(sorted(inputs)), heads=tuple(heads),
+            id=f"S{len(stages) + 1}", key=partition_key(rules, stage_windows), rules="\n".join(lines),
+            inputs=tuple(sorted(inputs)), heads=tuple(heads),
             shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
             windows=stage_windows,
             recursive=any(r.origin in c.analysis.recursive_rules for r in rules),

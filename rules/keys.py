@@ -9,7 +9,9 @@ its own rows derives exactly the atoms of that partition, and their union is the
 ``a(X,Y) :- b(X,Z) in [w], c(Z,Y) in [w]`` is keyed by Z (b arg 2, c arg 1); Photo-voltaic's reachability
 (``reach(X,Z) :- reach(X,Y), link(Y,Z)``) has no such position and runs in one partition.
 
-Window operators keep the arguments of the atoms they observe (``count N`` appends the count), so a window
+The key also names the heads whose atoms carry the key value at one position (``high/1 arg 1``), so a
+runner can evaluate consecutive stages keyed alike in one pass. Window operators keep the arguments of the
+atoms they observe (``count N`` appends the count), so a window
 atom's key is its observed atom's key.
 """
 from __future__ import annotations
@@ -83,8 +85,23 @@ def partition_key(rules, windows: tuple[WindowOp, ...] = ()) -> PartitionKey:
         pos = dict(zip(preds, positions))
         names = _check(per_rule, pos)
         if names is not None:
-            return PartitionKey(names[0], tuple((p, pos[p]) for p in preds))
+            pos.update(_head_positions(rules, names, pos))
+            return PartitionKey(names[0], tuple(sorted(pos.items())))
     return ONE_PARTITION
+
+
+def _head_positions(rules, names: list[str], pos: dict) -> dict:
+    """Heads whose every rule puts its key variable at one same position: their atoms are keyed there by
+    construction, so a later stage keyed on that position reads them without a repartition."""
+    found: dict = {}
+    for rule, var in zip(rules, names):
+        head = rule.head.atom.symbol
+        sig = sig_str(term_signature(head))
+        if sig in pos:
+            continue
+        at = {i for i, arg in enumerate(_arguments(head)) if _variable(arg) == var}
+        found[sig] = found.get(sig, at) & at
+    return {sig: min(at) for sig, at in found.items() if at}
 
 
 def _check(per_rule, pos: dict) -> list[str] | None:

@@ -1,11 +1,12 @@
-"""One rule stage evaluated on one key partition over a range of time points: what a distributed runner runs
+"""Rule stages evaluated on one key partition over a range of time points: what a distributed runner runs
 inside each task (no engine import here; clingo is reached through ``srtopo.rules.evaluate``).
 
-A partition receives, as rows, the atoms its stage reads at the time points to evaluate (the stream's and the
-stages' before it, each with whether it persists), and the persistent atoms of the observed predicates at the
-time points its windows reach back to (the checkpointed history). It evaluates the stage once per time point
-for every key of the partition together and returns the atoms the stage derives, with whether each persists.
-Background facts of the stage's predicates are filtered to the partition by the same key hash the runner
+A partition receives, as rows, the atoms its stages read at the time points to evaluate (the stream's and the
+stages' before them, each with whether it persists), and the persistent atoms of the observed predicates at the
+time points its windows reach back to (the checkpointed history). It evaluates its stages once per time point
+for every key of the partition together and returns the atoms they derive, with whether each persists.
+Consecutive stages keyed alike (a predicate one derives is keyed where the next reads it) run as one segment.
+Background facts of the stages' predicates are filtered to the partition by the same key hash the runner
 routes rows with (:func:`key_partition`), so they never travel with the rows.
 """
 from __future__ import annotations
@@ -29,13 +30,25 @@ def key_partition(value_text: str, partitions: int) -> int:
     return zlib.crc32(value_text.encode("utf-8")) % partitions
 
 
-def stage_topology(topology: Topology, index: int) -> Topology:
-    """The topology of stage ``index`` alone, with the background facts of the predicates it reads."""
-    stage = topology.stages[index]
-    read = set(stage.inputs) | {w.observed for w in stage.windows}
+def segment_topology(topology: Topology, indices) -> Topology:
+    """The topology of the stages ``indices`` alone (consecutive, keyed alike), with the background facts of
+    the predicates they read."""
+    stages = tuple(topology.stages[i] for i in indices)
+    read = set()
+    for stage in stages:
+        read |= set(stage.inputs) | {w.observed for w in stage.windows}
     background = tuple(f for f in topology.source.background if _fact_signature(f) in read)
-    return replace(topology, stages=(stage,), source=AtomSource(topology.source.unit, background),
-                   notes=None)
+    return replace(topology, stages=stages, source=AtomSource(topology.source.unit, background), notes=None)
+
+
+def merged_positions(stages) -> dict | None:
+    """The key position of every predicate over stages keyed alike (None: they run in one partition)."""
+    if not all(s.key.keyed for s in stages):
+        return None
+    out: dict = {}
+    for stage in stages:
+        out.update(stage.key.positions)
+    return out
 
 
 def _fact_signature(text: str) -> str:
@@ -44,12 +57,11 @@ def _fact_signature(text: str) -> str:
 
 
 class PartitionEvaluator:
-    """The stage of a one-stage topology on partition ``part`` of ``partitions``; kept by a worker across
-    micro-batches (its solvers may keep state), while the history always comes from the rows given."""
+    """The stages of a topology (consecutive, keyed alike) on partition ``part`` of ``partitions``; kept by a
+    worker across micro-batches (its solvers may keep state), while the history always comes from the rows given."""
 
     def __init__(self, topology: Topology, part: int, partitions: int, strategy: str = "auto"):
-        stage = topology.stages[0]
-        positions = dict(stage.key.positions) if stage.key.keyed else None
+        positions = merged_positions(topology.stages)
         facts = []
         for text in topology.source.background:
             symbol = parse_term(text)
@@ -60,8 +72,8 @@ class PartitionEvaluator:
             facts.append(text)
         self.topology = replace(topology, source=AtomSource(topology.source.unit, tuple(facts)))
         self.reasoner = Reasoner(self.topology, strategy=strategy)
-        self.heads = tuple(signature(h) for h in stage.heads)
-        self.observed = frozenset(signature(w.observed) for w in stage.windows)
+        self.heads = tuple(signature(h) for stage in topology.stages for h in stage.heads)
+        self.observed = frozenset(signature(w.observed) for stage in topology.stages for w in stage.windows)
 
     def run(self, lo: int, hi: int, rows) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument

@@ -32,8 +32,8 @@ class PartitionKey:
     """What a stage's input is partitioned by: records with equal key values meet in one partition.
 
     ``name`` is ``subject`` for concept tuples, a program variable for rule stages, ``""`` for a stage that
-    runs in one partition. ``positions`` says, for rule stages, which argument of each input predicate
-    carries the key: ``(("b/2", 1), ("c/2", 0))``."""
+    runs in one partition. ``positions`` says, for rule stages, which argument of each predicate it reads (and
+    of each head that carries the key) holds the key: ``(("b/2", 1), ("c/2", 0))``."""
     name: str = ""
     positions: tuple[tuple[str, int], ...] = ()
 
@@ -360,7 +360,7 @@ class Topology:
                                         f"derived later, by stage '{owner}'",
                                         hint="stages follow the processing order of the program")
             if stage.key.keyed:
-                read = set(stage.inputs) | {w.observed for w in stage.windows}
+                read = set(stage.inputs) | {w.observed for w in stage.windows} | set(stage.heads)
                 for predicate, _ in stage.key.positions:
                     if predicate not in read:
                         raise TopologyError(f"stage '{stage.id}': key position on {predicate}, which it does not "

@@ -1,5 +1,6 @@
 """Cluster mode for real: a standalone master and two 1-core workers on 127.0.0.1 from the pyspark
-distribution; `srtopo check --engine spark --master spark://...` gives the local runner's reports."""
+distribution; `srtopo check --engine spark --master spark://...` gives the local runner's reports, and
+`srtopo reason` the local runner's models of a keyed program (its clingo tasks in the workers' executors)."""
 import json
 import os
 import random
@@ -79,7 +80,7 @@ def standalone(tmp_path):
                 p.wait()
 
 
-def test_standalone_cluster_gives_local_reports(standalone, tmp_path):
+def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path):
     master, webui = standalone
     write_tex(tmp_path / "tex.ttl")
     write_tnt_files(tmp_path / "in", tex_stream(20_000, random.Random(5), n_subjects=1500, rate=40), 3)
@@ -100,3 +101,17 @@ def test_standalone_cluster_gives_local_reports(standalone, tmp_path):
         apps = json.load(r).get("completedapps", []) + json.load(urllib.request.urlopen(
             f"http://127.0.0.1:{webui}/json/", timeout=5)).get("activeapps", [])
     assert apps and max(a.get("cores", 0) for a in apps) == 2
+
+    # a keyed rule program: the per-sensor stage runs in two key partitions in the workers' executors
+    (tmp_path / "p.idlvsr").write_text("hot(S) :- temp(S,V) always in [2 sec], V > 20.\n"
+                                       "alarm(S) :- hot(S), not off(S).\n", encoding="utf-8")
+    rng = random.Random(3)
+    log = [f"{100 + t} " + "; ".join(f"temp(s{s},{rng.randint(15, 30)})" for s in range(8))
+           + ("; off(s1)" if t % 5 == 0 else "") for t in range(40)]
+    (tmp_path / "s.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    common = ["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log")]
+    local = srtopo(common, timeout=300)
+    res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--partitions", "2",
+                           "--checkpoint", str(tmp_path / "ck-rules")], timeout=600)
+    assert local.returncode == 0 and res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout == local.stdout and "alarm(" in local.stdout

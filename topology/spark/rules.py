@@ -6,7 +6,8 @@ Per batch (docs/spark.md, "Rule topologies"):
    get their time points (per source, units since the source's first timestamp, kept in the store's meta);
    records for time points already evaluated are rejected as late, others wait in the store (``pending``);
 2. the time points every source's watermark has passed (``closed + 1 .. min_s max_s - lateness - 1``, empty
-   ones included) are evaluated: for each rule stage in order, its input rows (the stream's atoms, the atoms
+   ones included) are evaluated: for each segment of rule stages in order (``segments``: consecutive stages
+   keyed alike run in one pass), its input rows (the stream's atoms, the atoms
    of the stages before it, and the checkpointed history its windows reach back to) are routed to key
    partitions (``pmod(crc32(key argument), n)``, one partition for unkeyed stages) and each partition runs
    ``rules.partition.PartitionEvaluator``: one clingo evaluation per time point for all its keys;
@@ -22,7 +23,7 @@ import json
 import time as _time
 
 from srtopo.rules.ir import UNIT_SECONDS
-from srtopo.rules.partition import CURRENT, HISTORY, TICK, stage_topology
+from srtopo.rules.partition import CURRENT, HISTORY, TICK, merged_positions, segment_topology
 from srtopo.rules.stream import GIVEN, NUMBER, late_reason, stamp_mismatch, unit_micros
 from srtopo.topology.ir import Topology
 from srtopo.topology.spark.sql import sql_string as q
@@ -79,17 +80,21 @@ class RulesJob(MicroBatchJob):
         self.partitions = max(1, int(partitions))
         self.strategy = strategy
         self.unit = unit_micros(UNIT_SECONDS[topology.source.unit])
-        stages = topology.stages
-        self.reads = [sorted(set(s.inputs) | {w.observed for w in s.windows}) for s in stages]
-        self.observed = [sorted({w.observed for w in s.windows}) for s in stages]
-        self.reach = [max((max(w.distances) for w in s.windows), default=0) for s in stages]
+        self.segments = segments(topology)
+        self.reads, self.observed, self.reach, self.positions = [], [], [], []
+        for segment in self.segments:
+            stages = [topology.stages[i] for i in segment]
+            self.reads.append(sorted({p for s in stages for p in set(s.inputs) | {w.observed for w in s.windows}}))
+            self.observed.append(sorted({w.observed for s in stages for w in s.windows}))
+            self.reach.append(max((max(w.distances) for s in stages for w in s.windows), default=0))
+            self.positions.append(merged_positions(stages))
         self.observed_all = sorted({o for obs in self.observed for o in obs})
         self.max_reach = max(self.reach, default=0)
         shows = topology.output.shows
         self.shows = None if shows is None else sorted(shows)
         self.shown_background = [f for f in topology.source.background
                                  if self.shows is None or _fact_sig(f) in set(self.shows)]
-        self.stage_json = [json.dumps(stage_topology(topology, i).to_dict()) for i in range(len(stages))]
+        self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in
                       ("in", "newc", "timed", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times")}
         self._broadcasts = None
@@ -238,12 +243,12 @@ class RulesJob(MicroBatchJob):
 
     # --- evaluation --------------------------------------------------------------------------------------
     def _part_expr(self, k: int) -> str:
-        key = self.topology.stages[k].key
-        if not key.keyed:
+        positions = self.positions[k]
+        if positions is None:
             return "0"
         n = self.partitions
         cases = " ".join(f"WHEN {q(sig)} THEN pmod(crc32(CAST(element_at(args, {pos + 1}) AS BINARY)), {n})"
-                         for sig, pos in key.positions)
+                         for sig, pos in sorted(positions.items()))
         return f"CAST(CASE sig {cases} END AS INT)"
 
     def _evaluate(self, spark, lo: int, hi: int, cached: list):
@@ -262,7 +267,7 @@ class RulesJob(MicroBatchJob):
         rep_array = "array(" + ", ".join(f"CAST({r} AS BIGINT)" for r in reps) + ")"
         derived: list = []
         metrics: dict = {}
-        for k, stage in enumerate(self.topology.stages):
+        for k, segment in enumerate(self.segments):
             reads = self.reads[k]
             pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent FROM {cur} "
                       f"WHERE atom IS NOT NULL AND {_in('sig', reads)}"]
@@ -274,7 +279,7 @@ class RulesJob(MicroBatchJob):
                 inputs = inputs.unionByName(d.where(_in("sig", reads)).selectExpr(
                     f"{q(CURRENT)} AS kind", "time", "sig", "atom", "args", "persistent"))
             inputs = inputs.selectExpr("*", f"{self._part_expr(k)} AS part")
-            ticks = range(self.partitions) if stage.key.keyed else range(1)
+            ticks = range(self.partitions) if self.positions[k] is not None else range(1)
             tick_frame = spark.sql(f"SELECT {q(TICK)} AS kind, CAST(NULL AS BIGINT) AS time, CAST(NULL AS STRING) "
                                    f"AS sig, CAST(NULL AS STRING) AS atom, CAST(NULL AS ARRAY<STRING>) AS args, "
                                    f"false AS persistent, CAST(id AS INT) AS part FROM range({len(ticks)})")
@@ -286,8 +291,9 @@ class RulesJob(MicroBatchJob):
             out = grouped.groupBy("rep").applyInPandas(task, DERIVED_COLUMNS).persist()
             self._persisted.append(out)
             produced = out.count()
-            metrics[stage.id] = {"records_in": int(obs.get.get("records_in") or 0), "derived": int(produced),
-                                 "tasks": len(ticks)}
+            metrics[self.topology.stages[segment[0]].id] = {
+                "records_in": int(obs.get.get("records_in") or 0), "derived": int(produced), "tasks": len(ticks),
+                "segment": [self.topology.stages[i].id for i in segment]}
             derived.append(out)
         model = self._model(spark, lo, hi, cur, derived)
         return model, derived, metrics
@@ -361,6 +367,31 @@ class RulesJob(MicroBatchJob):
             frame.unpersist()
         self._cached.clear()
         self._persisted.clear()
+
+
+def segments(topology: Topology) -> list[list[int]]:
+    """Consecutive stages evaluated in one pass: all in one partition, or keyed alike (one key position per
+    predicate across them, and every predicate a stage reads from an earlier one of the pass derived keyed
+    at that position), so no repartition is needed between them."""
+    out: list[list[int]] = []
+    for k, stage in enumerate(topology.stages):
+        if out and _joins(topology, out[-1], stage):
+            out[-1].append(k)
+        else:
+            out.append([k])
+    return out
+
+
+def _joins(topology: Topology, segment: list[int], stage) -> bool:
+    before = [topology.stages[i] for i in segment]
+    merged = merged_positions(before)
+    if merged is None or not stage.key.keyed:
+        return merged is None and not stage.key.keyed
+    mine = dict(stage.key.positions)
+    if any(p in merged and merged[p] != i for p, i in mine.items()):
+        return False
+    derived = {h for s in before for h in s.heads}
+    return all(p in merged for p in set(stage.inputs) | {w.observed for w in stage.windows} if p in derived)
 
 
 def _fact_sig(text: str) -> str:

@@ -1,0 +1,179 @@
+"""Rule topologies: the local runner against Spark local[1] and local[2], same inputs, one run.
+
+    python -m srtopo.experiments.bench_rules_spark                       # ICLP2021 subset + a large Heavy Join
+    python -m srtopo.experiments.bench_rules_spark --inputs all --engines local,spark1,spark2
+
+Each input (an ICLP2021 program and log, or a synthetic Heavy Join with thousands of events per time point)
+is written as one file per ``--points-per-file`` time points and read by the runner in micro-batches of one
+file (Spark: ``maxFilesPerTrigger`` 1), as a replay at full speed. Reported per engine: total seconds, time
+points per second, per-batch latency (p50 / p95 of the batches' wall time: a time point's output appears at
+most one batch after its input), process memory, and the ratio to the local runner of the same run. Each Spark
+configuration runs in its own process (its own session and master). Results: ``results/bench_rules_spark.json``
+and a table on stdout; the plot compares time points per second.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from srtopo.measure import percentile, rss_mb
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
+INPUTS = {
+    "cc-100": ("ContentCaching/events_variation_test/I-DLV-sr/100/Program/cat_w05.idlvsr",
+               "ContentCaching/events_variation_test/I-DLV-sr/100/Log/tp60etp100ce1.log"),
+    "cc-500": ("ContentCaching/events_variation_test/I-DLV-sr/500/Program/cat_w05.idlvsr",
+               "ContentCaching/events_variation_test/I-DLV-sr/500/Log/tp60etp500ce1.log"),
+    "hj-500-w2": ("HeavyJoin/I-DLV-sr/500/Program/encoding_w2.idlvsr", "HeavyJoin/I-DLV-sr/500/Log/tp30etp250ce1.log"),
+    "hj-500-w20": ("HeavyJoin/I-DLV-sr/500/Program/encoding_w20.idlvsr",
+                   "HeavyJoin/I-DLV-sr/500/Log/tp30etp250ce1.log"),
+    "pv-20x20": ("Photo-voltaicSystem/I-DLV-sr/G20x20S15n11970/Program/G20x20S15n11970.idlvsr",
+                 "Photo-voltaicSystem/I-DLV-sr/G20x20S15n11970/Log"),
+    "hj-synthetic": (None, None),
+}
+DEFAULT_INPUTS = "cc-500,hj-500-w2,hj-synthetic"
+ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]"}
+HJ_PROGRAM = "a(X,Y) :- b(X,Z) in [2 sec], c(Z,Y) in [2 sec].\n"
+
+
+def synthetic_heavy_join(points: int, events: int, keys: int, seed: int = 1) -> list[str]:
+    """Heavy Join with ``events`` b and c atoms per time point over ``keys`` join values (keyed by Z)."""
+    rng = random.Random(seed)
+    lines = []
+    for t in range(points):
+        atoms = []
+        for _ in range(events):
+            atoms.append(f"b({rng.randrange(10 * keys)},{rng.randrange(keys)})")
+            atoms.append(f"c({rng.randrange(keys)},{rng.randrange(10 * keys)})")
+        lines.append(f"{t} " + "; ".join(atoms))
+    return lines
+
+
+def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, str]:
+    """(program file, stream directory) of an input, written under ``workdir``."""
+    from srtopo.topology.tnt import write_tnt
+    program, log = INPUTS[name]
+    target = workdir / name
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    if program is None:
+        (target / "p.idlvsr").write_text(HJ_PROGRAM, encoding="utf-8")
+        lines = synthetic_heavy_join(args.hj_points, args.hj_events, args.hj_keys)
+        program_path = str(target / "p.idlvsr")
+    else:
+        program_path = str(DATA / program)
+        log_path = DATA / log
+        if log_path.is_dir():
+            log_path = sorted(log_path.iterdir())[0]
+        lines = log_path.read_text(encoding="utf-8").splitlines()
+    write_tnt(str(target / "in"), lines, per_file=points_per_file)
+    (target / "all.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return program_path, str(target)
+
+
+def run_one(engine: str, program: str, folder: str, partitions: int) -> dict:
+    """One engine on one prepared input, in this process."""
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_file
+    from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
+    from srtopo.topology.sources import AtomLog
+    topology = compile_program(parse_file(program))
+    if engine == "local":
+        started = time.perf_counter()
+        result = LocalRunner().run(topology, [AtomLog(os.path.join(folder, "all.log"))], RunConfig(lateness=0))
+        seconds = time.perf_counter() - started
+        latencies = [b.seconds for b in result.batches]
+        memory = rss_mb()
+    else:
+        from srtopo.topology.spark.session import get_session
+        spark = get_session(master=ENGINES[engine], shuffle_partitions=partitions)
+        runner = SparkRunner(spark)
+        options = SparkOptions(partitions=partitions)
+        warm = tempfile.mkdtemp(prefix="srtopo-bench-warm-")    # JVM and Python workers warmed on a small input
+        try:
+            runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=1)],
+                       RunConfig(lateness=0, checkpoint=warm, options=options))
+        finally:
+            shutil.rmtree(warm, ignore_errors=True)
+        started = time.perf_counter()
+        result = runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=1)],
+                            RunConfig(lateness=0, options=options))
+        seconds = time.perf_counter() - started
+        latencies = [b.seconds for b in result.batches]
+        memory = sum(v for v in result.memory_mb.values() if v)
+    models = [m.to_dict() for m in result.models]
+    return {"engine": engine, "seconds": round(seconds, 3), "time_points": len(models),
+            "tps": round(len(models) / seconds, 3) if seconds else None,
+            "atoms_in": result.counters.records, "atoms_out": sum(len(m["atoms"]) for m in models),
+            "latency_p50_s": round(percentile(latencies, 50), 4) if latencies else None,
+            "latency_p95_s": round(percentile(latencies, 95), 4) if latencies else None,
+            "batches": len(result.batches), "memory_mb": round(memory, 1),
+            "digest": hash(json.dumps(models, sort_keys=True)) & 0xFFFFFFFF}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", default=DEFAULT_INPUTS, help="comma-separated: " + ", ".join(INPUTS) + " or all")
+    parser.add_argument("--engines", default="local,spark1,spark2")
+    parser.add_argument("--points-per-file", type=int, default=5, help="time points per micro-batch file")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--hj-points", type=int, default=20)
+    parser.add_argument("--hj-events", type=int, default=4000)
+    parser.add_argument("--hj-keys", type=int, default=4000)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_rules_spark.json"))
+    parser.add_argument("--worker", nargs=4, metavar=("ENGINE", "PROGRAM", "FOLDER", "PARTITIONS"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        engine, program, folder, partitions = args.worker
+        print(json.dumps(run_one(engine, program, folder, int(partitions))))
+        return 0
+    names = list(INPUTS) if args.inputs == "all" else args.inputs.split(",")
+    engines = args.engines.split(",")
+    workdir = Path(tempfile.mkdtemp(prefix="srtopo-bench-rules-"))
+    rows = []
+    try:
+        for name in names:
+            program, folder = prepare(name, workdir, args.points_per_file, args)
+            for engine in engines:
+                env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
+                proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_rules_spark", "--worker",
+                                       engine, program, folder, str(args.partitions)],
+                                      capture_output=True, text=True, env=env)
+                if proc.returncode != 0:
+                    print(proc.stderr[-3000:], file=sys.stderr)
+                    return 1
+                row = json.loads(proc.stdout.strip().splitlines()[-1])
+                row["input"] = name
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    for name in names:
+        mine = [r for r in rows if r["input"] == name]
+        base = next((r for r in mine if r["engine"] == "local"), None)
+        for r in mine:
+            r["tps_vs_local"] = round(r["tps"] / base["tps"], 3) if base and base["tps"] else None
+            r["same_models_as_local"] = base is None or r["digest"] == base["digest"]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as handle:
+        json.dump({"date": time.strftime("%Y-%m-%d"), "args": {k: v for k, v in vars(args).items() if k != "worker"},
+                   "rows": rows}, handle, indent=1)
+    print(f"{'input':14} {'engine':7} {'tps':>8} {'x local':>8} {'p50 s':>7} {'p95 s':>7} {'MB':>7} same")
+    for r in rows:
+        print(f"{r['input']:14} {r['engine']:7} {r['tps']:8.2f} {r['tps_vs_local'] or 0:8.2f} "
+              f"{r['latency_p50_s'] or 0:7.3f} {r['latency_p95_s'] or 0:7.3f} {r['memory_mb']:7.0f} "
+              f"{r['same_models_as_local']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
