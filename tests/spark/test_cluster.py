@@ -108,8 +108,9 @@ def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path)
     rng = random.Random(3)
     log = [f"{100 + t} " + "; ".join(f"temp(s{s},{rng.randint(15, 30)})" for s in range(8))
            + ("; off(s1)" if t % 5 == 0 else "") for t in range(40)]
-    (tmp_path / "s.log").write_text("\n".join(log) + "\n", encoding="utf-8")
-    common = ["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log")]
+    (tmp_path / "log").mkdir()
+    (tmp_path / "log" / "s.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+    common = ["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "log" / "s.log")]
     local = srtopo(common, timeout=300)
     res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--partitions", "2",
                            "--checkpoint", str(tmp_path / "ck-rules")], timeout=600)
