@@ -124,5 +124,5 @@ def test_unsupported_runner_is_said_up_front(tmp_path, capsys):
     program.write_text("b(X) :- a(X).\n")
     log = tmp_path / "p.log"
     log.write_text("1 a(1)\n")
-    assert main(["reason", "--engine", "spark", "--program", str(program), "--stream", str(log)]) == 2
-    assert "the spark runner runs consistency topologies" in capsys.readouterr().err
+    assert main(["reason", "--engine", "spark", "--program", str(program), "--stream", "-"]) == 2
+    assert "the spark runner cannot read standard input" in capsys.readouterr().err
