@@ -37,7 +37,7 @@ def segment_topology(topology: Topology, indices) -> Topology:
     read = set()
     for stage in stages:
         read |= set(stage.inputs) | {w.observed for w in stage.windows}
-    background = tuple(f for f in topology.source.background if _fact_signature(f) in read)
+    background = tuple(f for f in topology.source.background if fact_signature(f) in read)
     return replace(topology, stages=stages, source=AtomSource(topology.source.unit, background), notes=None)
 
 
@@ -51,7 +51,8 @@ def merged_positions(stages) -> dict | None:
     return out
 
 
-def _fact_signature(text: str) -> str:
+def fact_signature(text: str) -> str:
+    """``p/n`` of a background fact written as text."""
     symbol = parse_term(text)
     return f"{symbol.name}/{len(symbol.arguments)}"
 

@@ -55,3 +55,28 @@ def write_tnt_files(directory, triples, files: int) -> list[str]:
     """(s, p, o, t) triples as ``files`` .tnt files of equal size (the project's one writer)."""
     from srtopo.topology.tnt import write_tnt
     return write_tnt(str(directory), ((t, s, p, o) for s, p, o, t in triples), per_file=-(-len(triples) // files))
+
+
+def kill_three_times(args, checkpoint, batches) -> list[int]:
+    """Run the CLI ``args`` three times, each killed with SIGKILL (right after the first batch wrote its store
+    entry; as soon as a later batch starts writing; a little after the next entry appears, during its sink and
+    commit); the latest store entry at each kill. ``batches(checkpoint)`` lists the store's entries."""
+    import signal
+    import time
+    kills = []
+    for wait_for, delay in ((1, 0.0), (3, 0.0), (4, 0.5)):
+        proc = srtopo_popen(args, start_new_session=True)
+        deadline = time.time() + 240
+        try:
+            while max(batches(checkpoint), default=-1) < wait_for:
+                assert proc.poll() is None, proc.stderr.read()[-3000:]
+                assert time.time() < deadline, "no progress"
+                time.sleep(0.05)
+            time.sleep(delay)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+        kills.append(max(batches(checkpoint)))
+    return kills

@@ -3,11 +3,9 @@ sink equals an uninterrupted run's as a multiset of report lines."""
 import glob
 import os
 import random
-import signal
-import time
 from collections import Counter
 
-from tests.spark.helpers import srtopo, srtopo_popen, tex_stream, write_tex, write_tnt_files
+from tests.spark.helpers import kill_three_times, srtopo, tex_stream, write_tex, write_tnt_files
 
 FILES = 6
 
@@ -31,24 +29,7 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_sink(spark, tm
     args = ["check", "--engine", "spark", "--tbox", str(tmp_path / "tex.ttl"), "--stream", str(tmp_path / "in"),
             "--window", "10", "--lateness", "0", "--once", "--files-per-batch", "1", "--master", "local[2]",
             "--shuffle-partitions", "2", "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
-    kills = []
-    # kill 1: right after the first batch wrote its store entry; kill 2: as soon as a later batch starts
-    # writing (mid-batch); kill 3: a little after the next entry appears (during sink/commit)
-    for wait_for, delay in ((1, 0.0), (3, 0.0), (4, 0.5)):
-        proc = srtopo_popen(args, start_new_session=True)
-        deadline = time.time() + 240
-        try:
-            while max(_batches(tmp_path / "ck"), default=-1) < wait_for:
-                assert proc.poll() is None, proc.stderr.read()[-3000:]
-                assert time.time() < deadline, "no progress"
-                time.sleep(0.05)
-            time.sleep(delay)
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-        kills.append(max(_batches(tmp_path / "ck")))
+    kills = kill_three_times(args, tmp_path / "ck", _batches)
     done = srtopo(args, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(set(kills)) == 3, f"three different kill points, got {kills}"

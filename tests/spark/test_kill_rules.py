@@ -3,10 +3,8 @@ with SIGKILL at three points (after a batch's store entry, as a later batch star
 commit) and restarted; the models written equal an uninterrupted run's."""
 import os
 import random
-import signal
-import time
 
-from tests.spark.helpers import srtopo, srtopo_popen
+from tests.spark.helpers import kill_three_times, srtopo
 from tests.spark.test_kill import _batches, _lines
 
 PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
@@ -35,22 +33,7 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_models(spark, 
     args = ["reason", "--engine", "spark", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "in"),
             "--once", "--files-per-batch", "1", "--master", "local[2]", "--partitions", "2",
             "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
-    kills = []
-    for wait_for, delay in ((1, 0.0), (3, 0.0), (4, 0.5)):
-        proc = srtopo_popen(args, start_new_session=True)
-        deadline = time.time() + 240
-        try:
-            while max(_batches(tmp_path / "ck"), default=-1) < wait_for:
-                assert proc.poll() is None, proc.stderr.read()[-3000:]
-                assert time.time() < deadline, "no progress"
-                time.sleep(0.05)
-            time.sleep(delay)
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-        kills.append(max(_batches(tmp_path / "ck")))
+    kills = kill_three_times(args, tmp_path / "ck", _batches)
     done = srtopo(args, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(set(kills)) == 3, f"three different kill points, got {kills}"

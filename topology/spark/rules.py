@@ -23,7 +23,7 @@ import json
 import time as _time
 
 from srtopo.rules.ir import UNIT_SECONDS
-from srtopo.rules.partition import CURRENT, HISTORY, TICK, merged_positions, segment_topology
+from srtopo.rules.partition import CURRENT, HISTORY, TICK, fact_signature, merged_positions, segment_topology
 from srtopo.rules.stream import GIVEN, NUMBER, late_reason, stamp_mismatch, unit_micros
 from srtopo.topology.ir import Topology
 from srtopo.topology.spark.sql import sql_string as q
@@ -93,7 +93,7 @@ class RulesJob(MicroBatchJob):
         shows = topology.output.shows
         self.shows = None if shows is None else sorted(shows)
         self.shown_background = [f for f in topology.source.background
-                                 if self.shows is None or _fact_sig(f) in set(self.shows)]
+                                 if self.shows is None or fact_signature(f) in set(self.shows)]
         self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in
                       ("in", "newc", "timed", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times")}
@@ -392,12 +392,6 @@ def _joins(topology: Topology, segment: list[int], stage) -> bool:
         return False
     derived = {h for s in before for h in s.heads}
     return all(p in merged for p in set(stage.inputs) | {w.observed for w in stage.windows} if p in derived)
-
-
-def _fact_sig(text: str) -> str:
-    from clingo import parse_term
-    symbol = parse_term(text)
-    return f"{symbol.name}/{len(symbol.arguments)}"
 
 
 def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str):
