@@ -7,6 +7,7 @@ counted, and reported with its line number; the stream goes on.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import sys
@@ -34,6 +35,8 @@ class Record:
     timestamp: str | None
     atoms: tuple
     text: str = ""
+    whole: bool = False     # the record is its time point whole (a log line), not one of its records (JSON)
+    source: str | None = None   # the file it came from when its stream is a directory
 
 
 Reject = Callable[[RejectedRecord], None]
@@ -181,64 +184,76 @@ def stamp_mismatch(first: str, kind: str) -> str | None:
     return "timestamp kind differs from the first record's (date-time with vs without a time zone)"
 
 
-def parse_line(line: str, kind: str):
-    """One log line (``kind`` log) or JSON line (jsonl): (time kind, time value, timestamp text, atoms), the
-    time value being the JSON record's time point or the timestamp as ``stamp_value``; RecordError if
-    malformed."""
+#: a log line's marker that it ends its time point (I-DLV-sr's ``@end;`` for fragmented time points)
+END_MARK = "@end"
+
+
+def parse_line(line: str, kind: str, duplicates: bool = False):
+    """One log line (``kind`` log) or JSON line (jsonl): (time kind, time value, timestamp text, atoms, whole),
+    the time value being the JSON record's time point or the timestamp as ``stamp_value``; RecordError if
+    malformed. ``whole``: the record completes its time point in its source. As in I-DLV-sr, a log line is a
+    time point whole, unless ``duplicates`` (I-DLV-sr's ``--t-duplicate``) lets several lines make one time
+    point, which then ends with a line carrying ``@end`` or when a later time point arrives. A JSON record is
+    one of possibly several of its time point, unless it says ``"end": true``."""
     if kind == "jsonl":
-        time, stamp_text, atoms = _json_record(line, 0)
-        return GIVEN, time, stamp_text, atoms
+        time, stamp_text, atoms, end = _json_record(line, 0)
+        return GIVEN, time, stamp_text, atoms, end
     stamp_text, _, rest = line.strip().partition(" ")
     if "\t" in stamp_text:
         stamp_text, _, more = stamp_text.partition("\t")
         rest = more + " " + rest
     stamp = parse_timestamp(stamp_text)
-    atoms = tuple(parse_atom(a) for a in split_atoms(rest))
-    return stamp_kind(stamp), stamp, stamp_text, atoms
+    pieces = split_atoms(rest)
+    end = END_MARK in pieces
+    atoms = tuple(parse_atom(a) for a in pieces if a != END_MARK)
+    return stamp_kind(stamp), stamp, stamp_text, atoms, end or not duplicates
 
 
 def line_kind(line: str, fmt: str) -> str:
     return fmt if fmt != "detect" else ("jsonl" if line.lstrip().startswith("{") else "log")
 
 
-def record_row(raw: str, fmt: str):
+def record_row(raw: str, fmt: str, duplicates: bool = False):
     """A line as a distributed runner stores it before time points are known: None for a blank line, else
-    (time kind, time value, timestamp text, [(predicate "p/n", atom text, [argument texts])], reason); a malformed
-    line has only the reason. The atom texts are printed from parsed Symbols."""
+    (time kind, time value, timestamp text, [(predicate "p/n", atom text, [argument texts])], whole, reason); a
+    malformed line has only the reason. The atom texts are printed from parsed Symbols."""
     line = raw.rstrip("\r\n")
     if not line.strip():
         return None
     try:
-        kind, value, stamp_text, atoms = parse_line(line, line_kind(line, fmt))
+        kind, value, stamp_text, atoms, whole = parse_line(line, line_kind(line, fmt), duplicates)
     except RecordError as error:
-        return None, None, None, None, error.message
+        return None, None, None, None, None, error.message
     rows = [(f"{a.name}/{len(a.arguments)}", str(a), [str(x) for x in a.arguments]) for a in atoms]
-    return kind, value if kind in (NUMBER, GIVEN) else stamp_value(value), stamp_text, rows, None
+    return kind, value if kind in (NUMBER, GIVEN) else stamp_value(value), stamp_text, rows, whole, None
 
 
 def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", rejected=None,
-                 source: str = "<stream>") -> Iterator[Record]:
-    """Parse log or JSON lines (``fmt``: detect per line, log, jsonl); malformed lines become RejectedRecords
-    (appended to ``rejected``, a list, or passed to it, a callable) and are skipped."""
+                 source: str = "<stream>", duplicates: bool = False) -> Iterator[Record]:
+    """Parse log or JSON lines (``fmt``: detect per line, log, jsonl; ``duplicates`` as in ``parse_line``);
+    malformed lines become RejectedRecords (appended to ``rejected``, a list, or passed to it, a callable) and
+    are skipped. ``lines`` may also be (file, line number, text) triples (``open_lines`` of a directory)."""
     reject = _collector(rejected)
     timeline = Timeline(unit)
     for number, raw in enumerate(lines, start=1):
+        file = None
+        if isinstance(raw, tuple):
+            file, number, raw = raw
         line = raw.rstrip("\r\n")
         if isinstance(raw, NotUtf8):
-            reject(RejectedRecord(source, number, line[:2000], NOT_UTF8))
+            reject(RejectedRecord(file or source, number, line[:2000], NOT_UTF8))
             continue
         if not line.strip():
             continue
         try:
-            time_kind, value, stamp_text, atoms = parse_line(line, line_kind(line, fmt))
+            time_kind, value, stamp_text, atoms, whole = parse_line(line, line_kind(line, fmt), duplicates)
             time = value if time_kind == GIVEN else timeline.time_point(value)
             if time < 0:
                 raise RecordError(f"time point {time} is before the first record")
-            record = (time, stamp_text, atoms)
         except RecordError as error:
-            reject(RejectedRecord(source, number, line[:2000], error.message))
+            reject(RejectedRecord(file or source, number, line[:2000], error.message))
             continue
-        yield Record(number, record[0], record[1], record[2], line[:2000])
+        yield Record(number, time, stamp_text, atoms, line[:2000], whole, file)
 
 
 def _json_record(line: str, number: int):
@@ -254,7 +269,10 @@ def _json_record(line: str, number: int):
     if not isinstance(atoms, list) or not all(isinstance(a, str) for a in atoms):
         raise RecordError('"atoms" must be a list of strings')
     stamp = obj.get("timestamp")
-    return obj["time"], stamp if isinstance(stamp, str) else None, tuple(parse_atom(a) for a in atoms)
+    end = obj.get("end", False)
+    if not isinstance(end, bool):
+        raise RecordError('"end" must be true or false')
+    return obj["time"], stamp if isinstance(stamp, str) else None, tuple(parse_atom(a) for a in atoms), end
 
 
 def late_reason(time: int, closed: int) -> str:
@@ -270,11 +288,13 @@ def time_points(records: Iterable[Record], rejected=None, source: str = "<stream
 def merged_time_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0):
     """(time point, timestamp, atoms) for time points 0, 1, 2, ... of several record streams merged by event time.
 
-    Time point t is evaluated once every unfinished source has shown a record later than t + lateness (a source
-    that ended holds nothing back), so records of one time point are merged, gaps become empty time points, and
-    a record for an evaluated time point is rejected as late; ``lateness`` None waits for the end of input. The
-    timestamp of a time point is the one of its first record (by source, then line) that carries one. Sources
-    are read in turn, one record at a time."""
+    A source has completed time point t when it has shown a record later than t, or a record for t that is its
+    time point whole (``Record.whole``: a log line, unless fragmented time points are allowed). Time point t is
+    evaluated once every unfinished source has completed t + lateness (a source that ended holds nothing back),
+    so records of one time point are merged, gaps become empty time points, and a record for an evaluated time
+    point is rejected as late; ``lateness`` None waits for the end of input. The timestamp of a time point is the
+    one of its first record (by source, then line) that carries one. Sources are read in turn, one record at a
+    time."""
     reject = _collector(rejected)
     names = names or ["<stream>"] * len(streams)
     iterators = [iter(s) for s in streams]
@@ -298,18 +318,19 @@ def merged_time_points(streams: list, rejected=None, names: list | None = None, 
             if rec is None:
                 done[index] = True
             elif rec.time <= closed:
-                reject(RejectedRecord(names[index], rec.line, rec.text, late_reason(rec.time, closed)))
+                reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, late_reason(rec.time, closed)))
                 continue
             else:
                 entry = pending.setdefault(rec.time, [None, None, []])
                 entry[2].extend(rec.atoms)
                 if rec.timestamp is not None and (entry[0] is None or (index, rec.line) < entry[0]):
                     entry[0], entry[1] = (index, rec.line), rec.timestamp
-                latest[index] = rec.time if latest[index] is None else max(latest[index], rec.time)
+                complete = rec.time if rec.whole else rec.time - 1
+                latest[index] = complete if latest[index] is None else max(latest[index], complete)
             if lateness is not None:
                 open_sources = [latest[i] for i in range(len(iterators)) if not done[i]]
                 if open_sources and all(t is not None for t in open_sources):
-                    yield from close_upto(min(open_sources) - lateness - 1)
+                    yield from close_upto(min(open_sources) - lateness)
                 elif not open_sources and pending:
                     yield from close_upto(max(pending))
     if pending:
@@ -321,8 +342,9 @@ def timeline_json_lines(points) -> list[str]:
     return [json.dumps({"time": t, "atoms": list(atoms)}, ensure_ascii=False) for t, atoms in enumerate(points)]
 
 
-def open_lines(spec: str) -> Iterator[str]:
-    """``-`` = stdin, ``tcp://host:port`` = connect and read lines, otherwise a file path."""
+def open_lines(spec: str) -> Iterator:
+    """``-`` = stdin, ``tcp://host:port`` = connect and read lines, a file path, or a directory: the lines of its
+    files in name order as (file, line number, text)."""
     if spec == "-":
         yield from decoded_lines(sys.stdin.buffer)
         return
@@ -334,6 +356,15 @@ def open_lines(spec: str) -> Iterator[str]:
             raise StreamInputError(f"cannot connect to {spec}: {error}") from None
         with conn, conn.makefile("rb") as handle:
             yield from decoded_lines(handle)
+        return
+    if os.path.isdir(spec):
+        from srtopo.topology.sources import stream_files
+        for file in stream_files(spec):
+            try:
+                for number, line in enumerate(file_lines(file), start=1):
+                    yield file, number, line
+            except OSError as error:
+                raise StreamInputError(f"cannot read stream: {error.strerror}", file=file) from None
         return
     try:
         yield from file_lines(spec)
@@ -356,14 +387,16 @@ def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0
 
     streams, names = [], []
     for source in sources:
+        duplicates = False
         if isinstance(source, AtomLog):
             lines, fmt, name = open_lines(source.spec), source.stream_format, source.spec
+            duplicates = source.duplicates
         elif isinstance(source, Timeline):
             lines, fmt, name = timeline_json_lines(source.points), "jsonl", source.name
         elif isinstance(source, Lines):
             lines, fmt, name = source.lines, "detect", source.name
         else:
             raise StreamInputError(f"{type(source).__name__} is not a source of atoms")
-        streams.append(read_records(lines, unit=unit, fmt=fmt, rejected=reject, source=name))
+        streams.append(read_records(lines, unit=unit, fmt=fmt, rejected=reject, source=name, duplicates=duplicates))
         names.append(name)
     yield from merged_time_points(streams, reject, names, lateness)

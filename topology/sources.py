@@ -100,10 +100,13 @@ class Lines:
 @dataclass(frozen=True)
 class AtomLog:
     """An I-DLV-sr log (``<timestamp> atom; atom; ...``) or JSON lines (``{"time": t, "atoms": [...]}``):
-    a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://host:port``. ``stream_format``: detect (per line), log, jsonl."""
+    a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://host:port``.
+    ``stream_format``: detect (per line), log, jsonl. ``duplicates``: several log lines may make one time point
+    (I-DLV-sr's ``--t-duplicate``; ``rules.stream.parse_line``)."""
     spec: str
     stream_format: str = "detect"
     files_per_batch: int | None = None          # a directory read by Spark: new files per micro-batch
+    duplicates: bool = False
 
     def describe(self) -> str:
         return self.spec

@@ -19,8 +19,11 @@ def register(subparsers) -> None:
     parser.add_argument("--also-stream", action="append", default=[], metavar="STREAM",
                         help="another stream, merged with --stream by event time (repeatable)")
     parser.add_argument("--lateness", type=int, default=0,
-                        help="allowed lateness in time points (default 0: a time point is evaluated once a later "
-                             "one arrived on every stream; a record for an evaluated time point is rejected)")
+                        help="allowed lateness in time points (default 0: a time point is evaluated once every "
+                             "stream completed it; a record for an evaluated time point is rejected)")
+    parser.add_argument("--t-duplicate", dest="duplicates", action="store_true",
+                        help="as I-DLV-sr: several log lines may make one time point; it is complete when a line "
+                             "ends it with '@end;' or a later time point arrives (default: a line is a time point)")
     parser.add_argument("--files-per-batch", type=int, default=None,
                         help="spark: at most this many new files of a directory stream per micro-batch")
     add_program_arguments(parser)
@@ -40,7 +43,8 @@ def run(args) -> int:
         raise TopologyError(f"--lateness must be >= 0, got {args.lateness}")
     # a log's rejected lines are all shown
     runner, config, sink = engines.start(args, lateness=args.lateness, echo_every_rejected=True)
-    sources = [AtomLog(spec, args.stream_format, args.files_per_batch) for spec in [args.stream] + args.also_stream]
+    sources = [AtomLog(spec, args.stream_format, args.files_per_batch, args.duplicates)
+               for spec in [args.stream] + args.also_stream]
     result = runner.run(topology, sources, config, sink)
     engines.finish(sink)
     if sink.rejected:

@@ -193,3 +193,36 @@ def test_the_papers_example_with_every_time_point_in_its_own_batch(spark):
     result = spark_run(spark, topology, [timeline(points, batches=4)], lateness=0)
     assert [set(m.atoms) for m in result.models] == [{"a(2)", "b(5)"}, {"a(3)", "c(7)"}, {"b(5)"},
                                                       {"a(3)", "c(5)"}]
+
+
+def test_a_log_line_completes_its_time_point_in_its_own_batch(spark, tmp_path):
+    """One log line per micro-batch: each batch evaluates the time point its line brought (I-DLV-sr evaluates a
+    line on arrival), where JSON records, which may be followed by more of their time point, wait one batch."""
+    from srtopo.topology.tnt import write_tnt
+    topology = compile_program(parse_program("c(X) :- b(X) at least 2 in {0,1,3}."))
+    log_lines = [f"{t} " + "; ".join(p) for t, p in enumerate([["a(2)", "b(5)"], ["a(3)", "c(7)"], ["b(5)"], ["a(3)"]])]
+    write_tnt(str(tmp_path / "log"), log_lines, per_file=1)
+    result = spark_run(spark, topology, [AtomLog(str(tmp_path / "log"), files_per_batch=1)], lateness=0)
+    assert [m.time for m in result.models] == [0, 1, 2, 3]
+    assert [b.outputs for b in result.batches if b.batch != "final"] == [1, 1, 1, 1]
+    records = [json.dumps({"time": t, "atoms": p.split(" ", 1)[1].split("; ")}) for t, p in enumerate(log_lines)]
+    write_tnt(str(tmp_path / "json"), records, per_file=1)
+    result = spark_run(spark, topology, [AtomLog(str(tmp_path / "json"), files_per_batch=1)], lateness=0)
+    assert [b.outputs for b in result.batches if b.batch != "final"] == [0, 1, 1, 1]
+    assert [m.time for m in result.models] == [0, 1, 2, 3]     # the last one at the end of input
+
+
+def test_t_duplicate_fragments_on_spark_give_the_local_models(spark, tmp_path):
+    """Fragmented time points (I-DLV-sr's --t-duplicate): a time point ends with '@end;' or a later one."""
+    from srtopo.topology.tnt import write_tnt
+    topology = compile_program(parse_program("two(X) :- p(X) at least 2 in {0,1}.\nq(X) :- p(X), r(X)."))
+    text = ["0 p(1);", "0 r(1); @end;", "1 p(1);", "1 p(2);", "1 r(2);", "4 p(2); @end;", "5 p(3)", "5 r(3)"]
+    write_tnt(str(tmp_path / "log"), text, per_file=1)
+    source = AtomLog(str(tmp_path / "log"), files_per_batch=1, duplicates=True)
+    result = spark_run(spark, topology, [source], lateness=0)
+    local = LocalRunner().run(topology, [source], RunConfig(lateness=0))
+    assert [m.to_dict() for m in result.models] == [m.to_dict() for m in local.models]
+    assert [sorted(m.atoms) for m in local.models] == [
+        ["p(1)", "q(1)", "r(1)"], ["p(1)", "p(2)", "q(2)", "r(2)", "two(1)"], [], [], ["p(2)"],
+        ["p(3)", "q(3)", "r(3)"]]
+    assert not result.rejected and not local.rejected

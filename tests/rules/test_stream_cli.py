@@ -13,19 +13,58 @@ from srtopo.rules import solver
 from srtopo.rules.stream import read_records, split_atoms, time_points
 
 
-def _points(text: str, unit: str = "sec"):
+def _points(text: str, unit: str = "sec", duplicates: bool = False, lateness: int = 0):
     rejected = []
-    points = list(time_points(read_records(io.StringIO(text), unit=unit, rejected=rejected), rejected))
+    records = read_records(io.StringIO(text), unit=unit, rejected=rejected, duplicates=duplicates)
+    points = list(time_points(records, rejected, lateness=lateness))
     return [(t, sorted(map(str, atoms))) for t, _s, atoms in points], rejected
 
 
+def _evaluated_after(text: str, duplicates: bool = False) -> list[tuple[int, int]]:
+    """(time point, lines read when it was evaluated): when each time point is complete."""
+    read = [0]
+
+    def lines():
+        for line in text.splitlines(keepends=True):
+            read[0] += 1
+            yield line
+    return [(t, read[0]) for t, _s, _a in time_points(read_records(lines(), duplicates=duplicates), [])]
+
+
 def test_log_lines_become_time_points_with_gaps_and_minutes_without_seconds():
-    points, rejects = _points("2021-04-30T19:44 a(1);\n2021-04-30T19:44:02 b(\"x;y\"); c\n"
-                              "2021-04-30T19:44:02 d(2)\n")
-    assert points == [(0, ["a(1)"]), (1, []), (2, ['b("x;y")', "c", "d(2)"])]   # same time point merged
+    points, rejects = _points("2021-04-30T19:44 a(1);\n2021-04-30T19:44:02 b(\"x;y\"); c\n")
+    assert points == [(0, ["a(1)"]), (1, []), (2, ['b("x;y")', "c"])]
     assert len(rejects) == 0
     points, _ = _points("2021-04-30T19:44:00 a\n2021-04-30T19:46:30 b\n", unit="min")
     assert [t for t, _ in points] == [0, 1, 2]
+
+
+def test_a_log_line_is_its_time_point_whole_as_in_idlvsr():
+    """Evaluated as soon as its line is read; a second line for it is late unless --t-duplicate or lateness."""
+    text = "0 a\n1 b\n1 c\n3 d\n"
+    assert _evaluated_after(text) == [(0, 1), (1, 2), (2, 4), (3, 4)]
+    points, rejects = _points(text)
+    assert points == [(0, ["a"]), (1, ["b"]), (2, []), (3, ["d"])]
+    assert [(r.line, r.reason) for r in rejects] == [(3, "late: time point 1 arrives after time point 1 was evaluated")]
+    points, rejects = _points(text, lateness=1)
+    assert points == [(0, ["a"]), (1, ["b", "c"]), (2, []), (3, ["d"])] and not rejects
+
+
+def test_t_duplicate_collects_a_time_point_until_at_end_or_a_later_one():
+    """The I-DLV-sr README's example: 18 ends with '@end;', 19 waits for 24."""
+    text = ("2020-05-26T12:16:18 a;\n2020-05-26T12:16:18 b; @end;\n2020-05-26T12:16:19 a;\n"
+            "2020-05-26T12:16:19 c;\n2020-05-26T12:16:24 b;\n2020-05-26T12:16:24 @end;\n")
+    assert _evaluated_after(text, duplicates=True) == [(0, 2), (1, 5), (2, 5), (3, 5), (4, 5), (5, 5), (6, 6)]
+    points, rejects = _points(text, duplicates=True)
+    assert points == [(0, ["a", "b"]), (1, ["a", "c"]), (2, []), (3, []), (4, []), (5, []), (6, ["b"])]
+    assert not rejects
+
+
+def test_json_records_are_fragments_unless_they_say_end():
+    text = '{"time": 0, "atoms": ["p"]}\n{"time": 0, "atoms": ["q"], "end": true}\n{"time": 1, "atoms": []}\n'
+    assert _evaluated_after(text) == [(0, 2), (1, 3)]
+    points, _ = _points(text)
+    assert points == [(0, ["p", "q"]), (1, [])]
 
 
 def test_json_lines_input():

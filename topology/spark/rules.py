@@ -5,7 +5,8 @@ Per batch (docs/spark.md, "Rule topologies"):
 1. the batch's lines, parsed into clingo-printed atoms by Python in the executors (``rules.stream.record_row``),
    get their time points (per source, units since the source's first timestamp, kept in the store's meta);
    records for time points already evaluated are rejected as late, others wait in the store (``pending``);
-2. the time points every source's watermark has passed (``closed + 1 .. min_s max_s - lateness - 1``, empty
+2. the time points every source has completed, less the lateness (``closed + 1 .. min_s complete_s - lateness``,
+   a source completing its latest time point when its record is the time point whole, else the one before; empty
    ones included) are evaluated: for each segment of rule stages in order (``segments``: consecutive stages
    keyed alike run in one pass), its input rows (the stream's atoms, the atoms
    of the stages before it, and the checkpointed history its windows reach back to) are routed to key
@@ -30,7 +31,8 @@ from srtopo.topology.spark.sql import sql_string as q
 from srtopo.topology.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
 
 PARSED_COLUMNS = ("src INT, file STRING, line BIGINT, skind STRING, sval BIGINT, stamp STRING, "
-                  "atoms ARRAY<STRUCT<sig: STRING, atom: STRING, args: ARRAY<STRING>>>, raw STRING, reason STRING")
+                  "atoms ARRAY<STRUCT<sig: STRING, atom: STRING, args: ARRAY<STRING>>>, whole BOOLEAN, raw STRING, "
+                  "reason STRING")
 ATOM_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, src INT, file STRING, line BIGINT, stamp STRING"
 HISTORY_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>"
 DERIVED_COLUMNS = "time BIGINT, sig STRING, atom STRING, persistent BOOLEAN, args ARRAY<STRING>"
@@ -42,7 +44,7 @@ STORED_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY
 BATCH_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.inMemoryColumnarStorage.compressed": "false"}
 
 
-def parse_frame(lines, stream_format: str):
+def parse_frame(lines, stream_format: str, duplicates: bool = False):
     """(src, file, line, raw) lines -> PARSED_COLUMNS rows, parsed by Python in the executors; blank lines go."""
     def parse(batches):
         import pandas as pd
@@ -51,17 +53,17 @@ def parse_frame(lines, stream_format: str):
         for pdf in batches:
             out = []
             for src, file, line, raw in zip(pdf["src"], pdf["file"], pdf["line"], pdf["raw"]):
-                row = record_row(raw if raw is not None else "", stream_format)
+                row = record_row(raw if raw is not None else "", stream_format, duplicates)
                 if row is None:
                     continue
-                kind, value, stamp, atoms, reason = row
+                kind, value, stamp, atoms, whole, reason = row
                 if reason is not None:
-                    out.append((src, file, line, None, None, None, None, raw.rstrip("\r\n")[:2000], reason))
+                    out.append((src, file, line, None, None, None, None, None, raw.rstrip("\r\n")[:2000], reason))
                 else:
                     out.append((src, file, line, kind, value, stamp,
-                                [{"sig": s, "atom": a, "args": g} for s, a, g in atoms], None, None))
-            yield pd.DataFrame(out, columns=["src", "file", "line", "skind", "sval", "stamp", "atoms", "raw",
-                                             "reason"])
+                                [{"sig": s, "atom": a, "args": g} for s, a, g in atoms], whole, None, None))
+            yield pd.DataFrame(out, columns=["src", "file", "line", "skind", "sval", "stamp", "atoms", "whole",
+                                             "raw", "reason"])
     return lines.mapInPandas(parse, PARSED_COLUMNS)
 
 
@@ -136,7 +138,7 @@ class RulesJob(MicroBatchJob):
     @staticmethod
     def _meta(previous) -> dict:
         if previous is None:
-            return {"origin": {}, "maxtime": {}, "closed": -1}
+            return {"origin": {}, "maxtime": {}, "complete": {}, "closed": -1}
         return previous[1]
 
     # --- the micro-batch --------------------------------------------------------------------------------
@@ -147,6 +149,7 @@ class RulesJob(MicroBatchJob):
         closed = int(meta["closed"])
         origin = {int(k): v for k, v in meta["origin"].items()}
         maxtime = {int(k): int(v) for k, v in meta["maxtime"].items()}
+        complete = {int(k): int(v) for k, v in meta.get("complete", {}).items()}
         target = self.store.entry(batch_id)
         df.createOrReplaceTempView(n["in"])
         cached = self._cached
@@ -164,16 +167,20 @@ class RulesJob(MicroBatchJob):
                 cached.append(n["acc"])
                 stats = spark.sql(
                     f"SELECT src, max(CASE WHEN reason IS NULL THEN time END) AS mx, "
+                    f"max(CASE WHEN reason IS NULL THEN time - CASE WHEN whole THEN 0 ELSE 1 END END) "
+                    f"AS complete, "
                     f"sum(CASE WHEN reason IS NULL THEN size(atoms) ELSE 0 END) AS atoms, "
                     f"count_if(reason IS NOT NULL AND NOT startswith(reason, 'late: ')) AS malformed, "
                     f"count_if(startswith(reason, 'late: ')) AS late FROM {n['acc']} GROUP BY src").collect()
                 parsed = _time.perf_counter()
                 for r in stats:
                     if r["mx"] is not None:
-                        maxtime[int(r["src"])] = max(int(r["mx"]), maxtime.get(int(r["src"]), -1))
+                        src = int(r["src"])
+                        maxtime[src] = max(int(r["mx"]), maxtime.get(src, -1))
+                        complete[src] = max(int(r["complete"]), complete.get(src, -2))
                 hi = closed
-                if self.lateness is not None and len(maxtime) >= self.n_sources:
-                    hi = max(closed, min(maxtime.values()) - int(self.lateness) - 1)
+                if self.lateness is not None and len(complete) >= self.n_sources:
+                    hi = max(closed, min(complete.values()) - int(self.lateness))
                 self._views(spark, previous)
                 spark.sql(f"SELECT time, a.sig AS sig, a.atom AS atom, a.args AS args, src, file, line, stamp "
                           f"FROM {n['acc']} LATERAL VIEW OUTER explode(atoms) e AS a WHERE reason IS NULL "
@@ -200,7 +207,8 @@ class RulesJob(MicroBatchJob):
         counts = {"atoms": sum(int(r["atoms"] or 0) for r in stats),
                   "malformed": sum(int(r["malformed"]) for r in stats), "late": sum(int(r["late"]) for r in stats)}
         meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
-                "maxtime": {str(k): v for k, v in sorted(maxtime.items())}, "closed": int(hi)}
+                "maxtime": {str(k): v for k, v in sorted(maxtime.items())},
+                "complete": {str(k): v for k, v in sorted(complete.items())}, "closed": int(hi)}
         n_models = max(0, hi - closed)
         record = {"phases_s": {"read_parse": round(parsed - started, 4), "evaluate": round(evaluated - parsed, 4),
                                "write": round(written - evaluated, 4)},
@@ -234,7 +242,7 @@ class RulesJob(MicroBatchJob):
             for a in kinds for b in kinds if a != b) + " END"
         late = late_reason(-1, closed)
         late_head, late_tail = late.split("-1", 1)
-        return (f"SELECT src, file, line, stamp, atoms, raw, t AS time, CASE WHEN reason IS NOT NULL THEN reason "
+        return (f"SELECT src, file, line, whole, stamp, atoms, raw, t AS time, CASE WHEN reason IS NOT NULL THEN reason "
                 f"WHEN skind <> {q(GIVEN)} AND skind <> okind THEN {mismatch} "
                 f"WHEN t < 0 THEN concat('time point ', t, ' is before the first record') "
                 f"WHEN t <= {closed} THEN concat({q(late_head)}, t, {q(late_tail)}) END AS reason "

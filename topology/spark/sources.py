@@ -182,7 +182,7 @@ def atom_frame(spark, source: AtomLog, index: int):
                            F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
     else:
         lines = _file_lines(spark, TntFiles(source.spec, source.files_per_batch), index)
-    return parse_frame(lines, source.stream_format)
+    return parse_frame(lines, source.stream_format, source.duplicates)
 
 
 READERS = {TntFiles: _tnt, TupleFiles: _tuples, RdfFiles: _rdf, SocketLines: _socket, Rate: _rate}
