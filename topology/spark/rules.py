@@ -12,7 +12,8 @@ Per batch (docs/spark.md, "Rule topologies"):
    of the stages before it, and the checkpointed history its windows reach back to) are routed to key
    partitions (``pmod(crc32(key argument), n)``, one partition for unkeyed stages) and each partition runs
    ``rules.partition.PartitionEvaluator``: one clingo evaluation per time point for all its keys;
-3. ONE write into the store entry (``kind=model|history|pending|rejected``): a model per evaluated time point
+3. ONE write into the store entry (one Parquet file, a ``kind`` column: model, history, pending, rejected): a
+   model per evaluated time point
    (every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates
    of the last max-window time points, the records still waiting, the rejected records.
 
@@ -42,6 +43,10 @@ STORED_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY
                   "line BIGINT, stamp STRING, atoms ARRAY<STRING>, raw STRING, reason STRING")
 #: evaluated inside the batch: one task per partition (no coalescing), the stage outputs read twice, uncompressed
 BATCH_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.inMemoryColumnarStorage.compressed": "false"}
+#: the store write: task output committed in place (the entry counts only once its meta is written after it, and
+#: a replay overwrites it whole) and no _SUCCESS file: together ~40 ms less per batch on local[2]
+COMMIT_CONF = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
+               "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
 
 
 def parse_frame(lines, stream_format: str, duplicates: bool = False):
@@ -98,11 +103,10 @@ class RulesJob(MicroBatchJob):
                                  if self.shows is None or fact_signature(f) in set(self.shows)]
         self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in
-                      ("in", "newc", "timed", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times")}
+                      ("in", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times")}
         self._broadcasts = None
         self._reps = None
         self._persisted: list = []
-        self._cached: list = []
 
     # --- setup ----------------------------------------------------------------------------------------
     def _stage_values(self):
@@ -127,13 +131,16 @@ class RulesJob(MicroBatchJob):
         for kind, view, schema, select in (
                 ("pending", n["prevp"], ATOM_COLUMNS, "time, sig, atom, args, src, file, line, stamp"),
                 ("history", n["prevh"], HISTORY_COLUMNS, "time, sig, atom, args")):
-            path = None if previous is None else self.store.part(previous[0], kind)
-            if path and self.fs.exists(path):
-                spark.read.schema(STORED_COLUMNS.replace("kind STRING, ", "")).parquet(path) \
-                    .selectExpr(*select.split(", ")).createOrReplaceTempView(view)
+            if previous is not None:
+                self._stored(spark, previous[0], kind).selectExpr(*select.split(", ")).createOrReplaceTempView(view)
             else:
                 empty_frame(spark, schema).createOrReplaceTempView(view)
-        local_view(spark, [(a,) for a in self.shown_background], "atom STRING", n["bg"])
+        if not spark.catalog.tableExists(n["bg"]):       # the same every batch: registered once
+            local_view(spark, [(a,) for a in self.shown_background], "atom STRING", n["bg"])
+
+    def _stored(self, spark, batch_id, kind: str):
+        """The rows of one kind in a store entry (one Parquet file, rows grouped by kind)."""
+        return spark.read.schema(STORED_COLUMNS).parquet(self.store.entry(batch_id)).where(f"kind = {q(kind)}")
 
     @staticmethod
     def _meta(previous) -> dict:
@@ -152,19 +159,17 @@ class RulesJob(MicroBatchJob):
         complete = {int(k): int(v) for k, v in meta.get("complete", {}).items()}
         target = self.store.entry(batch_id)
         df.createOrReplaceTempView(n["in"])
-        cached = self._cached
         try:
             with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-                spark.sql(f"CACHE TABLE {n['newc']} AS SELECT * FROM {n['in']}")
-                cached.append(n["newc"])
-                if len(origin) < self.n_sources:
+                if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
                     for r in spark.sql(f"SELECT src, min_by(struct(skind, sval), struct(file, line)) AS o "
-                                       f"FROM {n['newc']} WHERE reason IS NULL AND skind <> {q(GIVEN)} "
+                                       f"FROM {n['in']} WHERE reason IS NULL AND skind <> {q(GIVEN)} "
                                        "GROUP BY src").collect():
                         origin.setdefault(int(r["src"]), [r["o"]["skind"], int(r["o"]["sval"])])
-                spark.sql(self._timed_sql(origin, closed)).createOrReplaceTempView(n["timed"])
-                spark.sql(f"CACHE TABLE {n['acc']} AS SELECT * FROM {n['timed']}")
-                cached.append(n["acc"])
+                # cached lazily: the statistics below are the job that parses the batch and fills the cache
+                acc = spark.sql(self._timed_sql(origin, closed)).persist()
+                self._persisted.append(acc)
+                acc.createOrReplaceTempView(n["acc"])
                 stats = spark.sql(
                     f"SELECT src, max(CASE WHEN reason IS NULL THEN time END) AS mx, "
                     f"max(CASE WHEN reason IS NULL THEN time - CASE WHEN whole THEN 0 ELSE 1 END END) "
@@ -185,7 +190,7 @@ class RulesJob(MicroBatchJob):
                 spark.sql(f"SELECT time, a.sig AS sig, a.atom AS atom, a.args AS args, src, file, line, stamp "
                           f"FROM {n['acc']} LATERAL VIEW OUTER explode(atoms) e AS a WHERE reason IS NULL "
                           f"UNION ALL SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
-                model, derived, stage_metrics = self._evaluate(spark, closed + 1, hi, cached)
+                model, derived, metrics = self._evaluate(spark, closed + 1, hi)
                 evaluated = _time.perf_counter()
                 parts = [f"SELECT 'pending' AS kind, time, sig, atom, args, src, file, line, stamp, "
                          f"CAST(NULL AS ARRAY<STRING>) AS atoms, CAST(NULL AS STRING) AS raw, "
@@ -200,7 +205,26 @@ class RulesJob(MicroBatchJob):
                         "CAST(NULL AS ARRAY<STRING>) AS args", "CAST(NULL AS INT) AS src",
                         "CAST(NULL AS STRING) AS file", "CAST(NULL AS BIGINT) AS line", "timestamp AS stamp", "atoms",
                         "CAST(NULL AS STRING) AS raw", "CAST(NULL AS STRING) AS reason"))
-                frame.write.mode("overwrite").partitionBy("kind").parquet(target)
+                observation = None
+                if metrics is not None:       # the segments' metrics rows, observed and dropped before the write
+                    from pyspark.sql import Observation
+                    from pyspark.sql import functions as F
+                    frame = frame.unionByName(metrics.selectExpr(
+                        "'metrics' AS kind", "CAST(NULL AS BIGINT) AS time", "CAST(NULL AS STRING) AS sig",
+                        "CAST(NULL AS STRING) AS atom", "args", "CAST(NULL AS INT) AS src",
+                        "CAST(NULL AS STRING) AS file", "CAST(segment AS BIGINT) AS line",
+                        "CAST(NULL AS STRING) AS stamp", "CAST(NULL AS ARRAY<STRING>) AS atoms",
+                        "CAST(NULL AS STRING) AS raw", "CAST(NULL AS STRING) AS reason"))
+                    observation = Observation()
+                    exprs = [F.expr(f"sum(CASE WHEN kind = 'metrics' AND line = {k} THEN CAST(args[{i}] AS BIGINT) "
+                                    f"END)").alias(f"{name}{k}")
+                             for k in range(len(self.segments)) for i, name in ((0, "r"), (1, "d"))]
+                    frame = frame.observe(observation, *exprs).where("kind <> 'metrics'")
+                # one task, one file: the entry is small next to the work before it, and a partitioned write of
+                # many tiny files cost twice as long (measured per batch on local[2])
+                with session_conf(spark, COMMIT_CONF):
+                    frame.coalesce(1).write.mode("overwrite").parquet(target)
+                stage_metrics = self._segment_metrics(observation.get if observation else {}, closed + 1, hi)
         finally:
             self._release(spark)
         written = _time.perf_counter()
@@ -215,12 +239,12 @@ class RulesJob(MicroBatchJob):
                   "tuples": counts["atoms"], "malformed": counts["malformed"], "late": counts["late"],
                   "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
                   "stages": stage_metrics}
-        outputs = spark.read.schema(STORED_COLUMNS.replace("kind STRING, ", "")).parquet(f"{target}/kind=model") \
-            .selectExpr("time", "atoms", "stamp AS timestamp") if n_models else None
+        outputs = self._stored(spark, batch_id, "model").selectExpr("time", "atoms", "stamp AS timestamp") \
+            if n_models else None
         rejected = None
         if counts["malformed"] + counts["late"]:
-            rejected = spark.read.schema(STORED_COLUMNS.replace("kind STRING, ", "")) \
-                .parquet(f"{target}/kind=rejected").selectExpr("file AS source", "line", "raw AS text", "reason")
+            rejected = self._stored(spark, batch_id, "rejected") \
+                .selectExpr("file AS source", "line", "raw AS text", "reason")
         return BatchOutcome(meta, record, outputs, rejected)
 
     def _timed_sql(self, origin: dict, closed: int) -> str:
@@ -247,7 +271,7 @@ class RulesJob(MicroBatchJob):
                 f"WHEN t < 0 THEN concat('time point ', t, ' is before the first record') "
                 f"WHEN t <= {closed} THEN concat({q(late_head)}, t, {q(late_tail)}) END AS reason "
                 f"FROM (SELECT *, {time} AS t FROM (SELECT *, {okind} AS okind, {oval} AS okind_val "
-                f"FROM {n['newc']}))")
+                f"FROM {n['in']}))")
 
     # --- evaluation --------------------------------------------------------------------------------------
     def _part_expr(self, k: int) -> str:
@@ -259,22 +283,27 @@ class RulesJob(MicroBatchJob):
                          for sig, pos in sorted(positions.items()))
         return f"CAST(CASE sig {cases} END AS INT)"
 
-    def _evaluate(self, spark, lo: int, hi: int, cached: list):
-        """Evaluate time points lo..hi through the stage chain: (model frame, derived frames, per-stage metrics);
-        (None, [], {}) when there is nothing to evaluate."""
+    def _evaluate(self, spark, lo: int, hi: int):
+        """Evaluate time points lo..hi through the stage chain: (model frame, derived frames, metrics frame), all
+        lazy: the one action that uses them (the store write) runs the chain; (None, [], None) when there is
+        nothing to evaluate.
+
+        Each derived frame is cached, and read by the segments after it, the model and the history: segment
+        k + 1's shuffle computes segment k (one reader while it runs), and the model's shuffle the last one,
+        so no two tasks wait on the same partition. Each partition task adds one metrics row (``sig`` NULL:
+        every reader of atoms drops it) that the metrics frame collects."""
         if hi < lo:
-            return None, [], {}
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
+            return None, [], None
         n = self.names
-        spark.sql(f"SELECT * FROM {n['allrows']} WHERE time BETWEEN {lo} AND {hi}").createOrReplaceTempView(n["cur"])
-        spark.sql(f"CACHE TABLE {n['cur']}_c AS SELECT * FROM {n['cur']}")
-        cached.append(f"{n['cur']}_c")
+        # cached lazily: the first segment's shuffle fills it; the model and the history read it again
+        current = spark.sql(f"SELECT * FROM {n['allrows']} WHERE time BETWEEN {lo} AND {hi}").persist()
+        self._persisted.append(current)
+        current.createOrReplaceTempView(f"{n['cur']}_c")
         cur = f"{n['cur']}_c"
         reps = self._representatives(spark)
         rep_array = "array(" + ", ".join(f"CAST({r} AS BIGINT)" for r in reps) + ")"
         derived: list = []
-        metrics: dict = {}
+        metrics = []
         for k, segment in enumerate(self.segments):
             reads = self.reads[k]
             pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent FROM {cur} "
@@ -291,20 +320,25 @@ class RulesJob(MicroBatchJob):
             tick_frame = spark.sql(f"SELECT {q(TICK)} AS kind, CAST(NULL AS BIGINT) AS time, CAST(NULL AS STRING) "
                                    f"AS sig, CAST(NULL AS STRING) AS atom, CAST(NULL AS ARRAY<STRING>) AS args, "
                                    f"false AS persistent, CAST(id AS INT) AS part FROM range({len(ticks)})")
-            obs = Observation()
-            inputs = inputs.observe(obs, F.expr(f"count_if(kind = {q(CURRENT)})").alias("records_in"))
             grouped = inputs.unionByName(tick_frame).selectExpr("kind", "time", "atom", "persistent", "part",
                                                                 f"element_at({rep_array}, part + 1) AS rep")
             task = _stage_task((self.uid, k), self._stage_values()[k], lo, hi, self.partitions, self.strategy)
             out = grouped.groupBy("rep").applyInPandas(task, DERIVED_COLUMNS).persist()
             self._persisted.append(out)
-            produced = out.count()
-            metrics[self.topology.stages[segment[0]].id] = {
-                "records_in": int(obs.get.get("records_in") or 0), "derived": int(produced), "tasks": len(ticks),
-                "segment": [self.topology.stages[i].id for i in segment]}
-            derived.append(out)
+            metrics.append(out.where("sig IS NULL").selectExpr(f"{k} AS segment", "args"))
+            derived.append(out.where("sig IS NOT NULL"))
         model = self._model(spark, lo, hi, cur, derived)
-        return model, derived, metrics
+        return model, derived, _union(metrics)
+
+    def _segment_metrics(self, observed: dict, lo: int, hi: int) -> dict:
+        out = {}
+        for k, segment in enumerate(self.segments):
+            tasks = self.partitions if self.positions[k] is not None else 1
+            out[self.topology.stages[segment[0]].id] = {
+                "records_in": int(observed.get(f"r{k}") or 0) if hi >= lo else 0,
+                "derived": int(observed.get(f"d{k}") or 0) if hi >= lo else 0, "tasks": tasks,
+                "segment": [self.topology.stages[i].id for i in segment]}
+        return out
 
     def _model(self, spark, lo: int, hi: int, cur: str, derived: list):
         n = self.names
@@ -312,15 +346,17 @@ class RulesJob(MicroBatchJob):
         spark.sql(f"SELECT id AS time FROM range({lo}, {hi + 1})").createOrReplaceTempView(n["times"])
         atoms = spark.sql(f"SELECT time, atom FROM {cur} WHERE atom IS NOT NULL{shown} "
                           f"UNION ALL SELECT t.time, b.atom FROM {n['times']} t CROSS JOIN {n['bg']} b")
-        for d in derived:
-            frame = d if self.shows is None else d.where(_in("sig", self.shows))
-            atoms = atoms.unionByName(frame.select("time", "atom"))
+        for d in derived:      # every derived row read (hidden ones as NULL): the model's shuffle computes them
+            atom = "atom" if self.shows is None else f"CASE WHEN {_in('sig', self.shows)} THEN atom END AS atom"
+            atoms = atoms.unionByName(d.selectExpr("time", atom))
         atoms.createOrReplaceTempView(n["times"] + "_a")
+        # one aggregation (one shuffle): every time point has a row (empty ones too), its atoms, its first stamp
         return spark.sql(
-            f"SELECT t.time, coalesce(a.atoms, array()) AS atoms, s.stamp AS timestamp FROM {n['times']} t "
-            f"LEFT JOIN (SELECT time, sort_array(collect_set(atom)) AS atoms FROM {n['times']}_a GROUP BY time) a "
-            f"ON a.time = t.time LEFT JOIN (SELECT time, min_by(stamp, struct(src, file, line)) AS stamp FROM {cur} "
-            f"WHERE stamp IS NOT NULL GROUP BY time) s ON s.time = t.time")
+            f"SELECT time, sort_array(collect_set(atom)) AS atoms, min_by(stamp, skey) AS timestamp FROM ("
+            f"SELECT time, atom, CAST(NULL AS STRING) AS stamp, CAST(NULL AS STRUCT<src: INT, file: STRING, "
+            f"line: BIGINT>) AS skey FROM {n['times']}_a UNION ALL SELECT time, NULL, NULL, NULL FROM {n['times']} "
+            f"UNION ALL SELECT time, NULL, stamp, struct(src, file, line) FROM {cur} WHERE stamp IS NOT NULL) "
+            f"GROUP BY time")
 
     def _history_sql(self, lo: int, hi: int, derived: list) -> str:
         """History rows of the next entry: persistent atoms of observed predicates at the last max-window points."""
@@ -354,7 +390,7 @@ class RulesJob(MicroBatchJob):
         n = self.names
         spark.sql(f"SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
         with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-            model, _derived, _metrics = self._evaluate(spark, closed + 1, hi, self._cached)
+            model, _derived, _metrics = self._evaluate(spark, closed + 1, hi)
             # cached: the sink writes the model after this returns (``finish`` releases the caches)
             model = model.persist()
             self._persisted.append(model)
@@ -368,13 +404,16 @@ class RulesJob(MicroBatchJob):
             self._release(self.spark)
 
     def _release(self, spark) -> None:
-        for view in self._cached:
-            spark.sql(f"UNCACHE TABLE IF EXISTS {view}")
-            spark.catalog.dropTempView(view)
         for frame in self._persisted:
             frame.unpersist()
-        self._cached.clear()
         self._persisted.clear()
+
+
+def _union(frames: list):
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
 
 
 def segments(topology: Topology) -> list[list[int]]:
@@ -408,10 +447,13 @@ def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, stra
         import pandas as pd
 
         from srtopo.rules.partition import evaluator
+        from srtopo.rules.partition import CURRENT
         part = int(pdf["part"].iloc[0])
         ev = evaluator(key + (part, partitions), stage_value.value, part, partitions, strategy)
         rows = zip(pdf["kind"], pdf["time"], pdf["atom"], pdf["persistent"])
         out = ev.run(lo, hi, rows)
+        records_in = int((pdf["kind"] == CURRENT).sum())
+        out.append((-1, None, None, False, [str(records_in), str(len(out))]))     # the metrics row
         return pd.DataFrame(out, columns=["time", "sig", "atom", "persistent", "args"])
     return task
 
