@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from fractions import Fraction
 from typing import Callable, Iterable, Iterator
 
-from clingo import Symbol, SymbolType, parse_term
+from clingo import Function, Number, String, Symbol, SymbolType, parse_term
 
 from srtopo.errors import StreamInputError
 from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
@@ -198,6 +198,9 @@ def parse_line(line: str, kind: str, duplicates: bool = False):
     if kind == "jsonl":
         time, stamp_text, atoms, end = _json_record(line, 0)
         return GIVEN, time, stamp_text, atoms, end
+    if kind == "tnt":       # one statement of a time point (several may follow)
+        time, atom = _tnt_record(line)
+        return GIVEN, time, None, (atom,), False
     stamp_text, _, rest = line.strip().partition(" ")
     if "\t" in stamp_text:
         stamp_text, _, more = stamp_text.partition("\t")
@@ -209,8 +212,65 @@ def parse_line(line: str, kind: str, duplicates: bool = False):
     return stamp_kind(stamp), stamp, stamp_text, atoms, end or not duplicates
 
 
+_TNT_START = re.compile(r"^[ \t]*-?[0-9]+[\t ]+(?:<|_:)")
+
+
 def line_kind(line: str, fmt: str) -> str:
-    return fmt if fmt != "detect" else ("jsonl" if line.lstrip().startswith("{") else "log")
+    """The format of a line: ``fmt``, or with ``detect``: jsonl (``{``), tnt (an integer time then ``<`` or
+    ``_:``, which no log atom starts with), else log."""
+    if fmt != "detect":
+        return fmt
+    if line.lstrip().startswith("{"):
+        return "jsonl"
+    return "tnt" if _TNT_START.match(line) else "log"
+
+
+_ECHAR = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))')
+_ECHARS = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+XSD_INTEGERS = {"http://www.w3.org/2001/XMLSchema#" + t for t in
+                ("integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+                 "nonPositiveInteger", "negativeInteger", "unsignedInt", "unsignedShort", "unsignedByte",
+                 "unsignedLong")}
+
+
+def _literal_symbol(text: str) -> Symbol:
+    """An N-Triples literal as a clingo symbol: an integer datatype within clingo's range as a number, anything
+    else as the string of its lexical form (language tag and datatype dropped)."""
+    end = text.rindex('"')
+    lexical = _ECHAR.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if (m.group(1) or m.group(2))
+                         else _ECHARS[m.group(3)], text[1:end])
+    datatype = text[end + 1:]
+    if datatype.startswith("^^<") and datatype[3:-1] in XSD_INTEGERS:
+        try:
+            value = int(lexical.strip())
+        except ValueError:
+            value = None
+        if value is not None and -CLINGO_INT_MAX - 1 <= value <= CLINGO_INT_MAX:
+            return Number(value)
+    return String(lexical)
+
+
+def triple_atom(subject: str, predicate: str, obj: str | None, literal: str | None) -> Symbol:
+    """The atom of an RDF statement: ``triple(S, P, O)``, IRIs (without brackets) and blank nodes (``_:b``) as
+    strings, literals as ``_literal_symbol``."""
+    return Function("triple", [String(subject), String(predicate),
+                               _literal_symbol(literal) if obj is None else String(obj)])
+
+
+def _tnt_record(line: str):
+    from srtopo.topology.tnt import _LINE, reject_reason
+    match = _LINE.match(line)
+    if match is None:
+        raise RecordError(reject_reason(line))
+    time, s_iri, s_bnode, predicate, o_iri, o_bnode, literal = match.groups()
+    time = int(time)
+    if abs(time) >= 2 ** 62:
+        raise RecordError(f"time point {time} is beyond 2^62")
+    obj = o_iri if o_iri is not None else o_bnode
+    try:
+        return time, triple_atom(s_iri if s_iri is not None else s_bnode, predicate, obj, literal)
+    except (ValueError, OverflowError, UnicodeError, RuntimeError):    # an escape beyond Unicode, a surrogate
+        raise RecordError(f"the literal {_short(literal or '')} has an escape that is not a character") from None
 
 
 def record_row(raw: str, fmt: str, duplicates: bool = False):

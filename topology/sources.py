@@ -101,7 +101,7 @@ class Lines:
 class AtomLog:
     """An I-DLV-sr log (``<timestamp> atom; atom; ...``) or JSON lines (``{"time": t, "atoms": [...]}``):
     a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://host:port``.
-    ``stream_format``: detect (per line), log, jsonl. ``duplicates``: several log lines may make one time point
+    ``stream_format``: detect (per line), log, jsonl, tnt (statements as ``triple/3`` atoms). ``duplicates``: several log lines may make one time point
     (I-DLV-sr's ``--t-duplicate``; ``rules.stream.parse_line``)."""
     spec: str
     stream_format: str = "detect"

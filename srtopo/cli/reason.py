@@ -27,8 +27,8 @@ def register(subparsers) -> None:
     parser.add_argument("--files-per-batch", type=int, default=None,
                         help="spark: at most this many new files of a directory stream per micro-batch")
     add_program_arguments(parser)
-    parser.add_argument("--stream-format", default="detect", choices=("detect", "log", "jsonl"),
-                        help="log lines, JSON lines, or detect per line (default)")
+    parser.add_argument("--stream-format", default="detect", choices=("detect", "log", "jsonl", "tnt"),
+                        help="log lines, JSON lines, timestamped N-Triples, or detect per line (default)")
     parser.add_argument("--explain", action="store_true",
                         help="print the rules topology (processing order, tau, flat rules per stage) to stderr")
     engines.add_engine_arguments(parser)

@@ -226,3 +226,32 @@ def test_t_duplicate_fragments_on_spark_give_the_local_models(spark, tmp_path):
         ["p(1)", "q(1)", "r(1)"], ["p(1)", "p(2)", "q(2)", "r(2)", "two(1)"], [], [], ["p(2)"],
         ["p(3)", "q(3)", "r(3)"]]
     assert not result.rejected and not local.rejected
+
+
+def test_one_rdf_stream_feeds_a_consistency_check_and_a_program(spark, tmp_path):
+    """The same timestamped N-Triples file: the DL-Lite check reports bob at 3 (Student and Faculty are
+    disjoint in T_ex); a program over triple/3 atoms finds the same clash, on Spark as on the local runner."""
+    from pathlib import Path
+
+    from srtopo.concepts import RDF_TYPE
+    from srtopo.ontology.owl import load_tbox
+    from srtopo.topology.compile import compile_ntm
+    from srtopo.topology.sources import TntFiles
+    from srtopo.topology.tnt import format_tnt
+    ns, x = "http://example.org/tex#", "http://x/"
+    tex = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
+    path = tmp_path / "s.tnt"
+    path.write_text(format_tnt(1, x + "bob", RDF_TYPE, ns + "Student") + "\n"
+                    + format_tnt(3, x + "bob", RDF_TYPE, ns + "Faculty") + "\n"
+                    + format_tnt(3, x + "ann", x + "teaches", x + "c1") + "\n", encoding="utf-8")
+    check = run_topology(LocalRunner(), compile_ntm(load_tbox(tex)), [TntFiles(str(path))], window=5)
+    assert check.keys == {(x + "bob", 3)}
+    program = (f'student(X) :- triple(X, "{RDF_TYPE}", "{ns}Student") in [5 sec].\n'
+               f'clash(X) :- student(X), triple(X, "{RDF_TYPE}", "{ns}Faculty").\n'
+               f'teaches(X, C) :- triple(X, "{x}teaches", C).\n#show clash/1.\n#show teaches/2.')
+    topology = compile_program(parse_program(program))
+    result = spark_run(spark, topology, [AtomLog(str(path))], lateness=0)
+    local = LocalRunner().run(topology, [AtomLog(str(path))], RunConfig(lateness=0))
+    assert [m.to_dict() for m in result.models] == [m.to_dict() for m in local.models]
+    assert [list(m.atoms) for m in local.models] == [[], [], [], ['clash("http://x/bob")',
+                                                                  'teaches("http://x/ann","http://x/c1")']]

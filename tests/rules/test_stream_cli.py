@@ -173,3 +173,24 @@ def test_careless_log_lines_are_rejected_one_line_each(tmp_path, capsys):
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [x["atoms"] for x in lines] == [["b(1)", "c(1)"], [], [],
                                            ['b("café")', "b(2147483647)", 'c("café")', "c(2147483647)"]]
+
+
+def test_timestamped_n_triples_become_triple_atoms():
+    """One .tnt stream feeds a program: each statement is triple(S, P, O) at its time point (IRIs as strings,
+    integer literals within clingo's range as numbers, other literals as their lexical form)."""
+    rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+    text = (f"0\t<http://ex/bob> {rdf_type} <http://ex/Student> .\n"
+            f'0\t_:b1 <http://ex/age> "42"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+            f'2\t<http://ex/bob> <http://ex/name> "Bob \\"B\\" \\u00e9"@en .\n'
+            f'2\t<http://ex/bob> <http://ex/age> "4294967296"^^<http://www.w3.org/2001/XMLSchema#long> .\n'
+            f"3\t<http://ex/bob> <http://ex/knows> .\n")
+    points, rejects = _points(text)
+    assert points == [
+        (0, ['triple("_:b1","http://ex/age",42)',
+             'triple("http://ex/bob","http://www.w3.org/1999/02/22-rdf-syntax-ns#type","http://ex/Student")']),
+        (1, []),
+        (2, ['triple("http://ex/bob","http://ex/age","4294967296")',
+             'triple("http://ex/bob","http://ex/name","Bob \\"B\\" é")'])]
+    assert [(r.line, r.reason) for r in rejects] == [
+        (5, "not a valid N-Triples statement (subject: IRI or blank node; predicate: IRI; object: IRI, blank node "
+            "or literal)")]

@@ -1,0 +1,280 @@
+"""The I-DLV-sr paper's protocol: each ICLP2021 input replayed to a running query, one time point per period.
+
+    python -m srtopo.experiments.bench_rules_paced                                  # a subset at 1 tp/s
+    python -m srtopo.experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
+
+A replayer delivers the input log one line (one time point) per ``--period`` seconds, as the I-DLV-sr
+project's ``stream_socket_service`` does: to the local engine over a TCP socket (``tcp://``), to Spark as one
+new file per time point in a watched directory (written aside and renamed in, the file source's contract).
+The query runs until every time point's output has appeared. Per input and engine:
+
+* **accepted requests**: time points whose output appeared before the next time point arrived (the paper's
+  measure; 100% means the engine kept up);
+* **latency** per time point, arrival to output (the local engine: the model handed to the sink; Spark: the
+  batch's models written to ``out/`` and handed to the sink), p50 / p95 / max;
+* **sustainable rate**: time points per second at full speed, one time point per batch (the replay with no
+  pause), i.e. the highest period the engine could be fed without falling behind;
+* process memory, and whether the models equal the local engine's.
+
+Each engine runs in its own process (its own session and master). Results: ``results/bench_rules_paced.json``
+and ``.csv``, a table on stdout, and a plot of latency per time point like the paper's Figures 3 and 4
+(``results/bench_rules_paced.png``).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from srtopo.measure import percentile, rss_mb
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
+CC = "ContentCaching/events_variation_test/I-DLV-sr"
+HJ = "HeavyJoin/I-DLV-sr"
+PV = "Photo-voltaicSystem/I-DLV-sr"
+PV_SIZES = {"20x20": "G20x20S15n11970", "22x22": "G22x22S15n17532", "24x24": "G24x24S15n24840",
+            "26x26": "G26x26S15n34222", "28x28": "G28x28S15n46040", "30x30": "G30x30S15n60682"}
+
+
+def _inputs() -> dict[str, tuple[str, str]]:
+    """name -> (program, log) of every ICLP2021 input, relative to DATA."""
+    out = {}
+    for n in range(50, 501, 50):
+        out[f"cc-{n}"] = (f"{CC}/{n}/Program/cat_w05.idlvsr", f"{CC}/{n}/Log/tp60etp{n}ce1.log")
+    window = "ContentCaching/window_variation_test/I-DLV-sr/T3"
+    for program in sorted((DATA / window / "Program").glob("*.idlvsr")) if (DATA / window).exists() else []:
+        out[f"cc-window-{program.stem}"] = (f"{window}/Program/{program.name}", f"{window}/Log/tp60HLH.log")
+    for n in range(50, 501, 50):
+        for w in (2, 20):
+            out[f"hj-{n}-w{w}"] = (f"{HJ}/{n}/Program/encoding_w{w}.idlvsr", f"{HJ}/{n}/Log/tp30etp{n // 2}ce1.log")
+    for size, folder in PV_SIZES.items():
+        out[f"pv-{size}"] = (f"{PV}/{folder}/Program/{folder}.idlvsr", f"{PV}/{folder}/Log")
+    return out
+
+
+INPUTS = _inputs()
+DEFAULT_INPUTS = "cc-100,cc-500,hj-500-w2,hj-500-w20,pv-20x20"
+ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]"}
+
+
+def log_lines(name: str) -> tuple[str, list[str]]:
+    program, log = INPUTS[name]
+    path = DATA / log
+    if path.is_dir():
+        path = sorted(p for p in path.iterdir() if p.suffix == ".log")[0]
+    return str(DATA / program), [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class TimedSink:
+    """Records when each time point's model reached the sink."""
+
+    def __init__(self):
+        self.seen: dict[int, float] = {}
+        self.models: dict[int, list] = {}
+        self.done = threading.Event()
+        self.expected = None
+
+    def emit(self, model) -> None:
+        self.seen.setdefault(model.time, time.perf_counter())
+        self.models[model.time] = list(model.atoms)
+        if self.expected is not None and len(self.seen) >= self.expected:
+            self.done.set()
+
+    def reject(self, record) -> None:
+        print(f"rejected: {record}", file=sys.stderr)
+
+
+def _socket_replayer(lines: list[str], period: float, sent: dict):
+    """A one-connection server sending a line per period; returns (port, thread)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            start = time.perf_counter()
+            for i, line in enumerate(lines):
+                delay = start + i * period - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+                sent[i] = time.perf_counter()
+                conn.sendall((line + "\n").encode("utf-8"))
+        server.close()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return server.getsockname()[1], thread
+
+
+def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
+    """A line per period as a new file of ``folder`` (written aside, then renamed in)."""
+    aside = folder + ".tmp"
+    os.makedirs(aside, exist_ok=True)
+
+    def serve():
+        start = time.perf_counter()
+        for i, line in enumerate(lines):
+            delay = start + i * period - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            tmp = os.path.join(aside, f"tp-{i:06d}.log")
+            with open(tmp, "w", encoding="utf-8") as handle:
+                handle.write(line + "\n")
+            sent[i] = time.perf_counter()
+            os.rename(tmp, os.path.join(folder, f"tp-{i:06d}.log"))
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def run_one(engine: str, name: str, period: float, partitions: int, workdir: str) -> dict:
+    """One engine on one input at one period (0: full speed), in this process."""
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_file
+    from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
+    from srtopo.topology.sources import AtomLog
+    program, lines = log_lines(name)
+    topology = compile_program(parse_file(program))
+    sink = TimedSink()
+    sink.expected = len(lines)          # the logs have no gaps: a line per time point
+    sent: dict[int, float] = {}
+    if engine == "local":
+        port, thread = _socket_replayer(lines, period, sent)
+        started = time.perf_counter()
+        LocalRunner().run(topology, [AtomLog(f"tcp://127.0.0.1:{port}", "log")], RunConfig(lateness=0), sink)
+        thread.join()
+        memory = rss_mb()
+    else:
+        from srtopo.topology.spark.session import get_session
+        spark = get_session(master=ENGINES[engine], shuffle_partitions=partitions)
+        runner = SparkRunner(spark)
+        options = SparkOptions(partitions=partitions, once=False)
+        # warm the JVM and the Python workers on the first time points, in a query of its own
+        warm = os.path.join(workdir, f"warm-{engine}")
+        os.makedirs(warm + "/in")
+        for i, line in enumerate(lines[:5]):
+            Path(warm, "in", f"tp-{i:06d}.log").write_text(line + "\n", encoding="utf-8")
+        runner.run(topology, [AtomLog(warm + "/in", "log")], RunConfig(lateness=0, checkpoint=warm + "/ck",
+                                                                        options=SparkOptions(partitions=partitions)))
+        folder = os.path.join(workdir, f"in-{engine}")
+        os.makedirs(folder)
+        # paced: a batch takes every file that has arrived; full speed: one file (time point) per batch
+        handle = runner.start(topology, [AtomLog(folder, "log", 1 if period == 0 else None)],
+                              RunConfig(lateness=0, checkpoint=os.path.join(workdir, f"ck-{engine}"), options=options),
+                              sink)
+        started = time.perf_counter()
+        thread = _file_replayer(lines, period, folder, sent)
+        sink.done.wait(timeout=max(120.0, len(lines) * max(period, 0.2) * 20))
+        thread.join()
+        handle.stop()
+        memory = rss_mb()
+    seconds = time.perf_counter() - started
+    latencies = [sink.seen[t] - sent[t] for t in sorted(sent) if t in sink.seen]
+    # accepted: the output appeared before the next time point arrived (the last one: within a period)
+    accepted = sum(1 for t in sorted(sent) if t in sink.seen and sink.seen[t] - sent[t] <= (period or float("inf")))
+    models = [sink.models[t] for t in sorted(sink.models)]
+    return {"engine": engine, "input": name, "period_s": period, "time_points": len(lines),
+            "answered": len(latencies), "accepted": accepted if period else None,
+            "accepted_pct": round(100.0 * accepted / len(lines), 1) if period else None,
+            "latency_p50_s": round(percentile(latencies, 50), 4) if latencies else None,
+            "latency_p95_s": round(percentile(latencies, 95), 4) if latencies else None,
+            "latency_max_s": round(max(latencies), 4) if latencies else None,
+            "seconds": round(seconds, 3), "tps": round(len(latencies) / seconds, 3) if seconds else None,
+            "memory_mb": round(memory, 1), "latencies": [round(x, 4) for x in latencies],
+            "digest": hash(json.dumps(models, sort_keys=True)) & 0xFFFFFFFF}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", default=DEFAULT_INPUTS, help="comma-separated: " + ", ".join(INPUTS) + " or all")
+    parser.add_argument("--engines", default="local,spark2")
+    parser.add_argument("--periods", default="1,0", help="seconds between time points (0: full speed)")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_rules_paced.json"))
+    parser.add_argument("--worker", nargs=4, metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS"),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        engine, name, period, partitions = args.worker
+        workdir = tempfile.mkdtemp(prefix="srtopo-paced-")
+        try:
+            print(json.dumps(run_one(engine, name, float(period), int(partitions), workdir)))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return 0
+    names = list(INPUTS) if args.inputs == "all" else args.inputs.split(",")
+    missing = [n for n in names if n not in INPUTS or not (DATA / INPUTS[n][0]).exists()]
+    if missing:
+        print(f"unknown or absent inputs: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    periods = [float(p) for p in args.periods.split(",")]
+    rows = []
+    jobs = [(n, e, p) for n in names for p in periods for e in args.engines.split(",")]
+    for i, (name, engine, period) in enumerate(jobs, start=1):
+        env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
+        print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
+        proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_rules_paced", "--worker", engine,
+                               name, str(period), str(args.partitions)], capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            print(proc.stderr[-3000:], file=sys.stderr)
+            return 1
+        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    for row in rows:
+        base = next((r for r in rows if r["input"] == row["input"] and r["period_s"] == row["period_s"]
+                     and r["engine"] == "local"), None)
+        row["same_models_as_local"] = base is None or row["digest"] == base["digest"]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump({"date": time.strftime("%Y-%m-%d"), "args": {k: v for k, v in vars(args).items() if k != "worker"},
+                   "rows": rows}, handle, indent=1)
+    columns = ["input", "engine", "period_s", "accepted_pct", "latency_p50_s", "latency_p95_s", "latency_max_s",
+               "tps", "memory_mb", "same_models_as_local"]
+    with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{'input':14} {'engine':7} {'period':>6} {'acc %':>6} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'tp/s':>7} "
+          f"{'MB':>6} same")
+    for r in rows:
+        acc = "-" if r["accepted_pct"] is None else f"{r['accepted_pct']:.0f}"
+        print(f"{r['input']:14} {r['engine']:7} {r['period_s']:6.2f} {acc:>6} {r['latency_p50_s'] or 0:7.3f} "
+              f"{r['latency_p95_s'] or 0:7.3f} {r['latency_max_s'] or 0:7.3f} {r['tps'] or 0:7.2f} "
+              f"{r['memory_mb']:6.0f} {r['same_models_as_local']}")
+    _plot(rows, out.with_suffix(".png"))
+    return 0
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    """Latency per time point, one panel per input at the first paced period (the paper's Figures 3-4)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paced = [r for r in rows if r["period_s"]]
+    names = list(dict.fromkeys(r["input"] for r in paced))
+    if not names:
+        return
+    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        for r in (r for r in paced if r["input"] == name):
+            ax.plot(range(len(r["latencies"])), r["latencies"], label=f"{r['engine']} ({r['period_s']:g}s)")
+            ax.axhline(r["period_s"], color="grey", linewidth=0.6, linestyle="--")
+        ax.set_title(name)
+        ax.set_xlabel("time point")
+        ax.set_ylabel("latency (s)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
