@@ -113,8 +113,8 @@ def run_one(engine: str, program: str, folder: str, partitions: int) -> dict:
     return {"engine": engine, "seconds": round(seconds, 3), "time_points": len(models),
             "tps": round(len(models) / seconds, 3) if seconds else None,
             "atoms_in": result.counters.records, "atoms_out": sum(len(m["atoms"]) for m in models),
-            "latency_p50_s": round(percentile(latencies, 50), 4) if latencies else None,
-            "latency_p95_s": round(percentile(latencies, 95), 4) if latencies else None,
+            "latency_p50_s": round(percentile(latencies, 0.5), 4) if latencies else None,
+            "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
             "batches": len(result.batches), "memory_mb": round(memory, 1),
             "digest": hash(json.dumps(models, sort_keys=True)) & 0xFFFFFFFF}
 
