@@ -28,13 +28,13 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from srtopo.experiments.common import run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -220,14 +220,11 @@ def main(argv=None) -> int:
     rows = []
     jobs = [(n, e, p) for n in names for p in periods for e in args.engines.split(",")]
     for i, (name, engine, period) in enumerate(jobs, start=1):
-        env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
         print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
-        proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_rules_paced", "--worker", engine,
-                               name, str(period), str(args.partitions)], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            print(proc.stderr[-3000:], file=sys.stderr)
+        row = run_worker("srtopo.experiments.bench_rules_paced", [engine, name, str(period), str(args.partitions)])
+        if row is None:
             return 1
-        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        rows.append(row)
     for row in rows:
         base = next((r for r in rows if r["input"] == row["input"] and r["period_s"] == row["period_s"]
                      and r["engine"] == "local"), None)

@@ -18,12 +18,12 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from srtopo.experiments.common import run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -144,14 +144,10 @@ def main(argv=None) -> int:
         for name in names:
             program, folder = prepare(name, workdir, args.points_per_file, args)
             for engine in engines:
-                env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
-                proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_rules_spark", "--worker",
-                                       engine, program, folder, str(args.partitions)],
-                                      capture_output=True, text=True, env=env)
-                if proc.returncode != 0:
-                    print(proc.stderr[-3000:], file=sys.stderr)
+                row = run_worker("srtopo.experiments.bench_rules_spark",
+                                 [engine, program, folder, str(args.partitions)])
+                if row is None:
                     return 1
-                row = json.loads(proc.stdout.strip().splitlines()[-1])
                 row["input"] = name
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)

@@ -278,3 +278,14 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def run_worker(module: str, args: list[str]) -> dict | None:
+    """Run ``python -m module --worker ARGS`` in a process of its own (its own Spark session and master) and
+    return the JSON object it prints last; None (its stderr shown) if it failed."""
+    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
+    proc = subprocess.run([sys.executable, "-m", module, "--worker", *args], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:], file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -51,5 +51,6 @@ def run(args) -> int:
         print(f"srtopo: {sink.rejected} stream record(s) rejected", file=sys.stderr)
     if not result.counters.outputs:
         raise engines.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
-                                    hint="lines are '<timestamp> atom; atom; ...' or {\"time\": t, \"atoms\": [...]}")
+                                    hint="lines are '<timestamp> atom; atom; ...', {\"time\": t, \"atoms\": [...]} or "
+                                         "'<time><TAB><s> <p> <o> .'")
     return 0
