@@ -145,6 +145,7 @@ class SparkRun:
         return {"driver_python": rss_mb(), "jvm": rss_mb(jvm)}
 
     def cleanup(self) -> None:
+        self.job.drop_views()
         if self._temp:
             shutil.rmtree(self._temp, ignore_errors=True)
 

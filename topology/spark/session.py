@@ -40,6 +40,12 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         "spark.executorEnv.PYSPARK_PYTHON": os.environ["PYSPARK_PYTHON"],
         "spark.driver.memory": os.environ.get("SRTOPO_SPARK_DRIVER_MEMORY", "3g"),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # Tungsten's memory page: Spark sizes it for big batches (heap / cores / 16, 32 MB on 2 cores and 2 GB),
+        # and every sort, aggregate and hash join of a running task holds at least one. A staged consistency
+        # plan runs dozens of them per task and in local mode shares the heap with the driver, which builds the
+        # broadcast tables: with 32 MB pages a 60-stage plan peaked at 1.8 GB of a 2 GB heap and failed to
+        # broadcast; with 2 MB pages it peaked at 0.8 GB (docs/spark.md has the throughput check)
+        "spark.buffer.pageSize": os.environ.get("SRTOPO_SPARK_PAGE_SIZE", "2m"),
         # the throughput collector: G1's concurrent refinement and write barriers cost more CPU than its shorter
         # pauses are worth to micro-batches on a few cores (measured: ~10% less JVM CPU per batch, docs/spark.md)
         "spark.driver.extraJavaOptions": java_options,

@@ -142,6 +142,13 @@ class MicroBatchJob:
         if self.query is not None and self.query.isActive:
             self.query.stop()
 
+    def drop_views(self) -> None:
+        """Forget the temporary views of this job's batches (their plans would otherwise live as long as the
+        session: a test session runs hundreds of queries)."""
+        for table in self.spark.catalog.listTables():
+            if table.isTemporary and self.uid in table.name:
+                self.spark.catalog.dropTempView(table.name)
+
     def finish(self) -> None:
         """Close everything still open from the last completed entry (end of input). Idempotent: overwrites the
         sink's ``batch=final``."""
