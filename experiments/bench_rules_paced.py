@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import run_worker
+from srtopo.experiments.common import models_digest, run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -122,6 +122,7 @@ def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
 
     def serve():
         start = time.perf_counter()
+        stamp = 0
         for i, line in enumerate(lines):
             delay = start + i * period - time.perf_counter()
             if delay > 0:
@@ -129,6 +130,10 @@ def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
             tmp = os.path.join(aside, f"tp-{i:06d}.log")
             with open(tmp, "w", encoding="utf-8") as handle:
                 handle.write(line + "\n")
+            # the file source orders files by modification time (milliseconds): two files renamed in within
+            # the same millisecond would be read in any order
+            stamp = max(time.time_ns(), stamp + 2_000_000)
+            os.utime(tmp, ns=(stamp, stamp))
             sent[i] = time.perf_counter()
             os.rename(tmp, os.path.join(folder, f"tp-{i:06d}.log"))
     thread = threading.Thread(target=serve, daemon=True)
@@ -190,7 +195,7 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
             "latency_max_s": round(max(latencies), 4) if latencies else None,
             "seconds": round(seconds, 3), "tps": round(len(latencies) / seconds, 3) if seconds else None,
             "memory_mb": round(memory, 1), "latencies": [round(x, 4) for x in latencies],
-            "digest": hash(json.dumps(models, sort_keys=True)) & 0xFFFFFFFF}
+            "digest": models_digest(models)}
 
 
 def main(argv=None) -> int:

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import run_worker
+from srtopo.experiments.common import models_digest, run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -116,7 +116,7 @@ def run_one(engine: str, program: str, folder: str, partitions: int) -> dict:
             "latency_p50_s": round(percentile(latencies, 0.5), 4) if latencies else None,
             "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
             "batches": len(result.batches), "memory_mb": round(memory, 1),
-            "digest": hash(json.dumps(models, sort_keys=True)) & 0xFFFFFFFF}
+            "digest": models_digest(models)}
 
 
 def main(argv=None) -> int:

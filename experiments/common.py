@@ -280,6 +280,12 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def models_digest(models: list) -> str:
+    """A digest of a run's models that two processes agree on (``hash`` of a string is salted per process)."""
+    import hashlib
+    return hashlib.sha256(json.dumps(models, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
+
 def run_worker(module: str, args: list[str]) -> dict | None:
     """Run ``python -m module --worker ARGS`` in a process of its own (its own Spark session and master) and
     return the JSON object it prints last; None (its stderr shown) if it failed."""
