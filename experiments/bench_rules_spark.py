@@ -4,8 +4,10 @@
     python -m srtopo.experiments.bench_rules_spark --inputs all --engines local,spark1,spark2
 
 Each input (an ICLP2021 program and log, or a synthetic Heavy Join with thousands of events per time point)
-is written as one file per ``--points-per-file`` time points and read by the runner in micro-batches of one
-file (Spark: ``maxFilesPerTrigger`` 1), as a replay at full speed. Reported per engine: total seconds, time
+is written as one file per ``--points-per-file`` time points and read by the runner in micro-batches of
+``--files-per-batch`` files (Spark: ``maxFilesPerTrigger``), as a replay at full speed. ``hj-selective`` is
+the join over a 10-time-point window with a selective comparison: the grounder's join is the work and few atoms
+come out, where ``hj-synthetic`` (the paper's program) moves every joined atom to the output. Reported per engine: total seconds, time
 points per second, per-batch latency (p50 / p95 of the batches' wall time: a time point's output appears at
 most one batch after its input), process memory, and the ratio to the local runner of the same run. Each Spark
 configuration runs in its own process (its own session and master). Results: ``results/bench_rules_spark.json``
@@ -38,10 +40,15 @@ INPUTS = {
     "pv-20x20": ("Photo-voltaicSystem/I-DLV-sr/G20x20S15n11970/Program/G20x20S15n11970.idlvsr",
                  "Photo-voltaicSystem/I-DLV-sr/G20x20S15n11970/Log"),
     "hj-synthetic": (None, None),
+    "hj-selective": (None, None),
 }
 DEFAULT_INPUTS = "cc-500,hj-500-w2,hj-synthetic"
 ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]"}
 HJ_PROGRAM = "a(X,Y) :- b(X,Z) in [2 sec], c(Z,Y) in [2 sec].\n"
+#: the same join over a longer window with a selective comparison: grounding (the join) dominates and few atoms
+#: come out, the workload where reasoning rather than moving atoms is the cost
+HJ_SELECTIVE = "a(X,Y) :- b(X,Z) in [10 sec], c(Z,Y) in [10 sec], X < Y / 100.\n"
+SYNTHETIC = {"hj-synthetic": HJ_PROGRAM, "hj-selective": HJ_SELECTIVE}
 
 
 def synthetic_heavy_join(points: int, events: int, keys: int, seed: int = 1) -> list[str]:
@@ -65,7 +72,7 @@ def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, 
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     if program is None:
-        (target / "p.idlvsr").write_text(HJ_PROGRAM, encoding="utf-8")
+        (target / "p.idlvsr").write_text(SYNTHETIC[name], encoding="utf-8")
         lines = synthetic_heavy_join(args.hj_points, args.hj_events, args.hj_keys)
         program_path = str(target / "p.idlvsr")
     else:
@@ -79,7 +86,7 @@ def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, 
     return program_path, str(target)
 
 
-def run_one(engine: str, program: str, folder: str, partitions: int) -> dict:
+def run_one(engine: str, program: str, folder: str, partitions: int, files_per_batch: int = 1) -> dict:
     """One engine on one prepared input, in this process."""
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
@@ -99,12 +106,12 @@ def run_one(engine: str, program: str, folder: str, partitions: int) -> dict:
         options = SparkOptions(partitions=partitions)
         warm = tempfile.mkdtemp(prefix="srtopo-bench-warm-")    # JVM and Python workers warmed on a small input
         try:
-            runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=1)],
+            runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=files_per_batch)],
                        RunConfig(lateness=0, checkpoint=warm, options=options))
         finally:
             shutil.rmtree(warm, ignore_errors=True)
         started = time.perf_counter()
-        result = runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=1)],
+        result = runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=files_per_batch)],
                             RunConfig(lateness=0, options=options))
         seconds = time.perf_counter() - started
         latencies = [b.seconds for b in result.batches]
@@ -123,18 +130,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", default=DEFAULT_INPUTS, help="comma-separated: " + ", ".join(INPUTS) + " or all")
     parser.add_argument("--engines", default="local,spark1,spark2")
-    parser.add_argument("--points-per-file", type=int, default=5, help="time points per micro-batch file")
+    parser.add_argument("--points-per-file", type=int, default=5, help="time points per stream file")
+    parser.add_argument("--files-per-batch", type=int, default=1,
+                        help="stream files per micro-batch (Spark parses the files of a batch in parallel)")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--hj-points", type=int, default=20)
     parser.add_argument("--hj-events", type=int, default=4000)
     parser.add_argument("--hj-keys", type=int, default=4000)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_rules_spark.json"))
-    parser.add_argument("--worker", nargs=4, metavar=("ENGINE", "PROGRAM", "FOLDER", "PARTITIONS"),
+    parser.add_argument("--worker", nargs=5, metavar=("ENGINE", "PROGRAM", "FOLDER", "PARTITIONS", "FILES"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        engine, program, folder, partitions = args.worker
-        print(json.dumps(run_one(engine, program, folder, int(partitions))))
+        engine, program, folder, partitions, files = args.worker
+        print(json.dumps(run_one(engine, program, folder, int(partitions), int(files))))
         return 0
     names = list(INPUTS) if args.inputs == "all" else args.inputs.split(",")
     engines = args.engines.split(",")
@@ -145,7 +154,7 @@ def main(argv=None) -> int:
             program, folder = prepare(name, workdir, args.points_per_file, args)
             for engine in engines:
                 row = run_worker("srtopo.experiments.bench_rules_spark",
-                                 [engine, program, folder, str(args.partitions)])
+                                 [engine, program, folder, str(args.partitions), str(args.files_per_batch)])
                 if row is None:
                     return 1
                 row["input"] = name

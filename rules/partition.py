@@ -18,6 +18,7 @@ from dataclasses import replace
 from clingo import parse_term
 
 from srtopo.rules.evaluate import Reasoner, signature
+from srtopo.rules.stream import atom_fields
 from srtopo.topology.ir import AtomSource, Topology
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
@@ -57,6 +58,10 @@ def fact_signature(text: str) -> str:
     return f"{symbol.name}/{len(symbol.arguments)}"
 
 
+#: parsed atoms an evaluator keeps between micro-batches before it starts over
+PARSED_LIMIT = 1_000_000
+
+
 class PartitionEvaluator:
     """The stages of a topology (consecutive, keyed alike) on partition ``part`` of ``partitions``; kept by a
     worker across micro-batches (its solvers may keep state), while the history always comes from the rows given."""
@@ -75,20 +80,32 @@ class PartitionEvaluator:
         self.reasoner = Reasoner(self.topology, strategy=strategy)
         self.heads = tuple(signature(h) for stage in topology.stages for h in stage.heads)
         self.observed = frozenset(signature(w.observed) for stage in topology.stages for w in stage.windows)
+        # atom text -> (Symbol, (name, arity)): the history a window reads comes back as text in every batch,
+        # and a worker that evaluated the partition before has parsed most of it already (parsing is a pure
+        # function, so a worker that has not simply parses everything)
+        self._parsed: dict = {}
 
-    def run(self, lo: int, hi: int, rows) -> list[tuple]:
+    def run(self, lo: int, hi: int, rows, with_args=None) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
-        texts]) of every atom of the stage's heads at time points lo..hi."""
+        texts]) of every atom of the stage's heads at time points lo..hi. ``with_args``: the predicates ("p/n")
+        whose argument texts a later reader needs (to route them by key); the others get None (None: all)."""
         reasoner = self.reasoner
         current: dict[int, list] = {}
         persistent: dict[int, set] = {}
         history: dict[int, dict] = {}
+        parsed = self._parsed
+        if len(parsed) > PARSED_LIMIT:
+            parsed.clear()
         for kind, time, text, keeps in rows:
             if kind == TICK or text is None:
                 continue
-            atom = parse_term(text)
+            found = parsed.get(text)
+            if found is None:
+                atom = parse_term(text)
+                found = parsed[text] = (atom, (atom.name, len(atom.arguments)))
+            atom = found[0]
             if kind == HISTORY:
-                history.setdefault(int(time), {}).setdefault((atom.name, len(atom.arguments)), set()).add(atom)
+                history.setdefault(int(time), {}).setdefault(found[1], set()).add(atom)
             else:
                 current.setdefault(int(time), []).append(atom)
                 if keeps:
@@ -113,7 +130,14 @@ class PartitionEvaluator:
                     continue
                 persisted = kept.get(sig, empty)
                 name = f"{sig[0]}/{sig[1]}"
-                out.extend((t, name, str(a), a in persisted, [str(x) for x in a.arguments]) for a in atoms)
+                if with_args is None or name in with_args:
+                    for a in atoms:
+                        _sig, text, args = atom_fields(a)
+                        out.append((t, name, text, bool(persisted) and a in persisted, args))
+                elif persisted:
+                    out.extend((t, name, str(a), a in persisted, None) for a in atoms)
+                else:
+                    out.extend((t, name, str(a), False, None) for a in atoms)
         return out
 
 

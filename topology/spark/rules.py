@@ -322,7 +322,11 @@ class RulesJob(MicroBatchJob):
                                    f"false AS persistent, CAST(id AS INT) AS part FROM range({len(ticks)})")
             grouped = inputs.unionByName(tick_frame).selectExpr("kind", "time", "atom", "persistent", "part",
                                                                 f"element_at({rep_array}, part + 1) AS rep")
-            task = _stage_task((self.uid, k), self._stage_values()[k], lo, hi, self.partitions, self.strategy)
+            # argument texts only where a reader routes rows by them: a later segment or the history
+            with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in self.reads[j]) \
+                | frozenset(self.observed_all)
+            task = _stage_task((self.uid, k), self._stage_values()[k], lo, hi, self.partitions, self.strategy,
+                               with_args)
             out = grouped.groupBy("rep").applyInPandas(task, DERIVED_COLUMNS).persist()
             self._persisted.append(out)
             metrics.append(out.where("sig IS NULL").selectExpr(f"{k} AS segment", "args"))
@@ -441,7 +445,7 @@ def _joins(topology: Topology, segment: list[int], stage) -> bool:
     return all(p in merged for p in set(stage.inputs) | {w.observed for w in stage.windows} if p in derived)
 
 
-def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str):
+def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str, with_args=None):
     """The function each partition of a stage runs (in an executor's Python worker)."""
     def task(pdf):
         import pandas as pd
@@ -451,7 +455,7 @@ def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, stra
         part = int(pdf["part"].iloc[0])
         ev = evaluator(key + (part, partitions), stage_value.value, part, partitions, strategy)
         rows = zip(pdf["kind"], pdf["time"], pdf["atom"], pdf["persistent"])
-        out = ev.run(lo, hi, rows)
+        out = ev.run(lo, hi, rows, with_args)
         records_in = int((pdf["kind"] == CURRENT).sum())
         out.append((-1, None, None, False, [str(records_in), str(len(out))]))     # the metrics row
         return pd.DataFrame(out, columns=["time", "sig", "atom", "persistent", "args"])
