@@ -21,7 +21,7 @@ from clingo import Function, Number, String, Symbol, SymbolType, parse_term
 from srtopo.errors import StreamInputError
 from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
 from srtopo.topology.records import RejectedRecord
-from srtopo.topology.tnt import NOT_UTF8, NotUtf8, decoded_lines, file_lines
+from srtopo.topology.tnt import LINE_PATTERN, NOT_UTF8, NotUtf8, decoded_lines, file_lines
 
 
 class RecordError(StreamInputError):
@@ -58,6 +58,7 @@ def _quiet(_code, _message):
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 _INTEGER = re.compile(r"(-?)\b(\d+)\b")
 _TEN_DIGITS = re.compile(r"\d{10}")
+_TNT_LINE = re.compile(LINE_PATTERN)
 
 
 def _integer_beyond_clingo(text: str) -> str | None:
@@ -272,8 +273,8 @@ def triple_atom(subject: str, predicate: str, obj: str | None, literal: str | No
 
 
 def _tnt_record(line: str):
-    from srtopo.topology.tnt import _LINE, reject_reason
-    match = _LINE.match(line)
+    from srtopo.topology.tnt import reject_reason
+    match = _TNT_LINE.match(line)
     if match is None:
         raise RecordError(reject_reason(line))
     time, s_iri, s_bnode, predicate, o_iri, o_bnode, literal = match.groups()
