@@ -128,19 +128,24 @@ def test_corpus_programs_on_spark_give_the_local_and_oracle_models(spark, exampl
 
 
 ICLP = IDLVSR / "ICLP2021-Experiments"
+#: the suite's slice of the ICLP2021 campaign (``python -m srtopo.experiments.check_rules_iclp`` runs every
+#: input): keyed stages (Content Caching, Heavy Join) and one-partition stages (Photo-voltaic's reachability)
 ICLP_SMALL = [
     ("ContentCaching/events_variation_test/I-DLV-sr/50/Program/cat_w05.idlvsr",
-     "ContentCaching/events_variation_test/I-DLV-sr/50/Log/tp60etp50ce1.log"),
-    ("HeavyJoin/I-DLV-sr/50/Program/encoding_w2.idlvsr", "HeavyJoin/I-DLV-sr/50/Log/tp30etp25ce1.log"),
+     "ContentCaching/events_variation_test/I-DLV-sr/50/Log/tp60etp50ce1.log", True),
+    ("HeavyJoin/I-DLV-sr/50/Program/encoding_w2.idlvsr", "HeavyJoin/I-DLV-sr/50/Log/tp30etp25ce1.log", True),
+    ("Photo-voltaicSystem/I-DLV-sr/G20x20S15n11970/Program/G20x20S15n11970.idlvsr",
+     "Photo-voltaicSystem/I-DLV-sr/G20x20S15n11970/Log/tp60G20x20S15n11970nostro.log", False),
 ]
 
 
-@pytest.mark.parametrize("program_path,log_path", ICLP_SMALL, ids=["content-caching-50", "heavy-join-50"])
-def test_iclp_inputs_on_spark_give_the_local_models(spark, program_path, log_path):
+@pytest.mark.parametrize("program_path,log_path,keyed", ICLP_SMALL,
+                         ids=["content-caching-50", "heavy-join-50", "photo-voltaic-20x20"])
+def test_iclp_inputs_on_spark_give_the_local_models(spark, program_path, log_path, keyed):
     if not (ICLP / program_path).exists():
         pytest.skip("ICLP2021 inputs not present in ../shared/data")
     topology = compile_program(parse_file(ICLP / program_path))
-    assert topology.stages[0].key.keyed
+    assert all(stage.key.keyed == keyed for stage in topology.stages)
     log = AtomLog(str(ICLP / log_path))
     result = spark_run(spark, topology, [log], lateness=0)
     local = LocalRunner().run(topology, [log], RunConfig(lateness=0))
