@@ -34,7 +34,7 @@ import threading
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import models_digest, run_worker
+from srtopo.experiments.common import first_log, models_digest, run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -68,10 +68,8 @@ ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]"}
 
 def log_lines(name: str) -> tuple[str, list[str]]:
     program, log = INPUTS[name]
-    path = DATA / log
-    if path.is_dir():
-        path = sorted(p for p in path.iterdir() if p.suffix == ".log")[0]
-    return str(DATA / program), [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    text = Path(first_log(DATA / log)).read_text(encoding="utf-8")
+    return str(DATA / program), [line for line in text.splitlines() if line.strip()]
 
 
 class TimedSink:

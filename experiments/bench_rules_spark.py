@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import models_digest, run_worker
+from srtopo.experiments.common import first_log, models_digest, run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -77,10 +77,7 @@ def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, 
         program_path = str(target / "p.idlvsr")
     else:
         program_path = str(DATA / program)
-        log_path = DATA / log
-        if log_path.is_dir():
-            log_path = sorted(log_path.iterdir())[0]
-        lines = log_path.read_text(encoding="utf-8").splitlines()
+        lines = Path(first_log(DATA / log)).read_text(encoding="utf-8").splitlines()
     write_tnt(str(target / "in"), lines, per_file=points_per_file)
     (target / "all.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return program_path, str(target)

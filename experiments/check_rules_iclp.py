@@ -16,12 +16,7 @@ import time
 from pathlib import Path
 
 from srtopo.experiments.bench_rules_paced import DATA, INPUTS
-from srtopo.experiments.common import log, models_digest, progress
-
-
-def log_file(name: str) -> Path:
-    path = DATA / INPUTS[name][1]
-    return sorted(p for p in path.iterdir() if p.suffix == ".log")[0] if path.is_dir() else path
+from srtopo.experiments.common import first_log, log, models_digest, progress
 
 
 def main(argv=None) -> int:
@@ -45,7 +40,7 @@ def main(argv=None) -> int:
     rows, failed = [], []
     for name in progress(names, desc="ICLP2021 inputs"):
         topology = compile_program(parse_file(str(DATA / INPUTS[name][0])))
-        source = AtomLog(str(log_file(name)))
+        source = AtomLog(first_log(DATA / INPUTS[name][1]))
         started = time.perf_counter()
         local = [m.to_dict() for m in LocalRunner().run(topology, [source], RunConfig(lateness=0)).models]
         local_s = time.perf_counter() - started

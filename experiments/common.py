@@ -280,6 +280,14 @@ def md_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def first_log(path) -> str:
+    """A log file, or the first ``.log`` file (by name) of a directory of them (an ICLP2021 input's Log)."""
+    path = str(path)
+    if os.path.isdir(path):
+        return os.path.join(path, sorted(n for n in os.listdir(path) if n.endswith(".log"))[0])
+    return path
+
+
 def models_digest(models: list) -> str:
     """A digest of a run's models that two processes agree on (``hash`` of a string is salted per process)."""
     import hashlib

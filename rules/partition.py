@@ -134,10 +134,8 @@ class PartitionEvaluator:
                     for a in atoms:
                         _sig, text, args = atom_fields(a)
                         out.append((t, name, text, bool(persisted) and a in persisted, args))
-                elif persisted:
-                    out.extend((t, name, str(a), a in persisted, None) for a in atoms)
                 else:
-                    out.extend((t, name, str(a), False, None) for a in atoms)
+                    out.extend((t, name, str(a), bool(persisted) and a in persisted, None) for a in atoms)
         return out
 
 

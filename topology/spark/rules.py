@@ -29,7 +29,14 @@ from srtopo.rules.partition import CURRENT, HISTORY, TICK, fact_signature, merge
 from srtopo.rules.stream import GIVEN, NUMBER, late_reason, stamp_mismatch, unit_micros
 from srtopo.topology.ir import Topology
 from srtopo.topology.spark.sql import sql_string as q
-from srtopo.topology.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
+from srtopo.topology.spark.streaming import (
+    BatchOutcome,
+    MicroBatchJob,
+    empty_frame,
+    local_view,
+    session_conf,
+    union_all,
+)
 
 PARSED_COLUMNS = ("src INT, file STRING, line BIGINT, skind STRING, sval BIGINT, stamp STRING, "
                   "atoms ARRAY<STRUCT<sig: STRING, atom: STRING, args: ARRAY<STRING>>>, whole BOOLEAN, raw STRING, "
@@ -332,7 +339,7 @@ class RulesJob(MicroBatchJob):
             metrics.append(out.where("sig IS NULL").selectExpr(f"{k} AS segment", "args"))
             derived.append(out.where("sig IS NOT NULL"))
         model = self._model(spark, lo, hi, cur, derived)
-        return model, derived, _union(metrics)
+        return model, derived, union_all(metrics)
 
     def _segment_metrics(self, observed: dict, lo: int, hi: int) -> dict:
         out = {}
@@ -413,13 +420,6 @@ class RulesJob(MicroBatchJob):
         self._persisted.clear()
 
 
-def _union(frames: list):
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame)
-    return out
-
-
 def segments(topology: Topology) -> list[list[int]]:
     """Consecutive stages evaluated in one pass: all in one partition, or keyed alike (one key position per
     predicate across them, and every predicate a stage reads from an earlier one of the pass derived keyed
@@ -450,8 +450,7 @@ def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, stra
     def task(pdf):
         import pandas as pd
 
-        from srtopo.rules.partition import evaluator
-        from srtopo.rules.partition import CURRENT
+        from srtopo.rules.partition import CURRENT, evaluator
         part = int(pdf["part"].iloc[0])
         ev = evaluator(key + (part, partitions), stage_value.value, part, partitions, strategy)
         rows = zip(pdf["kind"], pdf["time"], pdf["atom"], pdf["persistent"])

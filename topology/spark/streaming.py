@@ -72,6 +72,14 @@ def local_view(session, rows: list, schema: str, name: str) -> None:
         session.createDataFrame(pd.DataFrame(rows, columns=[c for c, _ in cols]), schema).createOrReplaceTempView(name)
 
 
+def union_all(frames: list):
+    """The frames (one schema) as one, by column name."""
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
 class MicroBatchJob:
     """One streaming query of a topology; subclasses implement ``batch`` and ``close``."""
 
@@ -101,10 +109,7 @@ class MicroBatchJob:
         self.store = BatchStore(self.fs, checkpoint.rstrip("/") + "/store")
         self.sinks = sinks
         sinks.start()
-        stream = frames[0]
-        for f in frames[1:]:
-            stream = stream.unionByName(f)
-        writer = stream.writeStream.foreachBatch(self._on_batch) \
+        writer = union_all(frames).writeStream.foreachBatch(self._on_batch) \
             .option("checkpointLocation", checkpoint.rstrip("/") + "/query") \
             .queryName(query_name or f"srtopo_{self.uid}")
         if once:
