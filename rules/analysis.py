@@ -14,7 +14,16 @@ import networkx as nx
 from clingo import ast
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import Program, Rule, StreamingLiteral, sig_str, symbolic_atoms, term_signature, variables
+from srtopo.rules.ir import (
+    ExternalLiteral,
+    Program,
+    Rule,
+    StreamingLiteral,
+    sig_str,
+    symbolic_atoms,
+    term_signature,
+    variables,
+)
 
 Component = frozenset  # of "name/arity" strings
 
@@ -38,47 +47,74 @@ def body_predicates(rule: Rule):
 
 
 # ---------------------------------------------------------------- safety
+def bound_variables(rule: Rule, skip=None) -> set[str]:
+    """The variables the rule's positive body binds (``skip``: leave that body item out): positive atoms and
+    streaming literals (a positive ``at most`` binds its atom's variables through the atoms its window observes),
+    ``count X``'s variable, ``V = expr`` with expr bound, ``V = #agg{...}``, and an external atom's output terms
+    once its input terms are bound."""
+    return _binding(rule, skip)[0]
+
+
+def _binding(rule: Rule, skip=None):
+    bound: set[str] = set()
+    needed: dict[str, str] = {v: "the head" for v in variables(rule.head)}
+    pending = []
+    for item in rule.body:
+        if item is skip:
+            continue
+        if isinstance(item, StreamingLiteral):
+            names = variables(item.atom)
+            counter = {item.count} if isinstance(item.count, str) else set()
+            if item.negated and item.op != "at_most":
+                needed.update({v: f"'{item}'" for v in names | counter if v not in needed})
+            elif item.op == "count":
+                bound |= names | counter
+            else:                   # the counting term of at least / at most must be bound elsewhere
+                bound |= names
+                needed.update({v: f"the counting term of '{item}'" for v in counter if v not in needed})
+            continue
+        if isinstance(item, ExternalLiteral):
+            if item.negated:
+                needed.update({v: f"'{item}'" for v in variables(item.ast) if v not in needed})
+            else:
+                pending.append(item)
+                needed.update({v: f"the input terms of '{item}'" for t in item.inputs for v in variables(t)
+                               if v not in needed})
+            continue
+        lit = item.ast
+        if lit.ast_type != ast.ASTType.Literal:
+            continue
+        atom = lit.atom
+        if atom.ast_type == ast.ASTType.SymbolicAtom:
+            if lit.sign == ast.Sign.NoSign:
+                bound |= variables(atom)
+            else:
+                needed.update({v: f"'{item}'" for v in variables(atom) if v not in needed})
+        elif atom.ast_type == ast.ASTType.Comparison and lit.sign == ast.Sign.NoSign:
+            pending.append(atom)
+        elif atom.ast_type == ast.ASTType.BodyAggregate and lit.sign == ast.Sign.NoSign:
+            pending.append(atom)
+    changed = True
+    while changed:
+        changed = False
+        for atom in pending:
+            for var in _assignable(atom, bound):
+                if var not in bound:
+                    bound.add(var)
+                    changed = True
+    for atom in pending:
+        if not isinstance(atom, ExternalLiteral) and atom.ast_type == ast.ASTType.Comparison:
+            needed.update({v: f"'{atom}'" for v in variables(atom) if v not in needed})
+    return bound, needed
+
+
 def check_safety(program: Program) -> None:
     """Seed 000 safety, extended with ASP-Core-2 bindings by ``V = expr`` and ``V = #agg{...}``
-    (the corpus needs it: ``b(Y) :- a(X), Y = X+1, Y < 3.``)."""
+    (the corpus needs it: ``b(Y) :- a(X), Y = X+1, Y < 3.``), and with the I-DLV-sr README's: a positive
+    ``at least`` / ``at most`` literal binds its atom's variables but not its counting term; an external atom
+    binds its output terms once its inputs are bound."""
     for rule in program.rules:
-        bound: set[str] = set()
-        needed: dict[str, str] = {v: "the head" for v in variables(rule.head)}
-        pending = []
-        for item in rule.body:
-            if isinstance(item, StreamingLiteral):
-                names = variables(item.atom)
-                if isinstance(item.count, str):
-                    names.add(item.count)
-                if not item.positive:
-                    needed.update({v: f"'{item}'" for v in names if v not in needed})
-                else:
-                    bound |= names
-                continue
-            lit = item.ast
-            if lit.ast_type != ast.ASTType.Literal:
-                continue
-            atom = lit.atom
-            if atom.ast_type == ast.ASTType.SymbolicAtom:
-                if lit.sign == ast.Sign.NoSign:
-                    bound |= variables(atom)
-                else:
-                    needed.update({v: f"'{item}'" for v in variables(atom) if v not in needed})
-            elif atom.ast_type == ast.ASTType.Comparison and lit.sign == ast.Sign.NoSign:
-                pending.append(atom)
-            elif atom.ast_type == ast.ASTType.BodyAggregate and lit.sign == ast.Sign.NoSign:
-                pending.append(atom)
-        changed = True
-        while changed:
-            changed = False
-            for atom in pending:
-                for var in _assignable(atom, bound):
-                    if var not in bound:
-                        bound.add(var)
-                        changed = True
-        for atom in pending:
-            if atom.ast_type == ast.ASTType.Comparison:
-                needed.update({v: f"'{atom}'" for v in variables(atom) if v not in needed})
+        bound, needed = _binding(rule)
         unsafe = sorted(v for v in needed if v not in bound)
         if unsafe:
             where = ", ".join(f"{v} (in {needed[v]})" for v in unsafe)
@@ -88,6 +124,10 @@ def check_safety(program: Program) -> None:
 
 
 def _assignable(atom, bound: set[str]):
+    if isinstance(atom, ExternalLiteral):
+        if all(variables(t) <= bound for t in atom.inputs):
+            yield from sorted(v for t in atom.outputs for v in variables(t))
+        return
     if atom.ast_type == ast.ASTType.Comparison:
         guards = atom.guards
         if len(guards) == 1 and guards[0].comparison == ast.ComparisonOperator.Equal:

@@ -26,6 +26,7 @@ from srtopo.rules.analysis import Analysis, analyse
 from srtopo.rules.ir import (
     GENERATED_PREFIX,
     UNIT_SECONDS,
+    ExternalLiteral,
     Program,
     StreamingLiteral,
     sig_str,
@@ -48,6 +49,21 @@ def resolve_strategy(strategy: str, has_background: bool) -> str:
     return strategy
 
 
+#: formats of @now: a number of seconds, minutes or hours since 1970-01-01T00:00:00, or an ISO date-time string
+NOW_FORMATS = ("sec", "min", "hrs", "datetime")
+
+
+@dataclass(frozen=True)
+class Options:
+    """How time is read and what the evaluator provides (I-DLV-sr's command-line options)."""
+    unit: str = "sec"                       # --t-unit: the duration of a time point
+    windows_unit: str | None = None         # --windows-unit: windows without a unit (None: time points)
+    number_unit: str | None = None          # --t-format: the unit of numeric timestamps (None: time points)
+    now_format: str = "datetime"            # --now-format
+    complete_windows: bool = False          # --complete-windows: no 'always' over partial windows
+    scripts: tuple[str, ...] = ()           # --py-script: where external atoms are defined
+
+
 @dataclass(frozen=True)
 class Compilation:
     program: Program
@@ -55,6 +71,7 @@ class Compilation:
     strategy: str = "auto"
     prefix: str = GENERATED_PREFIX
     name: str = ""
+    options: Options = Options()
     analysis: Analysis | None = None
     rewriting: Rewriting | None = None
     windows: tuple[WindowOp, ...] = ()
@@ -70,9 +87,17 @@ class Compilation:
         return frozenset(r.head_pred for r in self.program.rules if r.temp)
 
 
+def _check_unit(unit: str | None, what: str) -> None:
+    if unit is not None and unit not in UNIT_SECONDS:
+        raise ProgramError(f"unknown time unit '{unit}' for {what}", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
+
+
 def analyse_pass(c: Compilation) -> Compilation:
-    if c.unit not in UNIT_SECONDS:
-        raise ProgramError(f"unknown time unit '{c.unit}'", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
+    _check_unit(c.unit, "the time points")
+    _check_unit(c.options.windows_unit, "windows")
+    _check_unit(c.options.number_unit, "numeric timestamps")
+    if c.options.now_format not in NOW_FORMATS:
+        raise ProgramError(f"unknown @now format '{c.options.now_format}'", hint="use " + ", ".join(NOW_FORMATS))
     return replace(c, analysis=analyse(c.program))
 
 
@@ -82,14 +107,42 @@ def rewrite_pass(c: Compilation) -> Compilation:
 
 def windows_pass(c: Compilation) -> Compilation:
     unit = Fraction(UNIT_SECONDS[c.unit])
+    default = c.options.windows_unit
     ops = []
     for fresh in c.rewriting.fresh:
         try:
-            distances = tuple(sorted(fresh.window.distances(unit)))
+            distances = tuple(sorted(fresh.window.distances(unit, default)))
         except ProgramError as error:
             raise ProgramError(f"{error.message} (time unit '{c.unit}')", hint=error.hint) from None
-        ops.append(WindowOp(fresh.name, sig_str(fresh.pred), fresh.mode, fresh.count, distances, str(fresh.window)))
+        ops.append(WindowOp(fresh.name, sig_str(fresh.pred), fresh.mode, fresh.count, distances, str(fresh.window),
+                            complete=c.options.complete_windows and fresh.mode == "always"))
     return replace(c, windows=tuple(ops))
+
+
+def external_atoms(program: Program) -> tuple[tuple[str, str], ...]:
+    """(clingo function, "&f(...) at file:line:col") of each external atom, first occurrence per function."""
+    out: dict = {}
+    for rule in program.rules:
+        for item in rule.body:
+            if isinstance(item, ExternalLiteral):
+                function = item.ast.atom.guards[0].term.name
+                out.setdefault(function, f"{str(item).removeprefix('not ')} at {item.loc}")
+    return tuple(sorted(out.items()))
+
+
+def trigger_periods(c: Compilation) -> tuple[int, ...]:
+    """Each ``#trigger_frequency`` in time points (the K of ``__sr_tick(K)`` indexes them)."""
+    unit = Fraction(UNIT_SECONDS[c.unit])
+    out = []
+    for window in c.rewriting.triggers:
+        scale = UNIT_SECONDS[window.unit or c.options.windows_unit] / unit \
+            if (window.unit or c.options.windows_unit) else Fraction(1)
+        period = window.size * scale
+        if period.denominator != 1:
+            raise ProgramError(f"#trigger_frequency({str(window)[1:-1]}) is not a whole number of time units "
+                               f"('{c.unit}')", hint="give --unit a unit that divides the frequency")
+        out.append(int(period))
+    return tuple(out)
 
 
 def group_pass(c: Compilation) -> Compilation:
@@ -143,8 +196,11 @@ def stages_pass(c: Compilation) -> Compilation:
             recursive=any(r.origin in c.analysis.recursive_rules for r in rules),
             components=tuple(tuple(sorted(comp)) for comp in group)))
     program = c.program
+    o = c.options
     topology = Topology(
-        source=AtomSource(unit=c.unit, background=tuple(str(f.symbol) for f in program.facts)),
+        source=AtomSource(unit=c.unit, background=tuple(str(f.symbol) for f in program.facts),
+                          number_unit=o.number_unit, now_format=o.now_format, triggers=trigger_periods(c),
+                          scripts=o.scripts, externals=external_atoms(program)),
         stages=tuple(stages),
         output=ModelOutput(shows=None if program.shows is None else tuple(sig_str(s) for s in program.shows),
                            temporary=tuple(sorted(sig_str(s) for s in temporary)), keep=c.keep),
@@ -160,9 +216,12 @@ PASSES = (("analyse", analyse_pass), ("rewrite", rewrite_pass), ("windows", wind
 
 
 def compile_program(program: Program, *, unit: str = "sec", strategy: str = "auto", prefix: str = GENERATED_PREFIX,
-                    name: str = "") -> Topology:
-    """The rules topology of a parsed program (see the module docstring); raises ProgramError."""
-    compilation = Compilation(program, unit=unit, strategy=strategy, prefix=prefix, name=name)
+                    name: str = "", options: Options | None = None) -> Topology:
+    """The rules topology of a parsed program (see the module docstring); raises ProgramError. ``unit`` is
+    ``options.unit`` when options are given."""
+    options = options if options is not None else Options(unit=unit)
+    compilation = Compilation(program, unit=options.unit, strategy=strategy, prefix=prefix, name=name,
+                              options=options)
     for _name, step in PASSES:
         compilation = step(compilation)
     return compilation.topology

@@ -9,14 +9,17 @@ something new. What is stored for n is the persistent outcome: everything except
 """
 from __future__ import annotations
 
-from collections import Counter
+import math
+from collections import Counter, deque
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from clingo import Function, Number, Symbol
 
 from srtopo.errors import ProgramError
-from srtopo.rules.compile import compile_program, resolve_strategy
+from srtopo.rules.clock import NOW_SIG, Clock
+from srtopo.rules.compile import Options, compile_program, resolve_strategy
+from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
 from srtopo.rules.solver import STRATEGIES, SubprogramSpec, make_solver
@@ -71,11 +74,11 @@ class Reasoner:
     ``unit``, ``strategy`` and ``prefix`` first."""
 
     def __init__(self, program: Program | Topology, *, strategy: str = "auto", unit: str = "sec",
-                 prefix: str = GENERATED_PREFIX):
+                 prefix: str = GENERATED_PREFIX, options: Options | None = None):
         if strategy not in STRATEGIES:
             raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
         if isinstance(program, Program):
-            self.topology = compile_program(program, unit=unit, strategy=strategy, prefix=prefix)
+            self.topology = compile_program(program, unit=unit, strategy=strategy, prefix=prefix, options=options)
             background = [f.symbol for f in program.facts]      # already symbols: no second parse
         else:
             self.topology = program.validate()
@@ -92,6 +95,14 @@ class Reasoner:
             facts.setdefault((symbol.name, len(symbol.arguments)), set()).add(symbol)
         self.facts = {sig: frozenset(s) for sig, s in facts.items()}
         self.max_distance = max((max(w.distances) for s in self.topology.stages for w in s.windows), default=0)
+        source = self.topology.source
+        inputs = {i for s in self.topology.stages for i in s.inputs}
+        uses_now = f"{NOW_SIG[0]}/1" in inputs
+        self.clock = Clock(source, uses_now) if uses_now or source.triggers else None
+        self.externals = None
+        if source.externals:
+            self.externals = ExternalFunctions(source.scripts, dict(source.externals))
+            self.externals.check(f for f, _where in source.externals)
         self.subprograms = [self._subprogram(stage) for stage in self.topology.stages]
         self.history: dict[int, dict] = {}
         self.time = 0
@@ -103,7 +114,8 @@ class Reasoner:
         match = tuple(predicate_name(windows[sig].observed) if sig in windows else sig[0] for sig in inputs)
         spec = SubprogramSpec(stage.rules, inputs, tuple(signature(s) for s in stage.shown), match)
         return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows,
-                          make_solver(self.strategy, spec, self.facts), len(stage.shown) > len(stage.heads))
+                          make_solver(self.strategy, spec, self.facts, self.externals),
+                          len(stage.shown) > len(stage.heads))
 
     def stage_stats(self) -> list[dict]:
         """Per stage: clingo solves and groundings so far."""
@@ -125,6 +137,8 @@ class Reasoner:
         """The window operator's atoms p_auxK(args[,count]) that hold at t (Table 1 of "I-DLV-sr: A Stream
         Reasoning System based on I-DLV")."""
         observed = signature(op.observed)
+        if op.complete and t - max(op.distances) < 0:
+            return set()        # --complete-windows: no 'always' over a window reaching before time point 0
         if op.mode == "at_least" and op.count == 1:
             return self._union_window(observed, op.distances, current, t)
         sets = self._observed(observed, op.distances, current, t)
@@ -166,6 +180,8 @@ class Reasoner:
         current: dict = dict(self.facts)
         for sig, s in stream.items():
             current[sig] = s | current[sig] if sig in current else set(s)
+        clock = self.clock.atoms(t) if self.clock is not None else {}
+        current.update(clock)
         keep = set()
         keep_name = self.keep_name
         for sub in self.subprograms:
@@ -178,6 +194,8 @@ class Reasoner:
                 changed = self._merge(out, sub, current, keep, keep_name)
                 if not (sub.recursive and changed):
                     break
+        for sig in clock:
+            del current[sig]
         persisted = {}
         for sig, s in current.items():
             if sig in self.temp_sigs:
@@ -216,6 +234,38 @@ class Reasoner:
                 s.add(a)
         return sum(len(current.get(sig, _EMPTY)) for sig in sub.head_sigs) != before
 
+    def advance(self, last: int, every: bool = True) -> Iterator[StepResult]:
+        """Evaluate the empty time points from the next one to ``last``; yield each one's model when ``every``.
+
+        A long empty stretch costs what its windows need, not one evaluation per time point: the state a time
+        point starts from is the persistent outcomes of the max-window time points before it (and where the
+        ``#trigger_frequency`` period stands), so once the last max-window + p outcomes of the stretch repeat with
+        a period p (p = the triggers' common period, 1 without triggers), every later empty time point repeats
+        them too, and the evaluator jumps to the end of the stretch, shifting its history. ``@now`` changes at
+        every time point, so a program that reads it evaluates each one."""
+        period = None if self.clock is not None and self.clock.uses_now else _period(self.clock)
+        keep = self.max_distance + (period or 0)
+        outcomes: deque = deque(maxlen=keep + 1)
+        results: deque = deque(maxlen=period or 1)
+        while self.time <= last:
+            if period is not None and len(outcomes) > keep and _repeats(outcomes, self.max_distance, period):
+                jump = (last + 1 - self.time) // period * period
+                if jump:
+                    if every:
+                        base = list(results)
+                        for k in range(jump):
+                            yield StepResult(self.time + k, base[k % period].by_sig)
+                    self.history = {t + jump: past for t, past in self.history.items()}
+                    self.time += jump
+                    outcomes.clear()       # the stretch goes on from the shifted history
+                    results.clear()
+                    continue
+            result = self.step(())
+            outcomes.append(self.persisted)
+            results.append(result)
+            if every:
+                yield result
+
     def run(self, timeline: Iterable[Iterable[Symbol]]) -> list[StepResult]:
         return [self.step(atoms) for atoms in timeline]
 
@@ -232,3 +282,16 @@ class Reasoner:
         return sorted(str(a) for a in atoms)
 
 
+
+
+def _period(clock) -> int:
+    """The period with which the clock atoms repeat (1 without triggers)."""
+    return math.lcm(*clock.periods) if clock is not None and clock.periods else 1
+
+
+def _repeats(outcomes: deque, width: int, period: int) -> bool:
+    """The last ``width`` persistent outcomes equal those ``period`` time points before them (and at least
+    ``period`` of them exist when ``width`` is 0)."""
+    items = list(outcomes)
+    n = len(items)
+    return all(items[n - 1 - i] == items[n - 1 - i - period] for i in range(width)) and n > period

@@ -18,6 +18,16 @@ from srtopo.errors import ProgramError
 RESERVED = "__"
 GENERATED_PREFIX = "__sr_"
 
+#: input predicates the evaluator provides at every time point (never rows of a stream): the value of ``@now``
+#: and the triggers of ``#trigger_frequency`` rules that fire. Every partition has them, so they key nothing.
+NOW_PREDICATE = "__sr_now"
+TICK_PREDICATE = "__sr_tick"
+CLOCK_PREDICATES = (NOW_PREDICATE, TICK_PREDICATE)
+#: the variable ``@now`` is read into (``p(@now) :- b.`` is ``p(_NW) :- b, __sr_now(_NW).``)
+NOW_VARIABLE = "_NW"
+#: the clingo function an external atom ``&f`` calls (``@__sr_x_f``), so user names never meet the evaluator's own
+EXTERNAL_PREFIX = "__sr_x_"
+
 Signature = tuple  # (name: str, arity: int)
 
 #: clingo's integers are 32-bit: a larger literal would wrap silently (4294967296 reads as 0)
@@ -28,7 +38,7 @@ UNIT_SECONDS = {
     "ms": Fraction(1, 1000), "msec": Fraction(1, 1000),
     "s": Fraction(1), "sec": Fraction(1), "second": Fraction(1), "seconds": Fraction(1),
     "min": Fraction(60), "minute": Fraction(60), "minutes": Fraction(60),
-    "h": Fraction(3600), "hour": Fraction(3600), "hours": Fraction(3600),
+    "h": Fraction(3600), "hrs": Fraction(3600), "hour": Fraction(3600), "hours": Fraction(3600),
 }
 
 
@@ -53,17 +63,22 @@ class Window:
     unit: str | None = None
     points: tuple[int, ...] | None = None
 
-    def distances(self, unit_seconds: Fraction = Fraction(1)) -> frozenset[int]:
-        """Distances in time points; ``[w sec]`` is converted with the stream's time unit."""
+    def distances(self, unit_seconds: Fraction = Fraction(1), default_unit: str | None = None) -> frozenset[int]:
+        """Distances in time points; ``[w sec]`` is converted with the stream's time unit, and so are a window
+        without a unit and explicit distances when ``default_unit`` (``--windows-unit``) is given (without it
+        they count time points)."""
+        unit = self.unit or default_unit
+        scale = Fraction(1) if unit is None else UNIT_SECONDS[unit] / Fraction(unit_seconds)
         if self.points is not None:
-            return frozenset(self.points)
-        width = Fraction(self.size)
-        if self.unit is not None:
-            width = width * UNIT_SECONDS[self.unit] / Fraction(unit_seconds)
-            if width.denominator != 1:
-                raise ProgramError(f"window {self} is not a whole number of time units",
-                                   hint="give --unit a unit that divides the window, e.g. --unit sec")
-        return frozenset(range(int(width) + 1))
+            values = [p * scale for p in self.points]
+        else:
+            values = [Fraction(self.size) * scale]
+        if any(v.denominator != 1 for v in values):
+            raise ProgramError(f"window {self} is not a whole number of time units",
+                               hint="give --unit a unit that divides the window, e.g. --unit sec")
+        if self.points is not None:
+            return frozenset(int(v) for v in values)
+        return frozenset(range(int(values[0]) + 1))
 
     def __str__(self) -> str:
         if self.points is not None:
@@ -120,6 +135,23 @@ class PlainLiteral:
         return str(self.ast)
 
 
+@dataclass(frozen=True)
+class ExternalLiteral(PlainLiteral):
+    """``[not] &f(t1,...,tn; u1,...,um)``: a call of the user's Python function f (``--py-script``). ``ast`` is
+    the clingo comparison it is evaluated as: ``(u1,...,um) = @__sr_x_f(t1,...,tn)`` (``1 = ...`` without
+    output terms), so stream data reaches f and comes back only as clingo symbols."""
+    name: str = ""
+    inputs: tuple = ()
+    outputs: tuple = ()
+    negated: bool = False
+    loc: Loc | None = None
+
+    def __str__(self) -> str:
+        ins = ",".join(str(t) for t in self.inputs)
+        outs = ",".join(str(t) for t in self.outputs)
+        return ("not " if self.negated else "") + f"&{self.name}({ins};{outs})"
+
+
 BodyItem = Union[StreamingLiteral, PlainLiteral]
 
 
@@ -130,18 +162,19 @@ class Rule:
     temp: bool
     loc: Loc
     text: str                # the source text, for messages
+    trigger: Window | None = None   # ``#trigger_frequency(f unit)``: evaluated only at the time points f selects
 
     @property
     def head_pred(self) -> Signature:
         return term_signature(self.head.atom.symbol)
 
     def __str__(self) -> str:
-        return rule_text(self.head, self.body, self.temp)
+        return rule_text(self.head, self.body, self.temp, self.trigger)
 
 
-def rule_text(head, body, temp: bool) -> str:
-    """A rule in I-DLV-sr syntax (``#temp`` prefix, body items joined by commas)."""
-    prefix = "#temp " if temp else ""
+def rule_text(head, body, temp: bool, trigger: Window | None = None) -> str:
+    """A rule in I-DLV-sr syntax (``#temp`` / ``#trigger_frequency`` prefix, body items joined by commas)."""
+    prefix = ("#temp " if temp else "") + (f"#trigger_frequency({str(trigger)[1:-1]}) " if trigger else "")
     if not body:
         return f"{prefix}{head}."
     return f"{prefix}{head} :- {', '.join(str(b) for b in body)}."

@@ -7,7 +7,8 @@ aggregates), and V occurs in a positive body atom. Then every atom a rule instan
 the same key value, which came from an atom routed to that value's partition: evaluating each partition on
 its own rows derives exactly the atoms of that partition, and their union is the stage's output. Heavy Join's
 ``a(X,Y) :- b(X,Z) in [w], c(Z,Y) in [w]`` is keyed by Z (b arg 2, c arg 1); Photo-voltaic's reachability
-(``reach(X,Z) :- reach(X,Y), link(Y,Z)``) has no such position and runs in one partition.
+(``reach(X,Z) :- reach(X,Y), link(Y,Z)``) has no such position and runs in one partition. The clock atoms
+of ``@now`` and ``#trigger_frequency`` are given to every partition, so they key nothing.
 
 The key also names the heads whose atoms carry the key value at one position (``high/1 arg 1``), so a
 runner can evaluate consecutive stages keyed alike in one pass. Window operators keep the arguments of the
@@ -20,7 +21,7 @@ import itertools
 
 from clingo import ast
 
-from srtopo.rules.ir import sig_str, symbolic_atoms, term_signature
+from srtopo.rules.ir import CLOCK_PREDICATES, sig_str, symbolic_atoms, term_signature
 from srtopo.topology.ir import ONE_PARTITION, PartitionKey, WindowOp
 
 #: more candidate assignments than this are not searched (the stage runs in one partition)
@@ -41,6 +42,8 @@ def _occurrences(rule, observed: dict) -> tuple[list, set]:
         top = (literal.ast_type == ast.ASTType.Literal and literal.sign == ast.Sign.NoSign
                and literal.atom.ast_type == ast.ASTType.SymbolicAtom)
         for node in symbolic_atoms(literal):
+            if term_signature(node.symbol)[0] in CLOCK_PREDICATES:
+                continue            # provided in every partition by the evaluator itself
             sig = sig_str(term_signature(node.symbol))
             args = _arguments(node.symbol)
             if sig in observed:

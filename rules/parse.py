@@ -14,10 +14,14 @@ from typing import NamedTuple
 from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
+from srtopo.rules.externals import function_name
 from srtopo.rules.ir import (
     CLINGO_INT_MAX,
+    NOW_PREDICATE,
+    NOW_VARIABLE,
     RESERVED,
     UNIT_SECONDS,
+    ExternalLiteral,
     Fact,
     Loc,
     PlainLiteral,
@@ -28,6 +32,7 @@ from srtopo.rules.ir import (
     is_atom_term,
     symbolic_atoms,
     term_signature,
+    variables,
 )
 
 _TOKEN = re.compile(r"""
@@ -44,7 +49,7 @@ _TOKEN = re.compile(r"""
   | (?P<punct>[()\[\]{},.;:|=<>+\-*/\\^~?!&@#$])
 """, re.S | re.X)
 
-_UNSUPPORTED_DIRECTIVES = {"#trigger_frequency": "#trigger_frequency (trigger rules)"}
+_RULE_DIRECTIVES = ("#temp", "#trigger_frequency")
 _OPEN = "([{"
 _CLOSE = ")]}"
 
@@ -104,10 +109,13 @@ def parse_facts(texts) -> list:
 def parse_program(text: str, file: str = "<string>") -> Program:
     src = _Source(text, file)
     tokens = _tokenize(src)
+    if any(t.kind == "at" and t.text == "@now" for t in tokens):
+        src, tokens = _now_as_variable(src, tokens)
     shows: list[tuple[str, int]] | None = None
     prepared = []
     chars = ["\n" if c == "\n" else " " for c in text]   # one clingo text for the whole file
     streaming: dict[str, StreamingLiteral] = {}
+    externals: dict[str, tuple] = {}
     facts: list[Fact] = []
     for stmt in _statements(src, tokens):
         first = stmt[0]
@@ -121,14 +129,30 @@ def parse_program(text: str, file: str = "<string>") -> Program:
         if fact is not None:
             facts.append(Fact(fact, src.loc(stmt[0].start)))
             continue
-        temp = _prepare_rule(src, stmt, chars, streaming)
-        prepared.append((stmt, temp))
+        prepared.append((stmt, _prepare_rule(src, stmt, chars, streaming, externals)))
     parsed = [s for s in _clingo_parse(src, "".join(chars), 0) if s.ast_type != ast.ASTType.Program]
     if len(parsed) != len(prepared):
         raise ProgramError("clingo read a different number of statements than expected", file=file)
-    rules = tuple(_finish_rule(src, stmt, temp, rule_ast, streaming)
-                  for (stmt, temp), rule_ast in zip(prepared, parsed))
+    rules = tuple(_finish_rule(src, stmt, temp, trigger, rule_ast, streaming, externals)
+                  for (stmt, (temp, trigger)), rule_ast in zip(prepared, parsed))
     return Program(rules, None if shows is None else tuple(shows), file, tuple(facts))
+
+
+def _now_as_variable(src: _Source, tokens: list[Tok]):
+    """``@now`` becomes the variable NOW_VARIABLE (same width, so every position stays the file's own); a rule
+    that mentions it gets the body atom that binds it at each time point (``_finish_rule``)."""
+    for tok in tokens:
+        if tok.kind == "ident" and tok.text == NOW_VARIABLE:
+            raise src.error(f"the variable name {NOW_VARIABLE} is reserved for @now", tok.start,
+                            hint="rename the variable")
+    chars = list(src.text)
+    for tok in tokens:
+        if tok.kind == "at" and tok.text == "@now":
+            chars[tok.start:tok.end] = list(NOW_VARIABLE.ljust(tok.end - tok.start))
+    text = "".join(chars)
+    new = _Source(text, src.file)
+    new.original = src.text
+    return new, _tokenize(new)
 
 
 def _tokenize(src: _Source) -> list[Tok]:
@@ -239,49 +263,63 @@ def _simple_fact(stmt: list[Tok]):
     return Function(head.text, args)
 
 
-def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: dict) -> bool:
-    """Copy the statement into ``chars`` with #temp blanked and streaming literals as placeholders."""
+def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: dict, externals: dict):
+    """Copy the statement into ``chars`` with #temp / #trigger_frequency blanked and streaming literals and
+    external atoms as placeholders; returns (temp, trigger window or None)."""
     start = stmt[0].start
     for tok in stmt:
         if tok.kind == "at":
-            raise src.unsupported(f"{tok.text} (built-in function term)", tok.start)
-        if tok.kind == "amp":
-            raise src.unsupported(f"external atom {tok.text}", tok.start)
+            raise src.unsupported(f"{tok.text} (built-in function term; only @now is known)", tok.start)
         if tok.kind == "op" and tok.text == ":~":
             raise src.unsupported("weak constraint", tok.start)
-    temp = False
+    temp, trigger = False, None
     toks = stmt
-    if toks[0].kind == "directive":
-        if toks[0].text == "#temp":
+    while toks and toks[0].kind == "directive":
+        directive = toks[0]
+        if directive.text == "#temp" and not temp:
             temp = True
+            blank_end = directive.end
             toks = toks[1:]
-        elif toks[0].text in _UNSUPPORTED_DIRECTIVES:
-            raise src.unsupported(_UNSUPPORTED_DIRECTIVES[toks[0].text], toks[0].start)
+        elif directive.text == "#trigger_frequency" and trigger is None:
+            trigger, rest = _frequency(src, toks)
+            blank_end = rest[0].start if rest else directive.end
+            toks = rest
+        elif directive.text in _RULE_DIRECTIVES:
+            raise src.error(f"{directive.text} given twice", directive.start)
         else:
-            raise src.unsupported(f"directive {toks[0].text}", toks[0].start)
+            raise src.unsupported(f"directive {directive.text}", directive.start)
+        chars[directive.start:blank_end] = ["\n" if c == "\n" else " " for c in src.text[directive.start:blank_end]]
     for tok in toks:
-        if tok.kind == "directive" and tok.text in ("#temp",) + tuple(_UNSUPPORTED_DIRECTIVES):
+        if tok.kind == "directive" and tok.text in _RULE_DIRECTIVES:
             raise src.unsupported(tok.text + " inside a rule", tok.start)
+    if not toks:
+        raise src.error("a rule directive without its rule", start)
+    stmt_start = toks[0].start
     parts = _split_top(toks[:-1], ":-")
     if len(parts) > 2:
         raise src.error("rule has more than one ':-'", start)
     head_toks = parts[0]
     if not head_toks:
         raise src.unsupported("constraint (rule without head)", start)
+    if any(t.kind == "amp" for t in head_toks):
+        raise src.error("an external atom cannot be a rule head", head_toks[0].start)
     for tok in head_toks:
         if tok.text in ("|", ";", "{") or tok.kind == "directive":
             raise src.unsupported("disjunctive, choice or aggregate head", tok.start)
     body_toks = parts[1] if len(parts) == 2 else []
     if len(parts) == 2 and not body_toks:
         raise src.error("rule has ':-' but an empty body", start)
-    chars[start:stmt[-1].end] = src.text[start:stmt[-1].end]
-    if temp:
-        chars[stmt[0].start:stmt[0].end] = " " * (stmt[0].end - stmt[0].start)
-    if "in" not in {t.text for t in body_toks}:
-        return temp                      # fast path: no streaming literal (e.g. background facts)
+    chars[stmt_start:stmt[-1].end] = src.text[stmt_start:stmt[-1].end]
+    texts = {t.text for t in body_toks}
+    kinds = {t.kind for t in body_toks}
+    if "in" not in texts and "amp" not in kinds:
+        return temp, trigger             # fast path: no streaming literal, no external atom
     for lit in _split_top(body_toks, ","):
         if not lit:
             raise src.error("empty body literal", start)
+        if any(t.kind == "amp" for t in lit):
+            _external_literal(src, lit, chars, externals)
+            continue
         found = _streaming_literal(src, lit, len(streaming))
         if found is None:
             continue
@@ -293,10 +331,80 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
         else:
             raise src.error("streaming literal too short to be rewritten", span_start)
         chars[span_start:span_end] = list(repl)
-    return temp
+    return temp, trigger
 
 
-def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, rule_ast, streaming: dict) -> Rule:
+def _frequency(src: _Source, toks: list[Tok]):
+    """``#trigger_frequency(f [unit])``: the frequency as a Window of size f, and the tokens after it."""
+    directive = toks[0]
+    inner = []
+    i = 1
+    if i < len(toks) and toks[i].text == "(":
+        i += 1
+        while i < len(toks) and toks[i].text != ")":
+            inner.append(toks[i])
+            i += 1
+    if i >= len(toks) or not inner or len(inner) > 2 or inner[0].kind != "number" or int(inner[0].text) < 1:
+        raise src.error("malformed #trigger_frequency", directive.start,
+                        hint="write #trigger_frequency(f unit) with a positive integer f, e.g. (4 sec)")
+    unit = None
+    if len(inner) == 2:
+        unit = inner[1].text
+        if unit not in UNIT_SECONDS:
+            raise src.error(f"unknown time unit '{unit}' in #trigger_frequency", inner[1].start,
+                            hint="use " + ", ".join(sorted(UNIT_SECONDS)))
+    return Window(size=int(inner[0].text), unit=unit), toks[i + 1:]
+
+
+def _external_literal(src: _Source, lit: list[Tok], chars: list[str], externals: dict) -> None:
+    """``[not] &f(t1,...,tn; u1,...,um)`` becomes a placeholder atom; its terms are parsed by clingo."""
+    toks = lit[1:] if lit[0].text == "not" else lit
+    amp = toks[0]
+    if amp.kind != "amp" or any(t.kind == "amp" for t in toks[1:]):
+        raise src.unsupported("external atom inside another literal (aggregate, condition or comparison)",
+                              next(t for t in lit if t.kind == "amp").start)
+    name = amp.text[1:]
+    inputs: list[Tok] = []
+    outputs: list[Tok] = []
+    if len(toks) > 1:
+        if toks[1].text != "(" or toks[-1].text != ")":
+            raise src.error(f"malformed external atom '{src.text[amp.start:toks[-1].end]}'", amp.start,
+                            hint="write &f(t1,...,tn; u1,...,um)")
+        halves = _split_top(toks[2:-1], ";")
+        if len(halves) > 2:
+            raise src.error("an external atom has one ';' between its input and output terms", amp.start)
+        inputs = halves[0]
+        outputs = halves[1] if len(halves) == 2 else []
+    placeholder = f"__e{len(externals)}"
+    span_start, span_end = amp.start, toks[-1].end
+    if len(placeholder) > span_end - span_start:
+        raise src.error("external atom too short to be rewritten", amp.start)
+    loc = src.loc(amp.start)
+    externals[placeholder] = (name, _terms(src, inputs, amp.start), _terms(src, outputs, amp.start), loc)
+    span = src.text[span_start:span_end]
+    chars[span_start:span_end] = list(placeholder + "".join("\n" if c == "\n" else " "
+                                                           for c in span[len(placeholder):]))
+
+
+def _terms(src: _Source, toks: list[Tok], where: int) -> tuple:
+    """The clingo AST terms of an external atom's comma-separated term list."""
+    if not toks:
+        return ()
+    text = src.text[toks[0].start:toks[-1].end]
+    for part in _split_top(toks, ","):
+        if not part:
+            raise src.error(f"empty term in the external atom's terms '{text}'", where)
+    loc = src.loc(toks[0].start)
+    pad = "\n" * (loc.line - 1) + " " * max(0, loc.col - 5)      # clingo's positions stay the file's own
+    parsed = [s for s in _clingo_parse(src, f"{pad}__t({text}).", where) if s.ast_type == ast.ASTType.Rule]
+    term = parsed[0].head.atom.symbol if parsed and parsed[0].head.ast_type == ast.ASTType.Literal else None
+    if term is None or term.ast_type != ast.ASTType.Function:
+        raise src.error(f"malformed terms '{text}' in an external atom", where)
+    return tuple(term.arguments)
+
+
+def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, trigger, rule_ast, streaming: dict,
+                 externals: dict) -> Rule:
     start = stmt[0].start
     loc = src.loc(start)
     if rule_ast.ast_type != ast.ASTType.Rule:
@@ -309,6 +417,14 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, rule_ast, streaming:
     _check_atom_term(src, head.atom.symbol, start)
     body = []
     for lit in rule_ast.body:
+        external = _placeholder(lit, externals)
+        if external is not None:
+            if lit.sign == ast.Sign.DoubleNegation:
+                raise src.unsupported("'not not' before an external atom", start)
+            body.append(_external(external, lit.sign == ast.Sign.Negation))
+            continue
+        if _mentions_placeholder(lit, externals):
+            raise src.unsupported("external atom inside an aggregate or condition", start)
         sl = _placeholder(lit, streaming)
         if sl is not None:
             if lit.sign == ast.Sign.DoubleNegation:
@@ -322,7 +438,29 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, rule_ast, streaming:
         for atom in symbolic_atoms(lit):
             _check_atom_term(src, atom.symbol, start)
         body.append(PlainLiteral(lit))
-    return Rule(head, tuple(body), temp, loc, src.text[start:stmt[-1].end])
+    if NOW_VARIABLE in variables(rule_ast) or any(NOW_VARIABLE in variables(b.atom) for b in body
+                                                  if isinstance(b, StreamingLiteral)):
+        where = head.location
+        now = ast.SymbolicAtom(ast.Function(where, NOW_PREDICATE, [ast.Variable(where, NOW_VARIABLE)], 0))
+        body.append(PlainLiteral(ast.Literal(where, ast.Sign.NoSign, now)))
+    text = getattr(src, "original", src.text)[start:stmt[-1].end]
+    return Rule(head, tuple(body), temp, loc, text, trigger)
+
+
+def _external(found: tuple, negated: bool) -> ExternalLiteral:
+    """The comparison an external atom is evaluated as: ``(u1,...,um) = @__sr_x_f(t1,...,tn)``."""
+    name, inputs, outputs, loc = found
+    where = ast.Location(ast.Position(loc.file, loc.line, loc.col), ast.Position(loc.file, loc.line, loc.col))
+    call = ast.Function(where, function_name(name, len(outputs)), list(inputs), 1)
+    if not outputs:
+        left = ast.SymbolicTerm(where, Number(1))
+    elif len(outputs) == 1:
+        left = outputs[0]
+    else:
+        left = ast.Function(where, "", list(outputs), 0)
+    comparison = ast.Comparison(left, [ast.Guard(ast.ComparisonOperator.Equal, call)])
+    literal = ast.Literal(where, ast.Sign.Negation if negated else ast.Sign.NoSign, comparison)
+    return ExternalLiteral(literal, name, tuple(inputs), tuple(outputs), negated, loc)
 
 
 def _streaming_literal(src: _Source, lit: list[Tok], index: int):
@@ -381,8 +519,6 @@ def _count_term(src: _Source, tok: Tok, op: str):
             raise src.error(f"the constant of '{op.replace('_', ' ')}' must be a positive integer", tok.start)
         return value
     if tok.kind == "ident" and (tok.text[0].isupper() or tok.text[0] == "_") and tok.text != "_":
-        if op != "count":
-            raise src.unsupported(f"variable counting term '{tok.text}' in '{op.replace('_', ' ')}'", tok.start)
         return tok.text
     raise src.error(f"expected an integer or a variable after '{op.replace('_', ' ')}', got '{tok.text}'",
                     tok.start)

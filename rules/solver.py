@@ -20,6 +20,7 @@ import clingo
 from clingo import Function
 
 from srtopo.errors import ProgramError, SrtopoError
+from srtopo.rules.ir import EXTERNAL_PREFIX
 
 _EMPTY: frozenset = frozenset()
 _ARGS = ["--warn=none"]
@@ -56,10 +57,18 @@ def _read(ctl) -> list:
 
 
 class _Inputs:
-    """Context object: clingo calls ``sr_in(k)`` once per grounding of the bridging rule."""
+    """Context object: clingo calls ``sr_in(k)`` once per grounding of the bridging rule, and an external atom's
+    function (``rules.externals``) once per instance of its input terms."""
 
-    def __init__(self, lists):
+    def __init__(self, lists, externals=None):
         self.lists = lists
+        self.externals = externals
+
+    def __getattr__(self, name):
+        externals = self.__dict__.get("externals")
+        if externals is not None and name.startswith(EXTERNAL_PREFIX):
+            return externals.wrapper(name)
+        raise AttributeError(name)
 
     def sr_in(self, k):
         return self.lists[k.number]
@@ -79,8 +88,9 @@ class _Inputs:
 class RestartSolver:
     kind = "restart"
 
-    def __init__(self, spec: SubprogramSpec):
+    def __init__(self, spec: SubprogramSpec, externals=None):
         self.spec = spec
+        self.externals = externals
         bridges = "".join(f"{_atom(name, n)} :- {_atom(spec.match(k), n)} = @sr_in({k}).\n"
                           for k, (name, n) in enumerate(spec.input_sigs))
         self.text = spec.rules_text + "\n" + bridges + _shows(spec)
@@ -90,7 +100,7 @@ class RestartSolver:
         ctl = clingo.Control(_ARGS)
         ctl.add("base", [], self.text)
         lists = [list(inputs.get(sig, _EMPTY)) for sig in self.spec.input_sigs]
-        ctl.ground([("base", [])], context=_Inputs(lists))
+        ctl.ground([("base", [])], context=_Inputs(lists, self.externals))
         self.stats["solves"] += 1
         self.stats["groundings"] += 1
         return _read(ctl)
@@ -99,8 +109,9 @@ class RestartSolver:
 class IncrementalSolver:
     kind = "incremental"
 
-    def __init__(self, spec: SubprogramSpec, static: dict | None = None):
+    def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None):
         self.spec = spec
+        self.externals = externals
         # background facts are ground as facts, not externals: 60k true externals would be 60k assumptions
         # in every solve call; only atoms beyond them (from the stream or earlier subprograms) are externals
         self.static = [frozenset((static or {}).get(sig, _EMPTY)) for sig in spec.input_sigs]
@@ -157,7 +168,7 @@ class IncrementalSolver:
         ctl = clingo.Control(_ARGS)
         ctl.add("base", [], self.text)
         lists = [(list(c), [a for a in d if a not in c]) for c, d in zip(current, self.domain)]
-        ctx = _Inputs(lists)
+        ctx = _Inputs(lists, self.externals)
         ctx.static = [list(s) for s in self.static]
         ctl.ground([("base", [])], context=ctx)
         self.ctl = ctl
@@ -168,8 +179,8 @@ class IncrementalSolver:
 class AdaptiveSolver:
     """Incremental first; restart once rebuilds happen in at least half of the last ``window`` calls."""
 
-    def __init__(self, spec: SubprogramSpec, window: int = 6, static: dict | None = None):
-        self.inner = IncrementalSolver(spec, static)
+    def __init__(self, spec: SubprogramSpec, window: int = 6, static: dict | None = None, externals=None):
+        self.inner = IncrementalSolver(spec, static, externals)
         self.window = window
         self.recent: deque = deque(maxlen=window)
         self.calls = 0
@@ -190,7 +201,7 @@ class AdaptiveSolver:
                 self.recent.append(self.inner.last_rebuilt)
             if len(self.recent) == self.window and sum(self.recent) * 2 >= self.window:
                 stats = self.inner.stats
-                self.inner = RestartSolver(self.inner.spec)
+                self.inner = RestartSolver(self.inner.spec, self.inner.externals)
                 self.inner.stats.update(solves=stats["solves"], groundings=stats["groundings"])
         return out
 
@@ -200,12 +211,14 @@ class AdaptiveSolver:
 STRATEGIES = ("auto", "incremental", "restart", "incremental-strict")
 
 
-def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None):
-    """``static``: sig -> frozenset of background facts that are inputs at every call."""
+def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):
+    """``static``: sig -> frozenset of background facts that are inputs at every call; ``externals``: the
+    functions of external atoms (``rules.externals.ExternalFunctions``), called while clingo grounds (so they
+    must be pure functions of their inputs: a kept Control calls them once per input instance)."""
     if strategy == "restart":
-        return RestartSolver(spec)
+        return RestartSolver(spec, externals)
     if strategy == "incremental-strict":
-        return IncrementalSolver(spec, static)
+        return IncrementalSolver(spec, static, externals)
     if strategy == "incremental":
-        return AdaptiveSolver(spec, static=static)
+        return AdaptiveSolver(spec, static=static, externals=externals)
     raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))

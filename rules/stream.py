@@ -6,7 +6,9 @@ counted, and reported with its line number; the stream goes on.
 """
 from __future__ import annotations
 
+import heapq
 import json
+import math
 import os
 import re
 import socket
@@ -143,12 +145,15 @@ def parse_timestamp(text: str):
 
 
 class Timeline:
-    """Turns timestamps into time points: units elapsed since the first record's timestamp."""
+    """Turns timestamps into time points: units elapsed since the first record's timestamp. A numeric timestamp
+    counts time points, or ``number_unit``s when given (I-DLV-sr's ``--t-format``)."""
 
-    def __init__(self, unit: str = "sec"):
-        if unit not in UNIT_SECONDS:
-            raise StreamInputError(f"unknown time unit '{unit}'", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
+    def __init__(self, unit: str = "sec", number_unit: str | None = None):
+        for name in (unit, number_unit):
+            if name is not None and name not in UNIT_SECONDS:
+                raise StreamInputError(f"unknown time unit '{name}'", hint="use " + ", ".join(sorted(UNIT_SECONDS)))
         self.unit = Fraction(UNIT_SECONDS[unit])
+        self.number_scale = None if number_unit is None else Fraction(UNIT_SECONDS[number_unit]) / self.unit
         self.first = None
 
     def time_point(self, stamp) -> int:
@@ -158,7 +163,9 @@ class Timeline:
         if problem:
             raise RecordError(problem)
         if isinstance(stamp, int):
-            return stamp - self.first
+            if self.number_scale is None:
+                return stamp - self.first
+            return math.floor((stamp - self.first) * self.number_scale)
         return (stamp_value(stamp) - stamp_value(self.first)) // unit_micros(self.unit)
 
 
@@ -304,12 +311,12 @@ def record_row(raw: str, fmt: str, duplicates: bool = False):
 
 
 def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", rejected=None,
-                 source: str = "<stream>", duplicates: bool = False) -> Iterator[Record]:
+                 source: str = "<stream>", duplicates: bool = False, number_unit: str | None = None) -> Iterator[Record]:
     """Parse log or JSON lines (``fmt``: detect per line, log, jsonl; ``duplicates`` as in ``parse_line``);
     malformed lines become RejectedRecords (appended to ``rejected``, a list, or passed to it, a callable) and
     are skipped. ``lines`` may also be (file, line number, text) triples (``open_lines`` of a directory)."""
     reject = _collector(rejected)
-    timeline = Timeline(unit)
+    timeline = Timeline(unit, number_unit)
     for number, raw in enumerate(lines, start=1):
         file = None
         if isinstance(raw, tuple):
@@ -361,7 +368,29 @@ def time_points(records: Iterable[Record], rejected=None, source: str = "<stream
 
 
 def merged_time_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0):
-    """(time point, timestamp, atoms) for time points 0, 1, 2, ... of several record streams merged by event time.
+    """(time point, timestamp, atoms) for time points 0, 1, 2, ... of several record streams merged by event time
+    (``merged_points`` with its empty stretches spelled out)."""
+    for point in merged_points(streams, rejected, names, lateness):
+        if point.recorded:
+            yield point.time, point.stamp, point.atoms
+        else:
+            for t in range(point.time, point.last + 1):
+                yield t, None, []
+
+
+@dataclass(frozen=True)
+class Point:
+    """A time point some record reached (``recorded``), or a stretch of empty time points ``time .. last``."""
+    time: int
+    stamp: str | None = None
+    atoms: list = ()
+    recorded: bool = True
+    last: int | None = None
+
+
+def merged_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0):
+    """The time points of several record streams merged by event time, in order: a ``Point`` per time point
+    some record reached, one per stretch of empty time points between them (however long).
 
     A source has completed time point t when it has shown a record later than t, or a record for t that is its
     time point whole (``Record.whole``: a log line, unless fragmented time points are allowed). Time point t is
@@ -376,14 +405,22 @@ def merged_time_points(streams: list, rejected=None, names: list | None = None, 
     latest: list = [None] * len(iterators)
     done = [False] * len(iterators)
     pending: dict[int, list] = {}          # time -> [stamp key, stamp, atoms]
+    times: list[int] = []                  # a heap of the pending times
     closed = -1
 
     def close_upto(limit):
         nonlocal closed
         while closed < limit:
+            upcoming = times[0] if times and times[0] <= limit else None
+            if upcoming is None or upcoming > closed + 1:
+                last = limit if upcoming is None else upcoming - 1
+                yield Point(closed + 1, recorded=False, last=last)
+                closed = last
+                continue
             closed += 1
-            entry = pending.pop(closed, None)
-            yield (closed, None, []) if entry is None else (closed, entry[1], entry[2])
+            heapq.heappop(times)
+            entry = pending.pop(closed)
+            yield Point(closed, entry[1], entry[2])
 
     while not all(done):
         for index, iterator in enumerate(iterators):
@@ -396,7 +433,10 @@ def merged_time_points(streams: list, rejected=None, names: list | None = None, 
                 reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, late_reason(rec.time, closed)))
                 continue
             else:
-                entry = pending.setdefault(rec.time, [None, None, []])
+                entry = pending.get(rec.time)
+                if entry is None:
+                    entry = pending[rec.time] = [None, None, []]
+                    heapq.heappush(times, rec.time)
                 entry[2].extend(rec.atoms)
                 if rec.timestamp is not None and (entry[0] is None or (index, rec.line) < entry[0]):
                     entry[0], entry[1] = (index, rec.line), rec.timestamp
@@ -447,10 +487,9 @@ def open_lines(spec: str) -> Iterator:
         raise StreamInputError(f"cannot read stream: {error.strerror}", file=spec) from None
 
 
-def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0):
-    """(time point, timestamp, atoms) of atom sources (``topology.sources.AtomLog``, ``Timeline``, ``Lines``)
-    merged by event time; rejected records go to ``sink.reject`` and are counted in ``counters.malformed`` or
-    ``counters.late``."""
+def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0, number_unit: str | None = None):
+    """The ``Point``s of atom sources (``topology.sources.AtomLog``, ``Timeline``, ``Lines``) merged by event
+    time; rejected records go to ``sink.reject`` and are counted in ``counters.malformed`` or ``counters.late``."""
     from srtopo.topology.sources import AtomLog, Lines, Timeline
 
     def reject(record: RejectedRecord) -> None:
@@ -472,6 +511,7 @@ def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0
             lines, fmt, name = source.lines, "detect", source.name
         else:
             raise StreamInputError(f"{type(source).__name__} is not a source of atoms")
-        streams.append(read_records(lines, unit=unit, fmt=fmt, rejected=reject, source=name, duplicates=duplicates))
+        streams.append(read_records(lines, unit=unit, fmt=fmt, rejected=reject, source=name, duplicates=duplicates,
+                                    number_unit=number_unit))
         names.append(name)
-    yield from merged_time_points(streams, reject, names, lateness)
+    yield from merged_points(streams, reject, names, lateness)

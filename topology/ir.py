@@ -88,6 +88,7 @@ class WindowOp:
     count: int | None               # c of at_least / count_eq
     distances: tuple[int, ...]
     written: str = ""               # the window as in the program, e.g. "[3 sec]"
+    complete: bool = False          # ``always`` does not hold over a window that reaches before time point 0
 
     @property
     def arity(self) -> int:
@@ -164,10 +165,18 @@ class ConceptSource:
 @dataclass(frozen=True)
 class AtomSource:
     """Ground atoms, one set per time point (a time point lasts one ``unit``); ``background`` holds the
-    program's ground facts (as text), true at every time point."""
+    program's ground facts (as text), true at every time point. ``number_unit``: the unit of numeric
+    timestamps (None: they count time points). What the evaluator provides at every time point: ``@now`` in
+    ``now_format`` (sec, min, hrs or datetime), and the ``#trigger_frequency`` ticks (``triggers``: frequencies
+    in time points, counted from time point 0). ``scripts``: the Python files that define the external atoms."""
     kind: ClassVar[str] = "atoms"
     unit: str = "sec"
     background: tuple[str, ...] = ()
+    number_unit: str | None = None
+    now_format: str = "datetime"
+    triggers: tuple[int, ...] = ()
+    scripts: tuple[str, ...] = ()
+    externals: tuple[tuple[str, str], ...] = ()     # (clingo function, the external atom as written and where)
 
 
 @dataclass(frozen=True)

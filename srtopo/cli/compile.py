@@ -21,10 +21,31 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
 
 
 def add_program_arguments(parser) -> None:
-    parser.add_argument("--unit", default="sec", help="time unit of a time point (ms, sec, min, hour)")
+    """The program's time options; I-DLV-sr's spellings are accepted too, so its command lines paste."""
+    parser.add_argument("--unit", "--t-unit", dest="unit", default="sec",
+                        help="the duration of a time point (msec, sec, min, hrs; default sec)")
+    parser.add_argument("--windows-unit", "--window-unit", dest="windows_unit", default=None,
+                        help="the unit of windows written without one, [3] or {0,2} (default: time points, i.e. "
+                             "--unit)")
+    parser.add_argument("--t-format", dest="number_unit", default=None,
+                        help="the unit of numeric timestamps (msec, sec, min, hrs; default: they count time points); "
+                             "date-times are read as such")
+    parser.add_argument("--now-format", default="datetime", choices=("sec", "min", "hrs", "datetime"),
+                        help="@now as seconds, minutes or hours since 1970-01-01, or as a date-time string "
+                             "(default datetime)")
+    parser.add_argument("--complete-windows", action="store_true",
+                        help="'always' does not hold over a window that reaches before the first time point")
+    parser.add_argument("--py-script", action="append", default=[], metavar="A.py[,B.py]",
+                        help="Python scripts defining the external atoms &f(...;...) (repeatable or comma-separated)")
     parser.add_argument("--strategy", default="auto", choices=("auto", "incremental", "restart"),
                         help="how clingo is used (default auto: kept solvers where background facts fix the input "
                              "domain); also decides how the program is cut into stages")
+
+
+def add_graph_argument(parser) -> None:
+    parser.add_argument("--export-graphs", nargs="?", const="graphs", default=None, metavar="DIR",
+                        help="write the stream dependency, component and macro-node graphs as Graphviz files into "
+                             "DIR (default ./graphs), as I-DLV-sr does")
 
 
 def register(subparsers) -> None:
@@ -33,6 +54,7 @@ def register(subparsers) -> None:
     add_topology_arguments(parser, tbox_required=False)
     parser.add_argument("--program", help="I-DLV-sr program (.idlvsr): compile its rules topology instead")
     add_program_arguments(parser)
+    add_graph_argument(parser)
     parser.add_argument("--format", choices=["text", "json", "dot"], default="text", help="output format")
     parser.set_defaults(handler=run)
 
@@ -49,10 +71,26 @@ def consistency_topology(args):
     return tbox, analysis, topology
 
 
+def rules_options(args):
+    """The compile options (``rules.compile.Options``) of the program arguments."""
+    from pathlib import Path
+
+    from srtopo.rules.compile import Options
+    scripts = tuple(str(Path(s).resolve()) for spec in args.py_script for s in spec.split(",") if s.strip())
+    return Options(unit=args.unit, windows_unit=args.windows_unit, number_unit=args.number_unit,
+                   now_format=args.now_format, complete_windows=args.complete_windows, scripts=scripts)
+
+
 def rules_topology(args):
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
-    return compile_program(parse_file(args.program), unit=args.unit, strategy=args.strategy)
+    program = parse_file(args.program)
+    if getattr(args, "export_graphs", None):
+        from srtopo.rules.analysis import analyse
+        from srtopo.rules.graphs import export_graphs
+        for path in export_graphs(analyse(program), args.export_graphs):
+            print(f"srtopo: wrote {path}", file=sys.stderr)
+    return compile_program(program, strategy=args.strategy, options=rules_options(args))
 
 
 def run(args) -> int:

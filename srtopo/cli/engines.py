@@ -42,14 +42,16 @@ def add_engine_arguments(parser) -> None:
         cls.add_arguments(parser)
 
 
-def start(args, window: int | None = None, lateness: int | None = None, echo_every_rejected: bool = False):
+def start(args, window: int | None = None, lateness: int | None = None, echo_every_rejected: bool = False,
+          print_empty: bool = False):
     """(runner, config, sink) for a command's arguments. Rejected records are shown on stderr (the first 20, or
     every one with ``echo_every_rejected``) unless --rejected-out takes them."""
     runner = get_runner(args.engine)
     options = type(runner).options_from_args(args)
     to_stdout = args.out in (None, "", "-")
     config = RunConfig(window=window, lateness=lateness, checkpoint=args.checkpoint,
-                       out=None if to_stdout else args.out, rejected_out=args.rejected_out, options=options)
+                       out=None if to_stdout else args.out, rejected_out=args.rejected_out, options=options,
+                       print_empty=print_empty)
     echo = sys.stderr if echo_every_rejected or not args.rejected_out else None
     sink = JsonLinesSink(sys.stdout if to_stdout else None, echo=echo, flush=to_stdout,
                          echo_limit=10 ** 9 if echo_every_rejected else 20)

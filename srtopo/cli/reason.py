@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from srtopo.cli import engines
-from srtopo.cli.compile import add_program_arguments, rules_topology
+from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_topology
 from srtopo.errors import TopologyError
 from srtopo.topology.sources import AtomLog
 
@@ -13,9 +13,17 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("reason", help="run an I-DLV-sr program over a stream (clingo)",
                                    description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--program", required=True, help="I-DLV-sr program (.idlvsr)")
-    parser.add_argument("--stream", required=True,
+    parser.add_argument("--stream", "--log", dest="stream", default=None,
                         help="I-DLV-sr log or JSON lines: a file, a directory of such files (spark), '-' for stdin "
                              "(local), or tcp://host:port")
+    parser.add_argument("--port-number", "--port", dest="port", type=int, default=None,
+                        help="read the stream from a socket on this port (as I-DLV-sr; same as --stream "
+                             "tcp://HOSTNAME:PORT)")
+    parser.add_argument("--hostname", default="localhost", help="the socket's host with --port-number "
+                                                                  "(default localhost)")
+    parser.add_argument("--print-empty", action="store_true",
+                        help="also print the time points no record reached (their model is evaluated either way: "
+                             "windows count them)")
     parser.add_argument("--also-stream", action="append", default=[], metavar="STREAM",
                         help="another stream, merged with --stream by event time (repeatable)")
     parser.add_argument("--lateness", type=int, default=0,
@@ -27,6 +35,7 @@ def register(subparsers) -> None:
     parser.add_argument("--files-per-batch", type=int, default=None,
                         help="spark: at most this many new files of a directory stream per micro-batch")
     add_program_arguments(parser)
+    add_graph_argument(parser)
     parser.add_argument("--stream-format", default="detect", choices=("detect", "log", "jsonl", "tnt"),
                         help="log lines, JSON lines, timestamped N-Triples, or detect per line (default)")
     parser.add_argument("--explain", action="store_true",
@@ -36,13 +45,18 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.stream is None and args.port is None:
+        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port (or --log FILE, or --port-number N)")
+    if args.stream is None:
+        args.stream = f"tcp://{args.hostname}:{args.port}"
     topology = rules_topology(args)
     if args.explain:
         print(topology.to_text(), file=sys.stderr)
     if args.lateness < 0:
         raise TopologyError(f"--lateness must be >= 0, got {args.lateness}")
     # a log's rejected lines are all shown
-    runner, config, sink = engines.start(args, lateness=args.lateness, echo_every_rejected=True)
+    runner, config, sink = engines.start(args, lateness=args.lateness, echo_every_rejected=True,
+                                         print_empty=args.print_empty)
     sources = [AtomLog(spec, args.stream_format, args.files_per_batch, args.duplicates)
                for spec in [args.stream] + args.also_stream]
     result = runner.run(topology, sources, config, sink)

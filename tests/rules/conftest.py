@@ -15,7 +15,7 @@ import clingo
 import pytest
 from clingo import ast
 
-from srtopo.rules.ir import Program, StreamingLiteral
+from srtopo.rules.ir import NOW_PREDICATE, Program, StreamingLiteral, variables
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 IDLVSR = DATA / "idlvsr"
@@ -48,7 +48,8 @@ def _observed(sl: StreamingLiteral, t: int) -> tuple[str, int]:
     return ("#count{" + "; ".join(elems) + "}" if elems else "#count{}"), len(elems)
 
 
-def _streaming(sl: StreamingLiteral, t: int) -> list[str]:
+def _streaming(sl: StreamingLiteral, t: int, free: bool) -> list[str]:
+    """``free``: the atom has variables no other positive literal of the rule binds."""
     agg, k = _observed(sl, t)
     if sl.op == "at_least":
         cond = f"{agg} >= {sl.count}"
@@ -60,34 +61,65 @@ def _streaming(sl: StreamingLiteral, t: int) -> list[str]:
         cond = f"{sl.count} = {agg}"
     else:
         cond = f"{agg} = {sl.count}"
+    guard = [f"{sl.count} >= 1"] if isinstance(sl.count, str) else []
     if sl.negated:
-        return [f"not {cond}"]
-    if sl.op == "at_most":        # a negative literal: its variables are bound elsewhere
-        return [cond]
-    out = [f"dom({sl.atom})", cond]
-    if isinstance(sl.count, str):
-        out.append(f"{sl.count} >= 1")
+        return ([f"dom({sl.atom})"] if sl.op == "at_most" else []) + [f"not {cond}"] + guard
+    if sl.op == "at_most" and not free:       # count 0 included: the atom is bound elsewhere
+        return [cond] + guard
+    out = [f"dom({sl.atom})", cond] + guard
+    if sl.op == "at_most":                    # binds its atom: an atom its window observes
+        out.append(f"{agg} >= 1")
     return out
 
 
-def oracle(program: Program, timeline: list[list[clingo.Symbol]]) -> list[frozenset]:
-    """Streaming model at every time point, from one unrolled ASP program."""
+def _free(rule, sl: StreamingLiteral) -> bool:
+    bound = set()
+    for item in rule.body:
+        if item is sl:
+            continue
+        if isinstance(item, StreamingLiteral):
+            if not item.negated and item.op != "at_most":
+                bound |= variables(item.atom)
+        elif (item.ast.ast_type == ast.ASTType.Literal and item.ast.sign == ast.Sign.NoSign
+              and item.ast.atom.ast_type == ast.ASTType.SymbolicAtom):
+            bound |= variables(item.ast)
+    for _ in range(3):          # V = expr binds V once expr is bound
+        for item in rule.body:
+            atom = getattr(getattr(item, "ast", None), "atom", None)
+            if atom is not None and atom.ast_type == ast.ASTType.Comparison and len(atom.guards) == 1 \
+                    and atom.term.ast_type == ast.ASTType.Variable and variables(atom.guards[0].term) <= bound:
+                bound.add(atom.term.name)
+    return not variables(sl.atom) <= bound
+
+
+def oracle(program: Program, timeline: list[list[clingo.Symbol]], now=None, periods=(), context=None) -> list[frozenset]:
+    """Streaming model at every time point, from one unrolled ASP program. ``now(t)``: the value of @now at t;
+    ``periods``: the #trigger_frequency periods in time points, in order of appearance; ``context``: the
+    functions of external atoms (the engine's own, ``rules.externals``)."""
     lines = ["dom(A) :- m(_, A).", "m(T, A) :- s(T, A)."]
+    triggers = []
+    for rule in program.rules:
+        if rule.trigger is not None and rule.trigger not in triggers:
+            triggers.append(rule.trigger)
     for t, atoms in enumerate(timeline):
         lines += [f"s({t}, {a})." for a in atoms]
         lines += [f"s({t}, {f.symbol})." for f in program.facts]
+        if now is not None:
+            lines.append(f"s({t}, {NOW_PREDICATE}({now(t)})).")
         for rule in program.rules:
+            if rule.trigger is not None and t % periods[triggers.index(rule.trigger)] != 0:
+                continue
             head = f"{'m' if rule.temp else 's'}({t}, {rule.head.atom.symbol})"
             body = []
             for item in rule.body:
                 if isinstance(item, StreamingLiteral):
-                    body += _streaming(item, t)
+                    body += _streaming(item, t, _free(rule, item))
                 else:
                     body.append(str(_ToTime(t)(item.ast)))
             lines.append(f"{head} :- {'; '.join(body)}." if body else f"{head}.")
     ctl = clingo.Control(["--warn=none", "0"])
     ctl.add("base", [], "\n".join(lines) + "\n#show m/2.")
-    ctl.ground([("base", [])])
+    ctl.ground([("base", [])], context=context)
     models = []
     with ctl.solve(yield_=True) as handle:
         for model in handle:
@@ -95,7 +127,8 @@ def oracle(program: Program, timeline: list[list[clingo.Symbol]]) -> list[frozen
     assert len(models) == 1, f"oracle program has {len(models)} answer sets"
     out = [set() for _ in timeline]
     for sym in models[0]:
-        out[sym.arguments[0].number].add(sym.arguments[1])
+        if sym.arguments[1].name != NOW_PREDICATE:
+            out[sym.arguments[0].number].add(sym.arguments[1])
     return [frozenset(s) for s in out]
 
 

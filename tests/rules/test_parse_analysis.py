@@ -5,11 +5,12 @@ import pytest
 
 from srtopo.errors import ProgramError
 from srtopo.rules.analysis import analyse
-from srtopo.rules.ir import StreamingLiteral
+from srtopo.rules.ir import ExternalLiteral, StreamingLiteral
 from srtopo.rules.parse import parse_file, parse_program
 
 SUPPORTED = ["example3", "example4", "example5", "at_least", "at_most", "count", "carPassing",
-             "coolingSystem", "recursive_in", "recursive_always", "UTrafficMonitoring", "PV-system"]
+             "coolingSystem", "recursive_in", "recursive_always", "UTrafficMonitoring", "PV-system", "now_example",
+             "exe_trigger", "external_atoms"]
 
 
 @pytest.mark.parametrize("name", SUPPORTED)
@@ -19,14 +20,43 @@ def test_corpus_programs_parse_and_analyse(examples_dir, name):
     assert program.rules
 
 
-@pytest.mark.parametrize("name, construct, line", [
-    ("now_example", "@now", 2), ("exe_trigger", "#trigger_frequency", 1), ("external_atoms", "&sub", 1)])
-def test_extensions_are_reported_as_unsupported(examples_dir, name, construct, line):
-    path = examples_dir / "programs" / f"{name}.idlvsr"
-    with pytest.raises(ProgramError) as info:
-        parse_file(path)
-    assert str(info.value).startswith("unsupported: ")
-    assert construct in str(info.value) and f"{path}:{line}" in str(info.value)
+def test_extensions_parse_into_the_ir(examples_dir):
+    now = parse_file(examples_dir / "programs" / "now_example.idlvsr")
+    assert str(now.rules[0]) == "a(X,_NW) :- b(X) at most X in [2 sec], not c(X), __sr_now(_NW)."
+    assert now.rules[0].text.startswith("a(X,@now)")            # messages quote the program as written
+    trigger = parse_file(examples_dir / "programs" / "exe_trigger.idlvsr")
+    assert (trigger.rules[0].trigger.size, trigger.rules[0].trigger.unit) == (4, "sec")
+    assert trigger.rules[1].trigger is None
+    external = parse_file(examples_dir / "programs" / "external_atoms.idlvsr")
+    lit = external.rules[0].body[2]
+    assert isinstance(lit, ExternalLiteral) and str(lit) == "&sub(J,Y;X)" and str(lit.ast) == "X = @__sr_x_1_sub(J,Y)"
+    analyse(external)
+
+
+def test_external_atom_forms_and_safety():
+    program = parse_program("a :- b(X), not &f(X;).\nc(U,V) :- b(X), &g(X,1;U,V).\nd(Y) :- b(X), &h(;Y).\n")
+    assert [str(b.ast) for r in program.rules for b in r.body if isinstance(b, ExternalLiteral)] == [
+        "not 1 = @__sr_x_0_f(X)", "(U,V) = @__sr_x_2_g(X,1)", "Y = @__sr_x_1_h"]
+    analyse(program)
+    with pytest.raises(ProgramError, match=r"unsafe: variable X \(in the input terms of '&f\(X;Y\)'\)"):
+        analyse(parse_program("a(Y) :- &f(X;Y).\n"))
+    with pytest.raises(ProgramError, match="external atom inside"):
+        parse_program("a :- #count{X: b(X), &f(X;)} > 1.\n")
+    with pytest.raises(ProgramError, match="cannot be a rule head"):
+        parse_program("&f(1;) :- a.\n")
+
+
+def test_rule_directives_and_variable_counting_terms():
+    program = parse_program("#trigger_frequency(10 min) w(L) :- #max{X: m(X)} = L.\n"
+                            "#temp #trigger_frequency(2) v :- a at least N in [3], n(N).\n")
+    assert program.rules[0].trigger.unit == "min" and program.rules[1].temp and program.rules[1].trigger.size == 2
+    analyse(program)
+    with pytest.raises(ProgramError, match="counting term"):
+        analyse(parse_program("v :- a at least N in [3].\n"))
+    with pytest.raises(ProgramError, match="malformed #trigger_frequency"):
+        parse_program("#trigger_frequency(0 sec) v :- a.\n")
+    with pytest.raises(ProgramError, match="unsupported: directive #const"):
+        parse_program("#const n = 3.\n")
 
 
 def test_streaming_literal_forms():
@@ -67,8 +97,10 @@ def test_unsafe_rule_is_rejected_naming_rule_and_variable():
     assert "a(X) :- b(Y)." in str(info.value) and "X" in str(info.value) and info.value.line == 1
     with pytest.raises(ProgramError, match="unsafe"):
         analyse(parse_program("a(X) :- c(Y), not b(X) in [2]."))
+    # the I-DLV-sr README: a positive 'at most' binds its atom's variables (to the atoms its window observes)
+    analyse(parse_program("a(X) :- c(Y), b(X) at most 2 in [2]."))
     with pytest.raises(ProgramError, match="unsafe"):
-        analyse(parse_program("a(X) :- c(Y), b(X) at most 2 in [2]."))     # at most is negative
+        analyse(parse_program("a(X) :- c(Y), not b(X) at least 2 in [2]."))
     analyse(parse_program("b(Y) :- a(X), Y = X+1, Y < 3.\ntot(T) :- #sum{N: c(N)} = T."))  # ASP-Core-2 bindings
 
 

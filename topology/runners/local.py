@@ -384,14 +384,25 @@ class LocalRunner:
         reasoner = Reasoner(topology, strategy=options.strategy)
         counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
         batches = []
-        for time, stamp, atoms in timeline_points(sources, topology.source.unit, sink, counters, config.lateness):
+        source = topology.source
+        for point in timeline_points(sources, source.unit, sink, counters, config.lateness, source.number_unit):
             started = _time.perf_counter()
-            result = reasoner.step(atoms)
+            if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.advance)
+                shown = 0
+                for result in reasoner.advance(point.last, every=config.print_empty):
+                    sink.emit(Model(result.time, tuple(reasoner.shown(result)), None))
+                    shown += 1
+                counters.outputs += shown
+                batches.append(BatchMetrics(point.time, 0, _time.perf_counter() - started, shown))
+                continue
+            if reasoner.clock is not None and point.time == 0:
+                reasoner.clock.set_origin_text(point.stamp)
+            result = reasoner.step(point.atoms)
             seconds = _time.perf_counter() - started      # the evaluation; building the output is not timed
-            sink.emit(Model(time, tuple(reasoner.shown(result)), stamp))
-            counters.records += len(atoms)
+            sink.emit(Model(point.time, tuple(reasoner.shown(result)), point.stamp))
+            counters.records += len(point.atoms)
             counters.outputs += 1
-            batches.append(BatchMetrics(time, len(atoms), seconds, 1))
+            batches.append(BatchMetrics(point.time, len(point.atoms), seconds, 1))
         for stage_counters, stats in zip(counters.stages, reasoner.stage_stats()):
             for key, value in stats.items():
                 setattr(stage_counters, key, value)

@@ -26,13 +26,16 @@ class RunConfig:
     (None: unbounded, exact on any input order); checkpoint: where a runner keeps its state (exactly-once
     across restarts where the runner offers it); out / rejected_out: where the runner writes outputs and
     rejected records in its own durable form (the local runner: JSON-lines files; Spark: directories of
-    per-batch files); options: the runner's own frozen options (e.g. ``SparkOptions``)."""
+    per-batch files); options: the runner's own frozen options (e.g. ``SparkOptions``); print_empty: a rules
+    run outputs every time point (True) or only those some record reached (False: ``srtopo reason`` without
+    ``--print-empty``; empty time points are evaluated either way, and long empty stretches cost nothing)."""
     window: int | None = None
     lateness: int | None = None
     checkpoint: str | None = None
     out: str | None = None
     rejected_out: str | None = None
     options: Any = None
+    print_empty: bool = True
 
     def __post_init__(self):
         if self.window is not None and (not isinstance(self.window, int) or self.window < 0):
