@@ -97,9 +97,10 @@ class ExternalFunctions:
                 result = python(*values)
             except Exception as error:      # the user's code: whatever it raises is reported, located
                 raise fail(values, f"raised {type(error).__name__}: {error}") from None
+            if not outputs:          # 0 when false, so that 'not &f(...;)' holds (an empty answer would drop the rule)
+                return Number(1 if _truth(result, lambda problem: fail(values, problem)) else 0)
             answers = result if isinstance(result, list) else [result]
-            return [_answer(answer, outputs, lambda problem: fail(values, problem)) for answer in answers
-                    if outputs or _truth(answer, lambda problem: fail(values, problem))]
+            return [_answer(answer, outputs, lambda problem: fail(values, problem)) for answer in answers]
         return call
 
 
@@ -111,8 +112,6 @@ def _truth(answer, fail) -> bool:
 
 
 def _answer(answer, outputs: int, fail) -> Symbol:
-    if outputs == 0:
-        return Number(1)
     if outputs == 1:
         return _symbol(answer, fail)
     if not isinstance(answer, tuple) or len(answer) != outputs:

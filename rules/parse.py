@@ -438,8 +438,8 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, trigger, rule_ast, s
         for atom in symbolic_atoms(lit):
             _check_atom_term(src, atom.symbol, start)
         body.append(PlainLiteral(lit))
-    if NOW_VARIABLE in variables(rule_ast) or any(NOW_VARIABLE in variables(b.atom) for b in body
-                                                  if isinstance(b, StreamingLiteral)):
+    if NOW_VARIABLE in variables(rule_ast) or any(
+            NOW_VARIABLE in variables(b.atom if isinstance(b, StreamingLiteral) else b.ast) for b in body):
         where = head.location
         now = ast.SymbolicAtom(ast.Function(where, NOW_PREDICATE, [ast.Variable(where, NOW_VARIABLE)], 0))
         body.append(PlainLiteral(ast.Literal(where, ast.Sign.NoSign, now)))

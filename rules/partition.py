@@ -19,7 +19,7 @@ from clingo import parse_term
 
 from srtopo.rules.evaluate import Reasoner, signature
 from srtopo.rules.stream import atom_fields
-from srtopo.topology.ir import AtomSource, Topology
+from srtopo.topology.ir import Topology
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
 CURRENT, HISTORY, TICK = "c", "h", "t"
@@ -39,7 +39,7 @@ def segment_topology(topology: Topology, indices) -> Topology:
     for stage in stages:
         read |= set(stage.inputs) | {w.observed for w in stage.windows}
     background = tuple(f for f in topology.source.background if fact_signature(f) in read)
-    return replace(topology, stages=stages, source=AtomSource(topology.source.unit, background), notes=None)
+    return replace(topology, stages=stages, source=replace(topology.source, background=background), notes=None)
 
 
 def merged_positions(stages) -> dict | None:
@@ -76,7 +76,7 @@ class PartitionEvaluator:
                 if position is not None and key_partition(str(symbol.arguments[position]), partitions) != part:
                     continue
             facts.append(text)
-        self.topology = replace(topology, source=AtomSource(topology.source.unit, tuple(facts)))
+        self.topology = replace(topology, source=replace(topology.source, background=tuple(facts)))
         self.reasoner = Reasoner(self.topology, strategy=strategy)
         self.heads = tuple(signature(h) for stage in topology.stages for h in stage.heads)
         self.observed = frozenset(signature(w.observed) for stage in topology.stages for w in stage.windows)
@@ -85,11 +85,14 @@ class PartitionEvaluator:
         # function, so a worker that has not simply parses everything)
         self._parsed: dict = {}
 
-    def run(self, lo: int, hi: int, rows, with_args=None) -> list[tuple]:
+    def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
         texts]) of every atom of the stage's heads at time points lo..hi. ``with_args``: the predicates ("p/n")
-        whose argument texts a later reader needs (to route them by key); the others get None (None: all)."""
+        whose argument texts a later reader needs (to route them by key); the others get None (None: all).
+        ``clock_origin``: time point 0's timestamp (kind, value) for @now (``rules.clock.Clock.set_origin``)."""
         reasoner = self.reasoner
+        if reasoner.clock is not None and clock_origin is not None:
+            reasoner.clock.set_origin(*clock_origin)
         current: dict[int, list] = {}
         persistent: dict[int, set] = {}
         history: dict[int, dict] = {}

@@ -11,6 +11,9 @@ class SrtopoError(Exception):
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
                  col: int | None = None, hint: str | None = None):
+        if isinstance(message, SrtopoError):
+            # clingo re-raises an error from a Python callback (an external atom) as type(error)(error)
+            message, file, line, col, hint = message.message, message.file, message.line, message.col, message.hint
         self.message = message
         self.file = file
         self.line = line

@@ -318,7 +318,12 @@ class SparkRunner:
             sources = [AtomLog(s.path, "detect", 1) if isinstance(s, TntFiles) else s for s in sources]
         if topology.kind == "rules":
             from srtopo.topology.spark.rules import RulesJob
-            job = RulesJob(spark, topology, lateness, len(sources), self.rule_partitions(options))
+            if topology.source.externals:     # a missing script or function is reported here, not by a task
+                from srtopo.rules.externals import ExternalFunctions
+                ExternalFunctions(topology.source.scripts, dict(topology.source.externals)).check(
+                    f for f, _where in topology.source.externals)
+            job = RulesJob(spark, topology, lateness, len(sources), self.rule_partitions(options),
+                           print_empty=config.print_empty)
         else:
             job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time as _time
+from fractions import Fraction
 
 from srtopo.rules.ir import UNIT_SECONDS
 from srtopo.rules.partition import CURRENT, HISTORY, TICK, fact_signature, merged_positions, segment_topology
@@ -86,9 +87,14 @@ def _in(column: str, values) -> str:
 
 class RulesJob(MicroBatchJob):
     def __init__(self, spark, topology: Topology, lateness: int | None, n_sources: int, partitions: int,
-                 strategy: str = "auto", history: int = 10000):
+                 strategy: str = "auto", history: int = 10000, print_empty: bool = True):
         super().__init__(spark, history)
         self.topology = topology
+        self.print_empty = print_empty
+        number_unit = topology.source.number_unit
+        #: numeric timestamps: time points per number unit as a fraction (None: a number counts time points)
+        self.number_scale = None if number_unit is None else \
+            Fraction(UNIT_SECONDS[number_unit]) / Fraction(UNIT_SECONDS[topology.source.unit])
         self.lateness = lateness
         self.n_sources = max(1, n_sources)
         self.partitions = max(1, int(partitions))
@@ -197,7 +203,7 @@ class RulesJob(MicroBatchJob):
                 spark.sql(f"SELECT time, a.sig AS sig, a.atom AS atom, a.args AS args, src, file, line, stamp "
                           f"FROM {n['acc']} LATERAL VIEW OUTER explode(atoms) e AS a WHERE reason IS NULL "
                           f"UNION ALL SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
-                model, derived, metrics = self._evaluate(spark, closed + 1, hi)
+                model, derived, metrics = self._evaluate(spark, closed + 1, hi, self._clock_origin(origin))
                 evaluated = _time.perf_counter()
                 parts = [f"SELECT 'pending' AS kind, time, sig, atom, args, src, file, line, stamp, "
                          f"CAST(NULL AS ARRAY<STRING>) AS atoms, CAST(NULL AS STRING) AS raw, "
@@ -265,7 +271,11 @@ class RulesJob(MicroBatchJob):
             okind, oval = "CAST(NULL AS STRING)", "CAST(NULL AS BIGINT)"
         u = self.unit
         delta = "(sval - okind_val)"
-        time = (f"CASE WHEN skind = {q(GIVEN)} THEN sval WHEN skind = {q(NUMBER)} THEN {delta} "
+        number = delta
+        if self.number_scale is not None:     # floor(delta * a / b): --t-format numbers in time points
+            a, b = self.number_scale.numerator, self.number_scale.denominator
+            number = f"floor(({delta} * {a}) / {b})" if b != 1 else f"({delta} * {a})"
+        time = (f"CASE WHEN skind = {q(GIVEN)} THEN sval WHEN skind = {q(NUMBER)} THEN CAST({number} AS BIGINT) "
                 f"WHEN {delta} >= 0 THEN {delta} DIV {u} ELSE -((-{delta} + {u - 1}) DIV {u}) END")
         kinds = ("n", "d", "z")
         mismatch = "CASE " + " ".join(
@@ -290,7 +300,12 @@ class RulesJob(MicroBatchJob):
                          for sig, pos in sorted(positions.items()))
         return f"CAST(CASE sig {cases} END AS INT)"
 
-    def _evaluate(self, spark, lo: int, hi: int):
+    @staticmethod
+    def _clock_origin(origin: dict):
+        """Time point 0's timestamp for @now: the first source's (kind, value) as ``rules.clock`` reads it."""
+        return tuple(origin[min(origin)]) if origin else None
+
+    def _evaluate(self, spark, lo: int, hi: int, clock_origin=None):
         """Evaluate time points lo..hi through the stage chain: (model frame, derived frames, metrics frame), all
         lazy: the one action that uses them (the store write) runs the chain; (None, [], None) when there is
         nothing to evaluate.
@@ -333,7 +348,7 @@ class RulesJob(MicroBatchJob):
             with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in self.reads[j]) \
                 | frozenset(self.observed_all)
             task = _stage_task((self.uid, k), self._stage_values()[k], lo, hi, self.partitions, self.strategy,
-                               with_args)
+                               with_args, clock_origin)
             out = grouped.groupBy("rep").applyInPandas(task, DERIVED_COLUMNS).persist()
             self._persisted.append(out)
             metrics.append(out.where("sig IS NULL").selectExpr(f"{k} AS segment", "args"))
@@ -361,13 +376,17 @@ class RulesJob(MicroBatchJob):
             atom = "atom" if self.shows is None else f"CASE WHEN {_in('sig', self.shows)} THEN atom END AS atom"
             atoms = atoms.unionByName(d.selectExpr("time", atom))
         atoms.createOrReplaceTempView(n["times"] + "_a")
-        # one aggregation (one shuffle): every time point has a row (empty ones too), its atoms, its first stamp
+        # one aggregation (one shuffle): every time point has a row (empty ones too), its atoms, its first stamp;
+        # without print_empty only the time points some record reached (a row of the batch's records) are kept
+        keep = "" if self.print_empty else " HAVING max(recorded)"
         return spark.sql(
             f"SELECT time, sort_array(collect_set(atom)) AS atoms, min_by(stamp, skey) AS timestamp FROM ("
             f"SELECT time, atom, CAST(NULL AS STRING) AS stamp, CAST(NULL AS STRUCT<src: INT, file: STRING, "
-            f"line: BIGINT>) AS skey FROM {n['times']}_a UNION ALL SELECT time, NULL, NULL, NULL FROM {n['times']} "
-            f"UNION ALL SELECT time, NULL, stamp, struct(src, file, line) FROM {cur} WHERE stamp IS NOT NULL) "
-            f"GROUP BY time")
+            f"line: BIGINT>) AS skey, false AS recorded FROM {n['times']}_a "
+            f"UNION ALL SELECT time, NULL, NULL, NULL, false FROM {n['times']} "
+            f"UNION ALL SELECT time, NULL, stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, file, line) END, true "
+            f"FROM {cur}) "
+            f"GROUP BY time{keep}")
 
     def _history_sql(self, lo: int, hi: int, derived: list) -> str:
         """History rows of the next entry: persistent atoms of observed predicates at the last max-window points."""
@@ -400,8 +419,9 @@ class RulesJob(MicroBatchJob):
         self._views(spark, last)
         n = self.names
         spark.sql(f"SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
+        origin = {int(k): v for k, v in meta["origin"].items()}
         with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-            model, _derived, _metrics = self._evaluate(spark, closed + 1, hi)
+            model, _derived, _metrics = self._evaluate(spark, closed + 1, hi, self._clock_origin(origin))
             # cached: the sink writes the model after this returns (``finish`` releases the caches)
             model = model.persist()
             self._persisted.append(model)
@@ -445,7 +465,8 @@ def _joins(topology: Topology, segment: list[int], stage) -> bool:
     return all(p in merged for p in set(stage.inputs) | {w.observed for w in stage.windows} if p in derived)
 
 
-def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str, with_args=None):
+def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str, with_args=None,
+                clock_origin=None):
     """The function each partition of a stage runs (in an executor's Python worker)."""
     def task(pdf):
         import pandas as pd
@@ -454,7 +475,7 @@ def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, stra
         part = int(pdf["part"].iloc[0])
         ev = evaluator(key + (part, partitions), stage_value.value, part, partitions, strategy)
         rows = zip(pdf["kind"], pdf["time"], pdf["atom"], pdf["persistent"])
-        out = ev.run(lo, hi, rows, with_args)
+        out = ev.run(lo, hi, rows, with_args, clock_origin)
         records_in = int((pdf["kind"] == CURRENT).sum())
         out.append((-1, None, None, False, [str(records_in), str(len(out))]))     # the metrics row
         return pd.DataFrame(out, columns=["time", "sig", "atom", "persistent", "args"])

@@ -1,0 +1,193 @@
+"""Run every I-DLV-sr program of the third-party I-DLV-sr corpus (the I-DLV-sr repository's examples and its
+ICLP 2021 and RuleML+RR 2022 experiments) with ``srtopo reason`` over its log, and compile the programs that have
+no log, to see which programs of the corpus the local engine runs.
+
+    python -m srtopo.experiments.run_idlvsr_corpus                     # everything, 600 s per program
+    python -m srtopo.experiments.run_idlvsr_corpus --list              # only print the program/log pairing
+    python -m srtopo.experiments.run_idlvsr_corpus --only CityBench --timeout 60
+
+Pairing is read from the folder layout: a program in ``B/<folder>/P.idlvsr`` goes with the logs of ``B/Log``
+(or ``B/logs``) and the Python scripts of ``B/Script`` (or ``B/external_definition``). Where some program of a
+folder matches a log (script) by name - the same stem, else a unique prefix - the pairing is by name and a program
+without a match gets none; otherwise each program goes with every log (script) there. A program without a log is
+only compiled. Only ``.idlvsr`` programs are considered (the Distributed-SR ``.lars`` encodings are not ours).
+
+Each run happens in a fresh temporary working directory; a script's relative path literal ending in
+``/BK/<file>`` whose tail ``<folder>/BK/<file>`` exists in the corpus gets a symlink there to the real folder, so
+the script finds its background files. Results: ``results/idlvsr_corpus.json`` (per program: outcome, exit status,
+seconds, time points output, command) and a Markdown table on stdout; the exit status is 0 only if all ran ok.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr"
+OUT = Path(__file__).resolve().parent / "results" / "idlvsr_corpus.json"
+LOG_DIRS = ("Log", "Logs", "log", "logs")
+SCRIPT_DIRS = ("Script", "Scripts", "external_definition")
+# @now compared with Unix epoch seconds by the program or its script
+NOW_SEC = re.compile(r"CityBench/Q[45]_")
+BK_LITERAL = re.compile(r"""["']([^"'\s/][^"'\s]*/BK/[^"'\s/]+)["']""")
+
+
+@dataclass
+class Job:
+    program: Path
+    log: Path | None
+    scripts: list[Path] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    links: dict[str, Path] = field(default_factory=dict)   # path in the working directory -> corpus folder
+
+
+def by_name(stem: str, files: list[Path]) -> Path | None:
+    exact = [f for f in files if f.stem == stem]
+    if exact:
+        return exact[0]
+    prefix = [f for f in files if f.stem.startswith(stem) or stem.startswith(f.stem)]
+    return prefix[0] if len(prefix) == 1 else None
+
+
+def pair(programs: list[Path], files: list[Path]) -> dict[Path, list[Path]]:
+    named = {p: by_name(p.stem, files) for p in programs}
+    if any(named.values()):
+        return {p: [f] if f else [] for p, f in named.items()}
+    return {p: list(files) for p in programs}
+
+
+def sibling_files(folder: Path, names: tuple[str, ...], pattern: str) -> list[Path]:
+    return sorted(f for name in names if (folder.parent / name).is_dir() for f in (folder.parent / name).glob(pattern))
+
+
+def bk_links(scripts: list[Path], data: Path) -> dict[str, Path]:
+    links = {}
+    for script in scripts:
+        for literal in BK_LITERAL.findall(script.read_text(encoding="utf-8", errors="replace")):
+            parts = literal.split("/")
+            at = len(parts) - 2                                   # parts[at] == "BK"
+            if at < 1:
+                continue
+            tail = "/".join(parts[at - 1:])
+            found = [f for f in data.rglob(parts[-1]) if f.as_posix().endswith("/" + tail)]
+            if found:
+                links["/".join(parts[:at])] = found[0].parents[1]
+    return links
+
+
+def discover(data: Path) -> list[Job]:
+    folders: dict[Path, list[Path]] = {}
+    for program in sorted(data.rglob("*.idlvsr")):
+        folders.setdefault(program.parent, []).append(program)
+    jobs = []
+    for folder, programs in folders.items():
+        logs = pair(programs, sibling_files(folder, LOG_DIRS, "*.log"))
+        scripts = pair(programs, sibling_files(folder, SCRIPT_DIRS, "*.py"))
+        for program in programs:
+            flags = []
+            if scripts[program]:
+                flags += ["--py-script", ",".join(str(s) for s in scripts[program])]
+            if NOW_SEC.search(program.relative_to(data).as_posix()):
+                flags += ["--now-format", "sec"]
+            links = bk_links(scripts[program], data)
+            for log in logs[program] or [None]:
+                jobs.append(Job(program, log, scripts[program], flags, links))
+    return jobs
+
+
+def first_error(stderr: str, status: int) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return f"exit status {status}"
+    return lines[-1] if lines[0].startswith(("Traceback", "usage:")) else lines[0]   # the message is last
+
+
+def run(job: Job, timeout: float) -> dict:
+    srtopo = [sys.executable, "-m", "srtopo"]
+    if job.log is None:
+        command = srtopo + ["compile", "--program", str(job.program)]
+    else:
+        command = srtopo + ["reason", "--program", str(job.program), "--stream", str(job.log),
+                            "--out", "out.jsonl", *job.flags]
+    with tempfile.TemporaryDirectory(prefix="idlvsr-corpus-") as tmp:
+        for name, target in job.links.items():
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / name).symlink_to(target, target_is_directory=True)
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=tmp, env=dict(os.environ), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+            outcome = "ok" if proc.returncode == 0 else "error: " + first_error(stderr, proc.returncode)
+        except subprocess.TimeoutExpired:
+            outcome = "timeout"
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+        seconds = time.perf_counter() - started
+        out = Path(tmp) / "out.jsonl"
+        outputs = None if job.log is None else (sum(1 for _ in out.open("rb")) if out.exists() else 0)
+    row = {"kind": "compile" if job.log is None else "reason", "outcome": outcome, "status": proc.returncode,
+           "seconds": round(seconds, 3), "outputs": outputs, "command": shlex.join(command)}
+    if job.links:
+        row["links"] = {name: str(target) for name, target in job.links.items()}
+    return row
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA, help=f"the corpus (default {DATA})")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per program (default 600)")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"JSON results (default {OUT})")
+    parser.add_argument("--only", default="", help="only programs (or logs) whose path contains this")
+    parser.add_argument("--list", action="store_true", help="print the program/log pairing and stop")
+    args = parser.parse_args(argv)
+    data = args.data.resolve()
+    if not data.is_dir():
+        print(f"{data}: no such directory (the I-DLV-sr corpus)", file=sys.stderr)
+        return 2
+    jobs = [j for j in discover(data) if args.only in str(j.program.relative_to(data))
+            or (j.log is not None and args.only in str(j.log.relative_to(data)))]
+    if args.list:
+        for j in jobs:
+            log = j.log.relative_to(data) if j.log else "(no log: compile)"
+            print(f"{j.program.relative_to(data)}  <-  {log}  {shlex.join(j.flags)}".rstrip())
+            for name, target in j.links.items():
+                print(f"    link {name} -> {target.relative_to(data)}")
+        reason = sum(1 for j in jobs if j.log)
+        print(f"{len(jobs)} jobs: {reason} reason, {len(jobs) - reason} compile")
+        return 0
+    from tqdm import tqdm
+    rows = []
+    bar = tqdm(jobs, file=sys.stderr, dynamic_ncols=True, desc="I-DLV-sr corpus")
+    for job in bar:
+        bar.set_postfix_str(job.program.name)
+        rows.append({"program": str(job.program.relative_to(data)),
+                     "log": str(job.log.relative_to(data)) if job.log else None, **run(job, args.timeout)})
+    ok = sum(1 for r in rows if r["outcome"] == "ok")
+    summary = {"ok": ok, "failed": len(rows) - ok, "total": len(rows)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as handle:
+        json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "data": str(data), "timeout": args.timeout,
+                   "results": rows, "summary": summary}, handle, indent=1)
+    print("| program | log | outcome | seconds | time points |\n|---|---|---|---:|---:|")
+    for r in rows:
+        cells = [r["program"], r["log"] or "-", r["outcome"], f"{r['seconds']:.2f}",
+                 "-" if r["outputs"] is None else str(r["outputs"])]
+        print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    print(f"\n{ok} of {len(rows)} ran")
+    return 0 if ok == len(rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
