@@ -132,7 +132,8 @@ def test_cli_respects_show_and_reports_program_errors(tmp_path, capsys):
         in capsys.readouterr().err
 
 
-def test_cli_reads_a_socket(tmp_path, capsys):
+@pytest.mark.parametrize("spelling", ["tcp", "idlvsr"])
+def test_cli_reads_a_socket(tmp_path, capsys, spelling):
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -147,7 +148,9 @@ def test_cli_reads_a_socket(tmp_path, capsys):
     threading.Thread(target=serve, daemon=True).start()
     prog = tmp_path / "p.idlvsr"
     prog.write_text("d(X) :- b(X) in [1].\n")
-    assert main(["reason", "--program", str(prog), "--stream", f"tcp://127.0.0.1:{port}"]) == 0
+    where = ["--stream", f"tcp://127.0.0.1:{port}"] if spelling == "tcp" else \
+        ["--hostname=127.0.0.1", f"--port-number={port}"]          # I-DLV-sr's socket options
+    assert main(["reason", "--program", str(prog), *where]) == 0
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [o["atoms"] for o in out] == [["b(1)", "d(1)"], ["b(2)", "d(1)", "d(2)"]]
 
