@@ -264,8 +264,8 @@ def _simple_fact(stmt: list[Tok]):
 
 
 def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: dict, externals: dict):
-    """Copy the statement into ``chars`` with #temp / #trigger_frequency blanked and streaming literals and
-    external atoms as placeholders; returns (temp, trigger window or None)."""
+    """Copy the statement after its #temp / #trigger_frequency into ``chars`` (blank elsewhere), with streaming
+    literals and external atoms as placeholders; returns (temp, trigger window or None)."""
     start = stmt[0].start
     for tok in stmt:
         if tok.kind == "at":
@@ -278,17 +278,13 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
         directive = toks[0]
         if directive.text == "#temp" and not temp:
             temp = True
-            blank_end = directive.end
             toks = toks[1:]
         elif directive.text == "#trigger_frequency" and trigger is None:
-            trigger, rest = _frequency(src, toks)
-            blank_end = rest[0].start if rest else directive.end
-            toks = rest
+            trigger, toks = _frequency(src, toks)
         elif directive.text in _RULE_DIRECTIVES:
             raise src.error(f"{directive.text} given twice", directive.start)
         else:
             raise src.unsupported(f"directive {directive.text}", directive.start)
-        chars[directive.start:blank_end] = ["\n" if c == "\n" else " " for c in src.text[directive.start:blank_end]]
     for tok in toks:
         if tok.kind == "directive" and tok.text in _RULE_DIRECTIVES:
             raise src.unsupported(tok.text + " inside a rule", tok.start)
@@ -344,16 +340,21 @@ def _frequency(src: _Source, toks: list[Tok]):
         while i < len(toks) and toks[i].text != ")":
             inner.append(toks[i])
             i += 1
-    if i >= len(toks) or not inner or len(inner) > 2 or inner[0].kind != "number" or int(inner[0].text) < 1:
+    if i >= len(toks) or len(inner) not in (1, 2) or inner[0].kind != "number" or int(inner[0].text) < 1:
         raise src.error("malformed #trigger_frequency", directive.start,
                         hint="write #trigger_frequency(f unit) with a positive integer f, e.g. (4 sec)")
+    return _sized(src, inner, "#trigger_frequency"), toks[i + 1:]
+
+
+def _sized(src: _Source, inner: list[Tok], what: str) -> Window:
+    """``w [unit]`` (a number, then maybe a unit) of a window or a frequency."""
     unit = None
     if len(inner) == 2:
         unit = inner[1].text
         if unit not in UNIT_SECONDS:
-            raise src.error(f"unknown time unit '{unit}' in #trigger_frequency", inner[1].start,
+            raise src.error(f"unknown time unit '{unit}' in {what}", inner[1].start,
                             hint="use " + ", ".join(sorted(UNIT_SECONDS)))
-    return Window(size=int(inner[0].text), unit=unit), toks[i + 1:]
+    return Window(size=int(inner[0].text), unit=unit)
 
 
 def _external_literal(src: _Source, lit: list[Tok], chars: list[str], externals: dict) -> None:
@@ -530,13 +531,7 @@ def _window(src: _Source, toks: list[Tok], in_tok: Tok) -> Window:
     if len(texts) >= 3 and texts[0] == "[" and texts[-1] == "]":
         inner = toks[1:-1]
         if len(inner) in (1, 2) and inner[0].kind == "number":
-            unit = None
-            if len(inner) == 2:
-                unit = inner[1].text
-                if unit not in UNIT_SECONDS:
-                    raise src.error(f"unknown time unit '{unit}' in window", inner[1].start,
-                                    hint="use " + ", ".join(sorted(UNIT_SECONDS)))
-            return Window(size=int(inner[0].text), unit=unit)
+            return _sized(src, inner, "window")
     if len(texts) >= 3 and texts[0] == "{" and texts[-1] == "}":
         inner = toks[1:-1]
         nums = inner[0::2]

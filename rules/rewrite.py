@@ -85,13 +85,14 @@ class Rewriting:
 
 
 
-def _counted(sl: StreamingLiteral, rule) -> bool:
+def _binds_alone(sl: StreamingLiteral, rule) -> bool:
+    """A positive ``at most`` whose atom has variables nothing else binds: it binds them to observed atoms."""
+    return sl.op == "at_most" and not sl.negated and not variables(sl.atom) <= bound_variables(rule, skip=sl)
+
+
+def _counted(sl: StreamingLiteral, alone: bool) -> bool:
     """Whether the literal reads the counting operator ``p_auxK(t, N)`` and compares N."""
-    if sl.op in ("at_least", "at_most") and isinstance(sl.count, str):
-        return True
-    if sl.op == "at_most" and not sl.negated:      # binds what nothing else binds: the observed atoms
-        return not variables(sl.atom) <= bound_variables(rule, skip=sl)
-    return False
+    return alone or (sl.op in ("at_least", "at_most") and isinstance(sl.count, str))
 
 
 def _key(sl: StreamingLiteral, counted: bool):
@@ -114,7 +115,7 @@ def _parse_body(text: str) -> list:
     return list(out[-1].body)
 
 
-def _counted_literals(sl: StreamingLiteral, atom: ast.AST, counter: str, rule) -> list:
+def _counted_literals(sl: StreamingLiteral, atom: ast.AST, counter: str, alone: bool) -> list:
     """``p_auxK(t, N)`` compared as the operator says (see the module docstring)."""
     aux = str(atom)
     c = sl.count
@@ -125,7 +126,7 @@ def _counted_literals(sl: StreamingLiteral, atom: ast.AST, counter: str, rule) -
         return _parse_body(", ".join([aux, f"{counter} >= {c}"] + guard))
     if sl.negated:                                  # not at most c: at least c+1
         return _parse_body(", ".join([aux, f"{counter} > {c}"] + guard))
-    if not variables(sl.atom) <= bound_variables(rule, skip=sl):
+    if alone:
         return _parse_body(", ".join([aux, f"{counter} <= {c}"] + guard))
     return _parse_body(", ".join([f"0 = #count{{1: {aux}, {counter} > {c}}}"] + guard))
 
@@ -145,7 +146,8 @@ def rewrite(program: Program, prefix: str = GENERATED_PREFIX) -> Rewriting:
             if isinstance(item, PlainLiteral):
                 body.append(item.ast)
                 continue
-            counted = _counted(item, rule)
+            alone = _binds_alone(item, rule)
+            counted = _counted(item, alone)
             key = _key(item, counted)
             if key not in fresh:
                 name = None
@@ -166,7 +168,7 @@ def rewrite(program: Program, prefix: str = GENERATED_PREFIX) -> Rewriting:
                     raise ProgramError(f"the variable name {counter} is reserved", file=rule.loc.file,
                                        line=rule.loc.line, col=rule.loc.col, hint="rename the variable")
                 atom = ast.SymbolicAtom(ast.Function(loc, fp.name, args + [ast.Variable(loc, counter)], 0))
-                body.extend(_counted_literals(item, atom, counter, rule))
+                body.extend(_counted_literals(item, atom, counter, alone))
             else:
                 if fp.mode == "count_var":
                     args.append(ast.Variable(loc, item.count))
