@@ -57,6 +57,7 @@ class ExternalFunctions:
 
     def __init__(self, scripts: Sequence[str], where: dict | None = None):
         self.where = dict(where or {})
+        self.scripts = tuple(scripts)
         self.functions: dict[str, tuple[Callable, str]] = {}
         for index, script in enumerate(scripts):
             module = _load(script, index)
@@ -71,7 +72,7 @@ class ExternalFunctions:
             name, _outputs = split_function_name(function)
             if name not in self.functions:
                 written = self.where.get(function, f"&{name}")
-                scripts = ", ".join(sorted({s for _f, s in self.functions.values()})) or "no --py-script given"
+                scripts = ", ".join(self.scripts) or "no --py-script given"
                 raise ExternalAtomError(f"external atom {written}: no function '{name}' in the scripts "
                                         f"({scripts})", hint="pass the script that defines it with --py-script")
 

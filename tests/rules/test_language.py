@@ -130,7 +130,8 @@ def test_external_values_tuples_lists_and_truth(tmp_path):
     ("def f(x):\n    return 1 // x\n", "external atom &f(X;Y) at {prog}:1:15: f(0) in {script} raised ZeroDivisionError"),
     ("def f(x):\n    return 1.5\n", "f(0) in {script} returned 1.5 (float); an int or a str is expected"),
     ("def f(x):\n    return 2 ** 40\n", "beyond clingo's 32-bit integers"),
-    ("def g(x):\n    return x\n", "external atom &f(X;Y) at {prog}:1:15: no function 'f' in the scripts"),
+    ("def g(x):\n    return x\n", "external atom &f(X;Y) at {prog}:1:15: no function 'f' in the scripts ({script})"),
+    ("", "no function 'f' in the scripts ({script})"),
     ("import not_a_module_xyz\n", "{script}: external-atom script cannot import 'not_a_module_xyz' "
                                   "(install it into the environment srtopo runs in: pip install not_a_module_xyz)"),
     (None, "{script}: external-atom script not found")])
