@@ -63,7 +63,8 @@ def _inputs() -> dict[str, tuple[str, str]]:
 
 INPUTS = _inputs()
 DEFAULT_INPUTS = "cc-100,cc-500,hj-500-w2,hj-500-w20,pv-20x20"
-ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]"}
+#: engine -> Spark master (``cluster``: a standalone master and two 1-core workers started for the run)
+ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]", "cluster": "standalone"}
 
 
 def log_lines(name: str) -> tuple[str, list[str]]:
@@ -139,8 +140,8 @@ def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
     return thread
 
 
-def run_one(engine: str, name: str, period: float, partitions: int, workdir: str) -> dict:
-    """One engine on one input at one period (0: full speed), in this process."""
+def run_one(engine: str, name: str, period: float, partitions: int, workdir: str, master: str | None = None) -> dict:
+    """One engine on one input at one period (0: full speed), in this process (``master``: a given Spark master)."""
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
@@ -156,9 +157,13 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
         LocalRunner().run(topology, [AtomLog(f"tcp://127.0.0.1:{port}", "log")], RunConfig(lateness=0), sink)
         thread.join()
         memory = rss_mb()
+    elif ENGINES.get(engine) == "standalone":
+        from srtopo.topology.spark.standalone import standalone_cluster
+        with standalone_cluster(workers=2, cores=1, workdir=os.path.join(workdir, "cluster")) as (master, _ui):
+            return run_one("spark", name, period, partitions, workdir, master) | {"engine": engine}
     else:
         from srtopo.topology.spark.session import get_session
-        spark = get_session(master=ENGINES[engine], shuffle_partitions=partitions)
+        spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions)
         runner = SparkRunner(spark)
         options = SparkOptions(partitions=partitions, once=False)
         # warm the JVM and the Python workers on the first time points, in a query of its own

@@ -2,82 +2,18 @@
 distribution; `srtopo check --engine spark --master spark://...` gives the local runner's reports, and
 `srtopo reason` the local runner's models of a keyed program (its clingo tasks in the workers' executors)."""
 import json
-import os
 import random
-import signal
-import socket
-import subprocess
-import time
 
 import pytest
 
 from tests.spark.helpers import PY, srtopo, tex_stream, write_tex, write_tnt_files
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_port(port: int, timeout: float = 90) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.3)
-    raise AssertionError(f"nothing listens on {port}")
-
-
-def _workers_registered(webui: int, n: int, timeout: float = 90) -> None:
-    import urllib.request
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as r:
-                if len([w for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE"]) >= n:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError("workers did not register")
-
-
 @pytest.fixture()
 def standalone(tmp_path):
-    import pyspark
-    home = os.path.dirname(pyspark.__file__)
-    env = dict(os.environ, SPARK_HOME=home, PYSPARK_PYTHON=PY, SPARK_LOG_DIR=str(tmp_path / "logs"),
-               SPARK_WORKER_DIR=str(tmp_path / "work"), SPARK_LOCAL_IP="127.0.0.1")
-    port, webui = _free_port(), _free_port()
-    cls = os.path.join(home, "bin", "spark-class")
-    procs = []
-    try:
-        procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                       "--port", str(port), "--webui-port", str(webui)], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-        _wait_port(port)
-        for _ in range(2):
-            procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-                                           "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
-                                           "--port", str(_free_port()), "--webui-port", str(_free_port())],
-                                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                          start_new_session=True))
-        _workers_registered(webui, 2)
-        yield f"spark://127.0.0.1:{port}", webui
-    finally:
-        for p in reversed(procs):
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+    from srtopo.topology.spark.standalone import standalone_cluster
+    with standalone_cluster(workers=2, cores=1, workdir=str(tmp_path), python=PY) as cluster:
+        yield cluster
 
 
 def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path):

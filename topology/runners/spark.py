@@ -158,8 +158,13 @@ def _output_columns(kind: str) -> str:
     return REPORT_COLUMNS
 
 
+def _get(row, name: str):
+    """A field of a Spark Row, or of a JSON line's dict (where a null field is absent)."""
+    return row.get(name) if isinstance(row, dict) else row[name]
+
+
 def model_of(row) -> Model:
-    return Model(int(row["time"]), tuple(row["atoms"] or ()), row["timestamp"])
+    return Model(int(row["time"]), tuple(_get(row, "atoms") or ()), _get(row, "timestamp"))
 
 
 def report_of(row) -> Report:
@@ -328,11 +333,11 @@ class SparkRunner:
             job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"
         rejected_out = qualify(config.rejected_out) if config.rejected_out else checkpoint.rstrip("/") + "/rejected"
-        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out)
+        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out, spark)
         sink = sink if sink is not None else MemorySink()
         if not options.once:   # a query that keeps running hands each batch's records over as they are written
             sinks.listeners.append(lambda label, outputs, rejected: _hand_over(sink, outputs, rejected, origins,
-                                                                               topology.kind))
+                                                                               topology.kind, job.fs))
         if topology.kind == "rules":
             from srtopo.topology.spark.sources import atom_frame
             frames = [atom_frame(spark, source, i) for i, source in enumerate(sources)]
@@ -374,28 +379,32 @@ class SparkRunner:
                             partitions=getattr(args, "partitions", None))
 
 
-def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency") -> int:
-    """Outputs (reports or models) and rejected records of DataFrames to a Python sink, row by row; the number of
-    outputs."""
+def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency", fs=None) -> int:
+    """Outputs (reports or models) and rejected records (DataFrames, or files written by the batch) to a Python
+    sink, row by row; the number of outputs."""
+    from srtopo.topology.spark.sinks import WrittenFiles
+
+    def rows(records):
+        return records.rows(fs) if isinstance(records, WrittenFiles) else records.toLocalIterator()
     emitted = 0
     convert = model_of if kind == "rules" else report_of
     if outputs is not None:
-        for row in outputs.toLocalIterator():
+        for row in rows(outputs):
             sink.emit(convert(row))
             emitted += 1
     if rejected is not None:
-        for row in rejected.toLocalIterator():
+        for row in rows(rejected):
             sink.reject(rejected_of(row, origins))
     return emitted
 
 
 def rejected_of(row, origins: dict) -> RejectedRecord:
     """A rejected row as a record; a line of records held in memory gets back its name and number there."""
-    source, line = row["source"], row["line"]
+    source, line = _get(row, "source"), _get(row, "line")
     origin = origins.get(urlparse(source).path if source and source.startswith("file:") else source)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
-    return RejectedRecord(source, line, row["text"], row["reason"])
+    return RejectedRecord(source, line, _get(row, "text"), _get(row, "reason"))
 
 
 def _staged(source, checkpoint: str, index: int, origins: dict):

@@ -2,6 +2,20 @@
 from __future__ import annotations
 
 import os
+import shutil
+from urllib.parse import urlparse
+
+
+def local_path(path: str) -> str | None:
+    """The local file-system path of ``path`` (a bare path or a ``file:`` URI), else None."""
+    if path.startswith("file:"):
+        return urlparse(path).path
+    return None if "://" in path else path
+
+
+def _data_file(name: str) -> bool:
+    """What Spark's readers read in a directory: not ``_SUCCESS``, ``_meta.json``, ``.crc`` files and the like."""
+    return not name.startswith(("_", "."))
 
 
 def qualify(path: str) -> str:
@@ -62,3 +76,44 @@ class HadoopFS:
             return "\n".join(lines)
         finally:
             stream.close()
+
+    def data_files(self, directory: str) -> list[str]:
+        """The data files of a directory written by Spark, in name order ([] if it does not exist)."""
+        return [f"{directory.rstrip('/')}/{name}" for name in sorted(self.list_names(directory)) if _data_file(name)]
+
+    def copy_files(self, source: str, target: str) -> None:
+        """Replace directory ``target`` by a copy of the data files of directory ``source`` (a replayed batch
+        rewrites the same files). Local directories are copied by Python; others through Hadoop."""
+        src, dst = local_path(source), local_path(target)
+        if src is not None and dst is not None:
+            shutil.rmtree(dst, ignore_errors=True)
+            os.makedirs(dst)
+            for name in sorted(os.listdir(src)) if os.path.isdir(src) else []:
+                if _data_file(name):
+                    shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+            return
+        self.delete(target)
+        self.mkdirs(target)
+        util = self._jvm.org.apache.hadoop.fs.FileUtil
+        for path in self.data_files(source):
+            (s, sfs), (d, dfs) = self._p(path), self._p(f"{target.rstrip('/')}/{path.rsplit('/', 1)[1]}")
+            util.copy(sfs, s, dfs, d, False, True, self._conf)
+
+    def read_lines(self, directory: str):
+        """The lines of the data files of a directory, file by file in name order (a file read in one call)."""
+        local = local_path(directory)
+        if local is not None:
+            for name in sorted(os.listdir(local)) if os.path.isdir(local) else []:
+                if _data_file(name):
+                    with open(os.path.join(local, name), encoding="utf-8") as handle:
+                        yield from (line.rstrip("\n") for line in handle if line.strip())
+            return
+        io = self._jvm.org.apache.commons.io.IOUtils
+        for path in self.data_files(directory):
+            p, fs = self._p(path)
+            stream = fs.open(p)
+            try:
+                text = bytes(io.toByteArray(stream)).decode("utf-8")
+            finally:
+                stream.close()
+            yield from (line for line in text.splitlines() if line.strip())

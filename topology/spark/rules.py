@@ -12,8 +12,8 @@ Per batch (docs/spark.md, "Rule topologies"):
    of the stages before it, and the checkpointed history its windows reach back to) are routed to key
    partitions (``pmod(crc32(key argument), n)``, one partition for unkeyed stages) and each partition runs
    ``rules.partition.PartitionEvaluator``: one clingo evaluation per time point for all its keys;
-3. ONE write into the store entry (one Parquet file, a ``kind`` column: model, history, pending, rejected): a
-   model per evaluated time point
+3. ONE write into the store entry (JSON lines from one task, a directory per kind: model, history, pending,
+   rejected): a model per evaluated time point
    (every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates
    of the last max-window time points, the records still waiting, the rejected records.
 
@@ -29,6 +29,7 @@ from srtopo.rules.ir import UNIT_SECONDS
 from srtopo.rules.partition import CURRENT, HISTORY, TICK, fact_signature, merged_positions, segment_topology
 from srtopo.rules.stream import GIVEN, NUMBER, late_reason, stamp_mismatch, unit_micros
 from srtopo.topology.ir import Topology
+from srtopo.topology.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.topology.spark.sql import sql_string as q
 from srtopo.topology.spark.streaming import (
     BatchOutcome,
@@ -47,8 +48,11 @@ HISTORY_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>"
 DERIVED_COLUMNS = "time BIGINT, sig STRING, atom STRING, persistent BOOLEAN, args ARRAY<STRING>"
 STAGE_INPUT = "kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, persistent BOOLEAN, part INT"
 MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING"
-STORED_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, src INT, file STRING, "
-                  "line BIGINT, stamp STRING, atoms ARRAY<STRING>, raw STRING, reason STRING")
+#: a store entry's rows (JSON lines, one directory per kind, null fields left out): the columns are named and
+#: ordered so that a model row is the sink's model line (time, atoms, timestamp) and a rejected row the sink's
+#: rejected line (source, line, text, reason); the sink copies those files as they are
+STORED_COLUMNS = ("time BIGINT, atoms ARRAY<STRING>, timestamp STRING, sig STRING, atom STRING, args ARRAY<STRING>, "
+                  "src INT, source STRING, line BIGINT, text STRING, reason STRING, kind STRING")
 #: evaluated inside the batch: one task per partition (no coalescing), the stage outputs read twice, uncompressed
 BATCH_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.inMemoryColumnarStorage.compressed": "false"}
 #: the store write: task output committed in place (the entry counts only once its meta is written after it, and
@@ -116,7 +120,7 @@ class RulesJob(MicroBatchJob):
                                  if self.shows is None or fact_signature(f) in set(self.shows)]
         self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in
-                      ("in", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times")}
+                      ("in", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times", "bnd")}
         self._broadcasts = None
         self._reps = None
         self._persisted: list = []
@@ -142,18 +146,20 @@ class RulesJob(MicroBatchJob):
     def _views(self, spark, previous) -> None:
         n = self.names
         for kind, view, schema, select in (
-                ("pending", n["prevp"], ATOM_COLUMNS, "time, sig, atom, args, src, file, line, stamp"),
+                ("pending", n["prevp"], ATOM_COLUMNS, "time, sig, atom, args, src, source AS file, line, "
+                                                      "timestamp AS stamp"),
                 ("history", n["prevh"], HISTORY_COLUMNS, "time, sig, atom, args")):
             if previous is not None:
-                self._stored(spark, previous[0], kind).selectExpr(*select.split(", ")).createOrReplaceTempView(view)
+                self._stored(spark, previous[0], kind).selectExpr(*select.split(", ")) \
+                    .createOrReplaceTempView(view)
             else:
                 empty_frame(spark, schema).createOrReplaceTempView(view)
         if not spark.catalog.tableExists(n["bg"]):       # the same every batch: registered once
             local_view(spark, [(a,) for a in self.shown_background], "atom STRING", n["bg"])
 
     def _stored(self, spark, batch_id, kind: str):
-        """The rows of one kind in a store entry (one Parquet file, rows grouped by kind)."""
-        return spark.read.schema(STORED_COLUMNS).parquet(self.store.entry(batch_id)).where(f"kind = {q(kind)}")
+        """The rows of one kind in a store entry (JSON lines partitioned by kind)."""
+        return spark.read.schema(STORED_COLUMNS).json(self.store.entry(batch_id)).where(f"kind = {q(kind)}")
 
     @staticmethod
     def _meta(previous) -> dict:
@@ -180,6 +186,7 @@ class RulesJob(MicroBatchJob):
                                        "GROUP BY src").collect():
                         origin.setdefault(int(r["src"]), [r["o"]["skind"], int(r["o"]["sval"])])
                 # cached lazily: the statistics below are the job that parses the batch and fills the cache
+                self._bounds(spark, closed)
                 acc = spark.sql(self._timed_sql(origin, closed)).persist()
                 self._persisted.append(acc)
                 acc.createOrReplaceTempView(n["acc"])
@@ -200,43 +207,44 @@ class RulesJob(MicroBatchJob):
                 if self.lateness is not None and len(complete) >= self.n_sources:
                     hi = max(closed, min(complete.values()) - int(self.lateness))
                 self._views(spark, previous)
+                self._bounds(spark, closed, closed + 1, hi)
                 spark.sql(f"SELECT time, a.sig AS sig, a.atom AS atom, a.args AS args, src, file, line, stamp "
                           f"FROM {n['acc']} LATERAL VIEW OUTER explode(atoms) e AS a WHERE reason IS NULL "
                           f"UNION ALL SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
                 model, derived, metrics = self._evaluate(spark, closed + 1, hi, self._clock_origin(origin))
                 evaluated = _time.perf_counter()
-                parts = [f"SELECT 'pending' AS kind, time, sig, atom, args, src, file, line, stamp, "
-                         f"CAST(NULL AS ARRAY<STRING>) AS atoms, CAST(NULL AS STRING) AS raw, "
-                         f"CAST(NULL AS STRING) AS reason FROM {n['allrows']} WHERE time > {hi}",
-                         f"SELECT 'rejected', CAST(NULL AS BIGINT), NULL, NULL, NULL, src, file, line, NULL, NULL, raw, "
-                         f"reason FROM {n['acc']} WHERE reason IS NOT NULL",
+                parts = [f"SELECT time, CAST(NULL AS ARRAY<STRING>) AS atoms, stamp AS timestamp, sig, atom, args, src, "
+                         f"file AS source, line, CAST(NULL AS STRING) AS text, CAST(NULL AS STRING) AS reason, "
+                         f"'pending' AS kind FROM {n['allrows']} WHERE time > {self._bound('b_hi')}",
+                         f"SELECT CAST(NULL AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, file, line, raw, reason, "
+                         f"'rejected' FROM {n['acc']} WHERE reason IS NOT NULL",
                          self._history_sql(closed + 1, hi, derived)]
                 frame = spark.sql(" UNION ALL ".join(f"({p})" for p in parts))
                 if model is not None:
                     frame = frame.unionByName(model.selectExpr(
-                        "'model' AS kind", "time", "CAST(NULL AS STRING) AS sig", "CAST(NULL AS STRING) AS atom",
+                        "time", "atoms", "timestamp", "CAST(NULL AS STRING) AS sig", "CAST(NULL AS STRING) AS atom",
                         "CAST(NULL AS ARRAY<STRING>) AS args", "CAST(NULL AS INT) AS src",
-                        "CAST(NULL AS STRING) AS file", "CAST(NULL AS BIGINT) AS line", "timestamp AS stamp", "atoms",
-                        "CAST(NULL AS STRING) AS raw", "CAST(NULL AS STRING) AS reason"))
+                        "CAST(NULL AS STRING) AS source", "CAST(NULL AS BIGINT) AS line",
+                        "CAST(NULL AS STRING) AS text", "CAST(NULL AS STRING) AS reason", "'model' AS kind"))
                 observation = None
                 if metrics is not None:       # the segments' metrics rows, observed and dropped before the write
                     from pyspark.sql import Observation
                     from pyspark.sql import functions as F
                     frame = frame.unionByName(metrics.selectExpr(
-                        "'metrics' AS kind", "CAST(NULL AS BIGINT) AS time", "CAST(NULL AS STRING) AS sig",
+                        "CAST(NULL AS BIGINT) AS time", "CAST(NULL AS ARRAY<STRING>) AS atoms",
+                        "CAST(NULL AS STRING) AS timestamp", "CAST(NULL AS STRING) AS sig",
                         "CAST(NULL AS STRING) AS atom", "args", "CAST(NULL AS INT) AS src",
-                        "CAST(NULL AS STRING) AS file", "CAST(segment AS BIGINT) AS line",
-                        "CAST(NULL AS STRING) AS stamp", "CAST(NULL AS ARRAY<STRING>) AS atoms",
-                        "CAST(NULL AS STRING) AS raw", "CAST(NULL AS STRING) AS reason"))
+                        "CAST(NULL AS STRING) AS source", "CAST(segment AS BIGINT) AS line",
+                        "CAST(NULL AS STRING) AS text", "CAST(NULL AS STRING) AS reason", "'metrics' AS kind"))
                     observation = Observation()
                     exprs = [F.expr(f"sum(CASE WHEN kind = 'metrics' AND line = {k} THEN CAST(args[{i}] AS BIGINT) "
                                     f"END)").alias(f"{name}{k}")
                              for k in range(len(self.segments)) for i, name in ((0, "r"), (1, "d"))]
                     frame = frame.observe(observation, *exprs).where("kind <> 'metrics'")
-                # one task, one file: the entry is small next to the work before it, and a partitioned write of
-                # many tiny files cost twice as long (measured per batch on local[2])
+                # one task, a file per kind: the entry is small next to the work before it, and a write of many
+                # tiny files from every task cost twice as long (measured per batch on local[2])
                 with session_conf(spark, COMMIT_CONF):
-                    frame.coalesce(1).write.mode("overwrite").parquet(target)
+                    frame.coalesce(1).write.mode("overwrite").partitionBy("kind").json(target)
                 stage_metrics = self._segment_metrics(observation.get if observation else {}, closed + 1, hi)
         finally:
             self._release(spark)
@@ -252,13 +260,29 @@ class RulesJob(MicroBatchJob):
                   "tuples": counts["atoms"], "malformed": counts["malformed"], "late": counts["late"],
                   "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
                   "stages": stage_metrics}
-        outputs = self._stored(spark, batch_id, "model").selectExpr("time", "atoms", "stamp AS timestamp") \
-            if n_models else None
+        outputs = WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS) if n_models else None
         rejected = None
         if counts["malformed"] + counts["late"]:
-            rejected = self._stored(spark, batch_id, "rejected") \
-                .selectExpr("file AS source", "line", "raw AS text", "reason")
+            rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
+
+    def _bounds(self, spark, closed: int, lo: int | None = None, hi: int | None = None) -> None:
+        """Register the batch's bounds (a one-row relation of texts) that ``_bound`` reads."""
+        lo = closed + 1 if lo is None else lo
+        hi = closed if hi is None else hi
+        values = ", ".join(f"'{int(v)}'" for v in (closed, lo, hi, hi - self.max_reach))
+        spark.sql(f"SELECT * FROM VALUES ({values}) AS t(b_closed, b_lo, b_hi, b_cut)") \
+            .createOrReplaceTempView(self.names["bnd"])
+
+    def _bound(self, name: str) -> str:
+        """A bound of the batch as a BIGINT expression that is not a literal of the generated code.
+
+        Spark's code generator inlines BIGINT literals into the generated Java, so per-batch bounds as literals
+        made every micro-batch compile new classes (~17 Janino compiles, ~0.15 s per micro-batch on local[2]),
+        and a cross join with a one-row relation costs a broadcast job per use. A scalar subquery over a
+        one-row relation is evaluated on the driver without a job, and a STRING value is passed to the
+        generated code as a reference, so the code is the same every batch."""
+        return f"CAST((SELECT {name} FROM {self.names['bnd']}) AS BIGINT)"
 
     def _timed_sql(self, origin: dict, closed: int) -> str:
         """The batch's records with their time point, or the reason they are rejected."""
@@ -281,13 +305,14 @@ class RulesJob(MicroBatchJob):
         mismatch = "CASE " + " ".join(
             f"WHEN okind = {q(a)} AND skind = {q(b)} THEN {q(stamp_mismatch(a, b))}"
             for a in kinds for b in kinds if a != b) + " END"
-        late = late_reason(-1, closed)
-        late_head, late_tail = late.split("-1", 1)
+        closed_ = self._bound("b_closed")
+        late_head, late_tail = late_reason(-1, -2).split("-1", 1)
+        late_mid, late_tail = late_tail.split("-2", 1)
         return (f"SELECT src, file, line, whole, stamp, atoms, raw, t AS time, CASE WHEN reason IS NOT NULL THEN reason "
                 f"WHEN skind <> {q(GIVEN)} AND skind <> okind THEN {mismatch} "
                 f"WHEN t < 0 THEN concat('time point ', t, ' is before the first record') "
-                f"WHEN t <= {closed} THEN concat({q(late_head)}, t, {q(late_tail)}) END AS reason "
-                f"FROM (SELECT *, {time} AS t FROM (SELECT *, {okind} AS okind, {oval} AS okind_val "
+                f"WHEN t <= {closed_} THEN concat({q(late_head)}, t, {q(late_mid)}, {closed_}, {q(late_tail)}) END "
+                f"AS reason FROM (SELECT *, {time} AS t FROM (SELECT *, {okind} AS okind, {oval} AS okind_val "
                 f"FROM {n['in']}))")
 
     # --- evaluation --------------------------------------------------------------------------------------
@@ -318,7 +343,8 @@ class RulesJob(MicroBatchJob):
             return None, [], None
         n = self.names
         # cached lazily: the first segment's shuffle fills it; the model and the history read it again
-        current = spark.sql(f"SELECT * FROM {n['allrows']} WHERE time BETWEEN {lo} AND {hi}").persist()
+        current = spark.sql(f"SELECT * FROM {n['allrows']} WHERE time BETWEEN {self._bound('b_lo')} AND "
+                            f"{self._bound('b_hi')}").persist()
         self._persisted.append(current)
         current.createOrReplaceTempView(f"{n['cur']}_c")
         cur = f"{n['cur']}_c"
@@ -332,7 +358,8 @@ class RulesJob(MicroBatchJob):
                       f"WHERE atom IS NOT NULL AND {_in('sig', reads)}"]
             if self.observed[k]:
                 pieces.append(f"SELECT {q(HISTORY)}, time, sig, atom, args, true FROM {n['prevh']} "
-                              f"WHERE time >= {lo - self.reach[k]} AND {_in('sig', self.observed[k])}")
+                              f"WHERE time >= {self._bound('b_lo')} - {self.reach[k]} "
+                              f"AND {_in('sig', self.observed[k])}")
             inputs = spark.sql(" UNION ALL ".join(pieces))
             for d in derived:
                 inputs = inputs.unionByName(d.where(_in("sig", reads)).selectExpr(
@@ -369,7 +396,8 @@ class RulesJob(MicroBatchJob):
     def _model(self, spark, lo: int, hi: int, cur: str, derived: list):
         n = self.names
         shown = "" if self.shows is None else f" AND {_in('sig', self.shows)}"
-        spark.sql(f"SELECT id AS time FROM range({lo}, {hi + 1})").createOrReplaceTempView(n["times"])
+        spark.sql(f"SELECT explode(sequence({self._bound('b_lo')}, {self._bound('b_hi')})) AS time") \
+            .createOrReplaceTempView(n["times"])
         atoms = spark.sql(f"SELECT time, atom FROM {cur} WHERE atom IS NOT NULL{shown} "
                           f"UNION ALL SELECT t.time, b.atom FROM {n['times']} t CROSS JOIN {n['bg']} b")
         for d in derived:      # every derived row read (hidden ones as NULL): the model's shuffle computes them
@@ -391,12 +419,11 @@ class RulesJob(MicroBatchJob):
     def _history_sql(self, lo: int, hi: int, derived: list) -> str:
         """History rows of the next entry: persistent atoms of observed predicates at the last max-window points."""
         n = self.names
-        cut = hi - self.max_reach
-        select = ("SELECT 'history' AS kind, time, sig, atom, args, CAST(NULL AS INT), CAST(NULL AS STRING), "
-                  "CAST(NULL AS BIGINT), CAST(NULL AS STRING), CAST(NULL AS ARRAY<STRING>), CAST(NULL AS STRING), "
-                  "CAST(NULL AS STRING)")
+        select = ("SELECT time, CAST(NULL AS ARRAY<STRING>), CAST(NULL AS STRING), sig, atom, args, "
+                  "CAST(NULL AS INT), CAST(NULL AS STRING), CAST(NULL AS BIGINT), CAST(NULL AS STRING), "
+                  "CAST(NULL AS STRING), 'history'")
         observed = _in("sig", self.observed_all)
-        sources = [f"SELECT time, sig, atom, args FROM {n['prevh']} WHERE time > {cut}"]
+        sources = [f"SELECT time, sig, atom, args FROM {n['prevh']}"]
         if hi >= lo:
             sources.append(f"SELECT time, sig, atom, args FROM {n['cur']}_c WHERE atom IS NOT NULL AND {observed}")
             for i, _d in enumerate(derived):
@@ -405,7 +432,8 @@ class RulesJob(MicroBatchJob):
                     .createOrReplaceTempView(view)
                 sources.append(f"SELECT * FROM {view}")
         union = " UNION ALL ".join(sources)
-        return f"{select} FROM (SELECT DISTINCT * FROM ({union}) WHERE time > {cut} AND {observed})"
+        return (f"{select} FROM (SELECT DISTINCT * FROM ({union}) WHERE time > {self._bound('b_cut')} "
+                f"AND {observed})")
 
     # --- end of input --------------------------------------------------------------------------------------
     def close(self, last):
@@ -417,6 +445,7 @@ class RulesJob(MicroBatchJob):
             return None
         spark = self.spark
         self._views(spark, last)
+        self._bounds(spark, closed, closed + 1, hi)
         n = self.names
         spark.sql(f"SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
         origin = {int(k): v for k, v in meta["origin"].items()}

@@ -40,6 +40,9 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         "spark.executorEnv.PYSPARK_PYTHON": os.environ["PYSPARK_PYTHON"],
         "spark.driver.memory": os.environ.get("SRTOPO_SPARK_DRIVER_MEMORY", "3g"),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # the generated-code cache: a rule micro-batch alone uses ~100 generated classes, and Spark's 100-entry
+        # cache (evicting per segment) then recompiled ~20 of them every batch (~0.1 s per micro-batch)
+        "spark.sql.codegen.cache.maxEntries": "1000",
         # Tungsten's memory page: Spark sizes it for big batches (heap / cores / 16, 32 MB on 2 cores and 2 GB),
         # and every sort, aggregate and hash join of a running task holds at least one. A staged consistency
         # plan runs dozens of them per task and in local mode shares the heap with the driver, which builds the

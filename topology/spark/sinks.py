@@ -3,23 +3,44 @@
 * ``out/batch=<batch>/`` (JSON lines or Parquet): every batch's outputs, overwritten when a batch is replayed,
   so the directory holds each output exactly once; ``out/batch=final/``: outputs closed at the end of input;
 * ``rejected/batch=<batch>/``: rejected records as JSON lines ``{"source", "line", "text", "reason"}``;
-* a Python sink (``runners.protocol.Sink``) and a callback(batch_id, DataFrame) on the driver (not
-  exactly-once: a replayed batch is passed again).
+* listeners on the driver (the runner's hand-over to a Python sink: not exactly-once, a replayed batch is
+  passed again).
+
+A batch hands over its outputs as a DataFrame, or as :class:`WrittenFiles`: JSON lines its own write already
+put in the store, which the sink copies as files (no Spark job: a job to re-read and re-write them cost
+~0.15 s per micro-batch on local[2]).
 """
 from __future__ import annotations
+
+import json
+from dataclasses import dataclass
 
 from srtopo.topology.spark.store import batch_label
 
 REJECTED_COLUMNS = "source STRING, line BIGINT, text STRING, reason STRING"
 
 
+@dataclass(frozen=True)
+class WrittenFiles:
+    """A directory of JSON-lines files in the sink's own line format (``schema``: its columns)."""
+    path: str
+    schema: str
+
+    def frame(self, spark):
+        return spark.read.schema(self.schema).json(self.path)
+
+    def rows(self, fs):
+        """The records as dicts, read on the driver."""
+        return (json.loads(line) for line in fs.read_lines(self.path))
+
+
 class BatchSinks:
-    def __init__(self, fs, out: str | None, out_format: str, rejected_out: str | None, callback=None):
+    def __init__(self, fs, out: str | None, out_format: str, rejected_out: str | None, spark=None):
         self.fs = fs
+        self.spark = spark
         self.out = out
         self.out_format = out_format
         self.rejected_out = rejected_out
-        self.callback = callback
         self.listeners = []          # called with (batch label, outputs DataFrame, rejected DataFrame or None)
 
     def start(self) -> None:
@@ -30,13 +51,19 @@ class BatchSinks:
     def write(self, batch_id, outputs, rejected) -> None:
         label = batch_label(batch_id)
         if outputs is not None and self.out:
-            writer = outputs.write.mode("overwrite")
             dest = f"{self.out}/batch={label}"
-            writer.parquet(dest) if self.out_format == "parquet" else writer.json(dest)
+            if isinstance(outputs, WrittenFiles) and self.out_format == "json":
+                self.fs.copy_files(outputs.path, dest)
+            else:
+                frame = outputs.frame(self.spark) if isinstance(outputs, WrittenFiles) else outputs
+                writer = frame.write.mode("overwrite")
+                writer.parquet(dest) if self.out_format == "parquet" else writer.json(dest)
         if rejected is not None and self.rejected_out:
-            rejected.write.mode("overwrite").json(f"{self.rejected_out}/batch={label}")
-        if outputs is not None and self.callback is not None:
-            self.callback(batch_id, outputs)
+            dest = f"{self.rejected_out}/batch={label}"
+            if isinstance(rejected, WrittenFiles):
+                self.fs.copy_files(rejected.path, dest)
+            else:
+                rejected.write.mode("overwrite").json(dest)
         for listener in self.listeners:
             listener(label, outputs, rejected)
 

@@ -143,9 +143,19 @@ class MicroBatchJob:
             raise q.exception()
         return q
 
-    def stop(self) -> None:
-        if self.query is not None and self.query.isActive:
-            self.query.stop()
+    def stop(self, grace: float = 60.0) -> None:
+        """Stop the query once the micro-batch in progress (if any, for up to ``grace`` seconds) has ended.
+
+        Interrupting a running ``foreachBatch`` makes the Python side raise, and Spark then matches the long
+        Python traceback against a backtracking regular expression until its stream thread dies of a
+        StackOverflowError (printed to the console). The batch would be replayed on restart anyway."""
+        query = self.query
+        if query is None or not query.isActive:
+            return
+        deadline = _time.monotonic() + grace
+        while query.isActive and query.status.get("isTriggerActive") and _time.monotonic() < deadline:
+            _time.sleep(0.02)
+        query.stop()
 
     def drop_views(self) -> None:
         """Forget the temporary views of this job's batches (their plans would otherwise live as long as the
