@@ -50,9 +50,9 @@ def _inputs() -> dict[str, tuple[str, str]]:
     out = {}
     for n in range(50, 501, 50):
         out[f"cc-{n}"] = (f"{CC}/{n}/Program/cat_w05.idlvsr", f"{CC}/{n}/Log/tp60etp{n}ce1.log")
-    window = "ContentCaching/window_variation_test/I-DLV-sr/T3"
-    for program in sorted((DATA / window / "Program").glob("*.idlvsr")) if (DATA / window).exists() else []:
-        out[f"cc-window-{program.stem}"] = (f"{window}/Program/{program.name}", f"{window}/Log/tp60HLH.log")
+    window = "ContentCaching/window_variation_test/I-DLV-sr/T3"      # its programs are in Encoding/
+    for program in sorted((DATA / window / "Encoding").glob("*.idlvsr")):
+        out[f"cc-window-{program.stem}"] = (f"{window}/Encoding/{program.name}", f"{window}/Log/tp60HLH.log")
     for n in range(50, 501, 50):
         for w in (2, 20):
             out[f"hj-{n}-w{w}"] = (f"{HJ}/{n}/Program/encoding_w{w}.idlvsr", f"{HJ}/{n}/Log/tp30etp{n // 2}ce1.log")
