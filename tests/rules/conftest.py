@@ -193,3 +193,19 @@ def random_case(seed: int) -> tuple[str, list[list[str]]]:
         atoms = {f"{rng.choice(inputs + derived[:1])}({rng.randint(1, 3)})" for _ in range(rng.randint(0, 4))}
         stream.append(sorted(atoms))
     return "\n".join(rules), stream
+
+
+def reason_cli(tmp_path, program: str | None, log: str, *extra, program_path=None) -> tuple[int, list[dict]]:
+    """``srtopo reason`` on a program (text, or ``program_path``) and a log, in-process: (exit code, the JSON
+    lines it wrote; [] when it wrote none)."""
+    import json
+
+    from srtopo.cli import main
+    if program_path is None:
+        program_path = tmp_path / "p.idlvsr"
+        program_path.write_text(program)
+    stream = tmp_path / "s.log"
+    stream.write_text(log)
+    out = tmp_path / "out.jsonl"
+    code = main(["reason", "--program", str(program_path), "--stream", str(stream), "--out", str(out), *extra])
+    return code, [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []

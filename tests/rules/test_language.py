@@ -13,21 +13,9 @@ from srtopo.rules.evaluate import Reasoner
 from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.parse import parse_file, parse_program
 from srtopo.rules.stream import read_records, time_points
-from tests.rules.conftest import oracle
+from tests.rules.conftest import oracle, reason_cli
 
 SCRIPT = "external_definition/external_atoms.py"
-
-
-def _reason(tmp_path, program: str | None, log: str, *extra, program_path=None) -> tuple[int, list[dict]]:
-    if program_path is None:
-        program_path = tmp_path / "p.idlvsr"
-        program_path.write_text(program)
-    stream = tmp_path / "s.log"
-    stream.write_text(log)
-    out = tmp_path / "out.jsonl"
-    code = main(["reason", "--program", str(program_path), "--stream", str(stream), "--out", str(out), *extra])
-    lines = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
-    return code, lines
 
 
 def _cli(tmp_path, name, log, *extra, examples):
@@ -120,7 +108,7 @@ def test_external_values_tuples_lists_and_truth(tmp_path):
                       "def name(c):\n    return c.upper()\n")
     program = ('w(A,N) :- word(W), &split(W;A,N).\nbig(N) :- n(N), &big(N;).\nsmall(N) :- n(N), not &big(N;).\n'
                "up(U) :- k(C), &name(C;U).\n")
-    code, lines = _reason(tmp_path, program, '0 word("hello"); n(1); n(3); k(red)\n', "--py-script", str(script))
+    code, lines = reason_cli(tmp_path, program, '0 word("hello"); n(1); n(3); k(red)\n', "--py-script", str(script))
     assert code == 0
     assert lines[0]["atoms"] == ["big(3)", "k(red)", "n(1)", "n(3)", "small(1)", 'up("RED")', 'w("h",5)', 'w("o",5)',
                                  'word("hello")']
@@ -141,7 +129,7 @@ def test_external_script_failures_are_one_located_line(tmp_path, capsys, body, m
         script.write_text(body)
     prog = tmp_path / "p.idlvsr"
     prog.write_text("a(Y) :- b(X), &f(X;Y).\n")
-    code, _lines = _reason(tmp_path, None, "0 b(0)\n", "--py-script", str(script), program_path=prog)
+    code, _lines = reason_cli(tmp_path, None, "0 b(0)\n", "--py-script", str(script), program_path=prog)
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert message.format(prog=prog, script=script) in err
@@ -150,7 +138,7 @@ def test_external_script_failures_are_one_located_line(tmp_path, capsys, body, m
 def test_stream_text_reaches_external_functions_as_values_only(tmp_path):
     script = tmp_path / "echo.py"
     script.write_text("def echo(s):\n    return s\n")
-    code, lines = _reason(tmp_path, "e(Y) :- x(S), &echo(S;Y).\n",
+    code, lines = reason_cli(tmp_path, "e(Y) :- x(S), &echo(S;Y).\n",
                           '0 x(").\\n#script (python) import os #end.")\n', "--py-script", str(script))
     assert code == 0 and lines[0]["atoms"][0] == 'e(").\\n#script (python) import os #end.")'
 
@@ -179,10 +167,10 @@ def test_variable_counting_terms_match_the_oracle():
 def test_numeric_timestamps_in_milliseconds_and_windows_in_seconds(tmp_path):
     program = "seen(X) :- b(X) in [1 sec].\nrecent(X) :- b(X) in [1].\n"
     log = "1000 b(1)\n1500 b(2)\n2600 b(3)\n"
-    code, lines = _reason(tmp_path, program, log, "--t-format", "msec", "--t-unit", "sec")
+    code, lines = reason_cli(tmp_path, program, log, "--t-format", "msec", "--t-unit", "sec")
     # 1000 ms -> 0, 1500 ms -> 0 (one time point of a second), 2600 ms -> 1
     assert code == 0 and [x["time"] for x in lines] == [0, 1]
-    code, lines = _reason(tmp_path, program, log, "--t-format", "msec", "--t-unit", "msec", "--windows-unit", "sec")
+    code, lines = reason_cli(tmp_path, program, log, "--t-format", "msec", "--t-unit", "msec", "--windows-unit", "sec")
     assert [x["time"] for x in lines] == [0, 500, 1600]
     # [1] is one second = 1000 time points of a millisecond: b(2) at 500 is still recent at 1600? no: 1100 ms
     assert lines[2]["atoms"] == ["b(3)", "recent(3)", "seen(3)"]
@@ -192,13 +180,13 @@ def test_numeric_timestamps_in_milliseconds_and_windows_in_seconds(tmp_path):
 def test_complete_windows_and_print_empty(tmp_path):
     program = "steady :- b always in [2].\n"
     log = "0 b\n1 b\n2 b\n"
-    _code, lines = _reason(tmp_path, program, log)
+    _code, lines = reason_cli(tmp_path, program, log)
     assert [x["atoms"] for x in lines] == [["b", "steady"], ["b", "steady"], ["b", "steady"]]
-    _code, lines = _reason(tmp_path, program, log, "--complete-windows")
+    _code, lines = reason_cli(tmp_path, program, log, "--complete-windows")
     assert [x["atoms"] for x in lines] == [["b"], ["b"], ["b", "steady"]]
-    _code, lines = _reason(tmp_path, "q :- not b in [1].\n", "0 b\n3 b\n")
+    _code, lines = reason_cli(tmp_path, "q :- not b in [1].\n", "0 b\n3 b\n")
     assert [x["time"] for x in lines] == [0, 3]
-    _code, lines = _reason(tmp_path, "q :- not b in [1].\n", "0 b\n3 b\n", "--print-empty")
+    _code, lines = reason_cli(tmp_path, "q :- not b in [1].\n", "0 b\n3 b\n", "--print-empty")
     assert [x["atoms"] for x in lines] == [["b"], [], ["q"], ["b"]]
 
 
@@ -243,7 +231,7 @@ def test_a_long_gap_costs_what_its_windows_need(tmp_path):
 
 
 def test_a_record_at_time_ten_to_the_twelve(tmp_path):
-    code, lines = _reason(tmp_path, "a(X) :- b(X) at least 2 in [3].\nq :- not b(_) in [2].\n",
+    code, lines = reason_cli(tmp_path, "a(X) :- b(X) at least 2 in [3].\nq :- not b(_) in [2].\n",
                           '{"time": 0, "atoms": ["b(1)"]}\n{"time": 1000000000000, "atoms": ["b(1)"]}\n'
                           '{"time": 1000000000001, "atoms": ["b(1)"]}\n')
     assert code == 0
@@ -252,7 +240,7 @@ def test_a_record_at_time_ten_to_the_twelve(tmp_path):
 
 
 def test_now_reads_the_first_timestamp_and_time_zones_are_rejected(tmp_path):
-    code, lines = _reason(tmp_path, "t(@now) :- b.\n", "2021-01-01T00:00:00 b\n2021-01-01T00:00:02+01:00 b\n"
+    code, lines = reason_cli(tmp_path, "t(@now) :- b.\n", "2021-01-01T00:00:00 b\n2021-01-01T00:00:02+01:00 b\n"
                           "2021-01-01T00:00:03 b\n", "--now-format", "datetime")
     assert code == 0
     assert [x["atoms"] for x in lines] == [["b", 't("2021-01-01T00:00:00")'], ["b", 't("2021-01-01T00:00:03")']]

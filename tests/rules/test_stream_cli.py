@@ -11,6 +11,7 @@ import pytest
 from srtopo.cli import main
 from srtopo.rules import solver
 from srtopo.rules.stream import read_records, split_atoms, time_points
+from tests.rules.conftest import reason_cli
 
 
 def _points(text: str, unit: str = "sec", duplicates: bool = False, lateness: int = 0):
@@ -87,16 +88,6 @@ def test_out_of_order_and_bad_timestamp_are_rejected():
     assert points == [(0, ["a"]), (1, ["d"])]
 
 
-def _run_cli(tmp_path, program: str, stream: str, *extra) -> tuple[int, list[dict], str]:
-    prog = tmp_path / "p.idlvsr"
-    prog.write_text(program)
-    log = tmp_path / "s.log"
-    log.write_text(stream)
-    out = tmp_path / "out.jsonl"
-    code = main(["reason", "--program", str(prog), "--stream", str(log), "--out", str(out), *extra])
-    return code, [json.loads(line) for line in out.read_text().splitlines()], str(out)
-
-
 def test_injection_text_never_reaches_clingo(tmp_path, monkeypatch, capsys):
     seen: list[str] = []
     original = solver.RestartSolver.solve
@@ -106,12 +97,12 @@ def test_injection_text_never_reaches_clingo(tmp_path, monkeypatch, capsys):
         return original(self, inputs)
 
     monkeypatch.setattr(solver.RestartSolver, "solve", spy)
-    code, lines, _ = _run_cli(tmp_path, "c(X) :- b(X).\n",
-                              "2021-01-01T00:00:00 b(1)\n"
-                              "2021-01-01T00:00:01 b(2); b(3)). bad :- x.\n"
-                              "2021-01-01T00:00:02 b(4); #script (python) print(1) #end\n"
-                              "2021-01-01T00:00:03 b(5)\n",
-                              "--strategy", "restart", "--rejected-out", str(tmp_path / "rej.jsonl"))
+    code, lines = reason_cli(tmp_path, "c(X) :- b(X).\n",
+                             "2021-01-01T00:00:00 b(1)\n"
+                             "2021-01-01T00:00:01 b(2); b(3)). bad :- x.\n"
+                             "2021-01-01T00:00:02 b(4); #script (python) print(1) #end\n"
+                             "2021-01-01T00:00:03 b(5)\n",
+                             "--strategy", "restart", "--rejected-out", str(tmp_path / "rej.jsonl"))
     assert code == 0
     err = capsys.readouterr().err
     assert "line 2" in err and "line 3" in err and "2 stream record(s) rejected" in err
@@ -123,7 +114,7 @@ def test_injection_text_never_reaches_clingo(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_respects_show_and_reports_program_errors(tmp_path, capsys):
-    code, lines, _ = _run_cli(tmp_path, "c(X) :- b(X).\n#show c/1.\n", "1 b(1)\n2 b(2)\n")
+    code, lines = reason_cli(tmp_path, "c(X) :- b(X).\n#show c/1.\n", "1 b(1)\n2 b(2)\n")
     assert code == 0 and [l["atoms"] for l in lines] == [["c(1)"], ["c(2)"]]
     prog = tmp_path / "bad.idlvsr"
     prog.write_text("a(X) :- b(X) at least 2 in [3 sec],\n   &f(X;Y).\n")
