@@ -187,7 +187,7 @@ class RulesJob(MicroBatchJob):
                         origin.setdefault(int(r["src"]), [r["o"]["skind"], int(r["o"]["sval"])])
                 # cached lazily: the statistics below are the job that parses the batch and fills the cache
                 self._bounds(spark, closed)
-                acc = spark.sql(self._timed_sql(origin, closed)).persist()
+                acc = spark.sql(self._timed_sql(origin)).persist()
                 self._persisted.append(acc)
                 acc.createOrReplaceTempView(n["acc"])
                 stats = spark.sql(
@@ -284,7 +284,7 @@ class RulesJob(MicroBatchJob):
         generated code as a reference, so the code is the same every batch."""
         return f"CAST((SELECT {name} FROM {self.names['bnd']}) AS BIGINT)"
 
-    def _timed_sql(self, origin: dict, closed: int) -> str:
+    def _timed_sql(self, origin: dict) -> str:
         """The batch's records with their time point, or the reason they are rejected."""
         n = self.names
         if origin:
