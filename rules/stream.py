@@ -133,11 +133,16 @@ def split_atoms(text: str) -> list[str]:
 
 
 def parse_timestamp(text: str):
-    """ISO date-time (``2021-05-17T13:38:27``, seconds optional) or a plain number of time units."""
+    """ISO date-time (``2021-05-17T13:38:27``, seconds optional) or a plain number of time units (below 2^62
+    in magnitude, as a JSON record's time: a mistyped number must not become a time point no engine can hold)."""
     try:
-        return int(text)
+        number = int(text)
     except ValueError:
         pass
+    else:
+        if abs(number) >= 2 ** 62:
+            raise RecordError(f"timestamp {_short(text)} is beyond 2^62")
+        return number
     try:
         return datetime.fromisoformat(text)
     except ValueError:
@@ -295,6 +300,11 @@ def _tnt_record(line: str):
         raise RecordError(f"the literal {_short(literal or '')} has an escape that is not a character") from None
 
 
+#: what undecodable bytes become: a line holding it is rejected as not UTF-8 on every runner (the Spark reader
+#: sees only the decoded text)
+REPLACEMENT = "\ufffd"
+
+
 def record_row(raw: str, fmt: str, duplicates: bool = False):
     """A line as a distributed runner stores it before time points are known: None for a blank line, else
     (time kind, time value, timestamp text, [(predicate "p/n", atom text, [argument texts])], whole, reason); a
@@ -302,6 +312,8 @@ def record_row(raw: str, fmt: str, duplicates: bool = False):
     line = raw.rstrip("\r\n")
     if not line.strip():
         return None
+    if REPLACEMENT in line:       # Spark's text source decodes bytes that are not UTF-8 as U+FFFD
+        return None, None, None, None, None, NOT_UTF8
     try:
         kind, value, stamp_text, atoms, whole = parse_line(line, line_kind(line, fmt), duplicates)
     except RecordError as error:
@@ -322,7 +334,7 @@ def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", r
         if isinstance(raw, tuple):
             file, number, raw = raw
         line = raw.rstrip("\r\n")
-        if isinstance(raw, NotUtf8):
+        if isinstance(raw, NotUtf8) or REPLACEMENT in line:
             reject(RejectedRecord(file or source, number, line[:2000], NOT_UTF8))
             continue
         if not line.strip():

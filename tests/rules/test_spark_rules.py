@@ -208,6 +208,24 @@ def test_log_timestamps_and_a_gap_give_the_local_time_points(spark, tmp_path):
     assert len(result.rejected) == 1 and result.rejected[0].line == 3
 
 
+def test_a_careless_log_gives_the_same_rejections_and_models_on_both_runners(spark, tmp_path):
+    """A byte-order mark, a non-ASCII name, bytes that are not UTF-8, an integer beyond 32 bits and a timestamp
+    mistyped far into the future: each bad line is one rejected record with the same reason on both runners,
+    and the good lines around them give the same models."""
+    log = tmp_path / "careless.log"
+    log.write_bytes(b"\xef\xbb\xbf0 b(1)\n1 b(caf\xc3\xa9)\n2 b(\xff\xfe)\n3 b(1099511627776)\n"
+                    b"99999999999999999999 b(2)\n4 b(\"caf\xc3\xa9\")\n")
+    topology = compile_program(parse_program("c(X) :- b(X).\nd(X) :- b(X) at least 1 in [2]."))
+    result = spark_run(spark, topology, [AtomLog(str(log))], lateness=0)
+    local = LocalRunner().run(topology, [AtomLog(str(log))], RunConfig(lateness=0))
+    assert [m.to_dict() for m in result.models] == [m.to_dict() for m in local.models]
+    assert [(r.line, r.reason) for r in result.rejected] == [(r.line, r.reason) for r in local.rejected]
+    assert [r.line for r in local.rejected] == [2, 3, 4, 5]
+    assert local.rejected[3].reason == "timestamp 99999999999999999999 is beyond 2^62"
+    assert [m.time for m in local.models] == [0, 1, 2, 3, 4]
+    assert local.models[-1].atoms == ('b("café")', 'c("café")', 'd("café")')
+
+
 def test_the_papers_example_with_every_time_point_in_its_own_batch(spark):
     topology = compile_program(parse_program("c(X) :- b(X) at least 2 in {0,1,3}."))
     points = [["a(2)", "b(5)"], ["a(3)", "c(7)"], ["b(5)"], ["a(3)"]]
