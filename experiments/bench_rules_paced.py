@@ -16,6 +16,10 @@ The query runs until every time point's output has appeared. Per input and engin
   pause), i.e. the highest period the engine could be fed without falling behind;
 * process memory, and whether the models equal the local engine's.
 
+A Spark engine is measured as a running service: before the replay, a query of its own processes
+``--warmup`` time points (default 20), one per micro-batch, so that the JVM has compiled the batch's code
+paths (a new JVM's first ~15 micro-batches take 1.5-2 s instead of ~0.7 s).
+
 Each engine runs in its own process (its own session and master). Results: ``results/bench_rules_paced.json``
 and ``.csv``, a table on stdout, and a plot of latency per time point like the paper's Figures 3 and 4
 (``results/bench_rules_paced.png``).
@@ -65,6 +69,8 @@ INPUTS = _inputs()
 DEFAULT_INPUTS = "cc-100,cc-500,hj-500-w2,hj-500-w20,pv-20x20"
 #: engine -> Spark master (``cluster``: a standalone master and two 1-core workers started for the run)
 ENGINES = {"local": None, "spark1": "local[1]", "spark2": "local[2]", "cluster": "standalone"}
+#: time points a Spark engine is warmed on before the measured replay
+WARMUP = 20
 
 
 def log_lines(name: str) -> tuple[str, list[str]]:
@@ -140,8 +146,10 @@ def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
     return thread
 
 
-def run_one(engine: str, name: str, period: float, partitions: int, workdir: str, master: str | None = None) -> dict:
-    """One engine on one input at one period (0: full speed), in this process (``master``: a given Spark master)."""
+def run_one(engine: str, name: str, period: float, partitions: int, workdir: str, master: str | None = None,
+            warmup: int = WARMUP) -> dict:
+    """One engine on one input at one period (0: full speed), in this process (``master``: a given Spark master;
+    ``warmup``: time points a Spark engine processes first, one per micro-batch, in a query of its own)."""
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
@@ -160,19 +168,23 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
     elif ENGINES.get(engine) == "standalone":
         from srtopo.topology.spark.standalone import standalone_cluster
         with standalone_cluster(workers=2, cores=1, workdir=os.path.join(workdir, "cluster")) as (master, _ui):
-            return run_one("spark", name, period, partitions, workdir, master) | {"engine": engine}
+            return run_one("spark", name, period, partitions, workdir, master, warmup) | {"engine": engine}
     else:
         from srtopo.topology.spark.session import get_session
         spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions)
         runner = SparkRunner(spark)
         options = SparkOptions(partitions=partitions, once=False)
-        # warm the JVM and the Python workers on the first time points, in a query of its own
+        # a running service: the JVM's compilers and the Python workers warmed by a query of its own over the
+        # first time points, one per micro-batch (the first ~15 batches of a new JVM take 1.5-2 s instead of 0.7)
         warm = os.path.join(workdir, f"warm-{engine}")
         os.makedirs(warm + "/in")
-        for i, line in enumerate(lines[:5]):
-            Path(warm, "in", f"tp-{i:06d}.log").write_text(line + "\n", encoding="utf-8")
-        runner.run(topology, [AtomLog(warm + "/in", "log")], RunConfig(lateness=0, checkpoint=warm + "/ck",
-                                                                        options=SparkOptions(partitions=partitions)))
+        for i in range(warmup):
+            path = Path(warm, "in", f"tp-{i:06d}.log")
+            path.write_text(lines[i % len(lines)] + "\n", encoding="utf-8")
+            os.utime(path, ns=(i * 10 ** 9, i * 10 ** 9))       # the file source reads by modification time
+        if warmup:
+            runner.run(topology, [AtomLog(warm + "/in", "log", 1)],
+                       RunConfig(lateness=0, checkpoint=warm + "/ck", options=SparkOptions(partitions=partitions)))
         folder = os.path.join(workdir, f"in-{engine}")
         os.makedirs(folder)
         # paced: a batch takes every file that has arrived; full speed: one file (time point) per batch
@@ -208,14 +220,16 @@ def main(argv=None) -> int:
     parser.add_argument("--periods", default="1,0", help="seconds between time points (0: full speed)")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_rules_paced.json"))
-    parser.add_argument("--worker", nargs=4, metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS"),
+    parser.add_argument("--warmup", type=int, default=WARMUP,
+                        help="time points a Spark engine processes first, one per micro-batch, in a query of its own")
+    parser.add_argument("--worker", nargs=5, metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS", "WARMUP"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        engine, name, period, partitions = args.worker
+        engine, name, period, partitions, warmup = args.worker
         workdir = tempfile.mkdtemp(prefix="srtopo-paced-")
         try:
-            print(json.dumps(run_one(engine, name, float(period), int(partitions), workdir)))
+            print(json.dumps(run_one(engine, name, float(period), int(partitions), workdir, warmup=int(warmup))))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         return 0
@@ -229,7 +243,8 @@ def main(argv=None) -> int:
     jobs = [(n, e, p) for n in names for p in periods for e in args.engines.split(",")]
     for i, (name, engine, period) in enumerate(jobs, start=1):
         print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
-        row = run_worker("srtopo.experiments.bench_rules_paced", [engine, name, str(period), str(args.partitions)])
+        row = run_worker("srtopo.experiments.bench_rules_paced",
+                         [engine, name, str(period), str(args.partitions), str(args.warmup)])
         if row is None:
             return 1
         rows.append(row)

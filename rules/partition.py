@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 
 from clingo import parse_term
 
 from srtopo.rules.evaluate import Reasoner, signature
-from srtopo.rules.stream import atom_fields
+from srtopo.rules.stream import GIVEN, RecordError, atom_fields, late_reason, record_row, time_point_of
 from srtopo.topology.ir import Topology
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
@@ -154,3 +155,203 @@ def evaluator(key: tuple, topology_json: str, part: int, partitions: int, strate
         found = _EVALUATORS[key] = PartitionEvaluator(Topology.from_dict(json.loads(topology_json)),
                                                        part, partitions, strategy)
     return found
+
+
+# --- one segment of a micro-batch, as a task runs it ---------------------------------------------------------
+#: the fields of a row between the passes of a micro-batch (``spark.rules.SEGMENT_COLUMNS``)
+ROW_FIELDS = ("kind", "time", "sig", "atom", "args", "persistent", "src", "source", "line", "stamp", "atoms", "text",
+              "reason", "part")
+#: row kinds besides CURRENT and HISTORY: derived atom, rejected record, per-source statistics of the batch's
+#: records, the bounds every partition of a pass receives (also what makes each partition a task), and what the
+#: last pass emits
+DERIVED, REJECTED, STATS, BOUNDS = "d", "x", "s", "b"
+MODEL, KEPT_HISTORY, PENDING, META, METRICS = "model", "history", "pending", "meta", "metrics"
+
+
+@dataclass(frozen=True)
+class SegmentSpec:
+    """What a pass of one segment needs that is the same every micro-batch."""
+    index: int
+    last: bool
+    partitions: int                     # of this segment (1 when unkeyed)
+    next_partitions: int                # of the next segment (0 for the last)
+    reads: frozenset                    # "p/n" its stages read
+    observed: frozenset                 # "p/n" its windows observe
+    reach: int                          # how far back its windows look
+    with_args: frozenset                # "p/n" whose argument texts a later reader routes by
+    observed_all: frozenset             # every observed predicate (the history keeps them)
+    max_reach: int
+    shows: frozenset | None             # None: every atom is shown
+    shown_background: tuple             # background atoms of the model (shown)
+    print_empty: bool
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """What a pass of one micro-batch needs from the driver: the store's meta before the batch."""
+    closed: int                         # the last evaluated time point
+    maxtime: dict                       # source -> latest time point seen
+    complete: dict                      # source -> latest completed time point
+    n_sources: int
+    lateness: int | None
+    fixed_hi: int | None = None         # evaluate up to here (end of input) instead of what the sources completed
+    clock_origin: tuple | None = None
+
+
+def batch_bounds(plan: BatchPlan, stats) -> tuple[int, dict]:
+    """The last time point to evaluate and the batch's meta, from the per-source statistics rows (src, JSON text):
+    a time point closes once every source has completed it, less the lateness."""
+    maxtime, complete = dict(plan.maxtime), dict(plan.complete)
+    counts = {"atoms": 0, "malformed": 0, "late": 0}
+    for src, text in stats:
+        s = json.loads(text)
+        for name in counts:
+            counts[name] += int(s.get(name) or 0)
+        if s.get("mx") is not None:
+            maxtime[src] = max(int(s["mx"]), maxtime.get(src, -1))
+            complete[src] = max(int(s["complete"]), complete.get(src, -2))
+    hi = plan.closed
+    if plan.fixed_hi is not None:
+        hi = plan.fixed_hi
+    elif plan.lateness is not None and len(complete) >= plan.n_sources:
+        hi = max(plan.closed, min(complete.values()) - int(plan.lateness))
+    meta = {"hi": hi, "maxtime": {str(k): v for k, v in sorted(maxtime.items())},
+            "complete": {str(k): v for k, v in sorted(complete.items())}, **counts}
+    return hi, meta
+
+
+def _stamp_key(src, source, line) -> tuple:
+    """A record's order for the time point's first timestamp, NULLs first as Spark orders a struct."""
+    return tuple((0,) if v is None else (1, v) for v in (src, source, line))
+
+
+def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "PartitionEvaluator | None") -> list[tuple]:
+    """One partition of one segment in a micro-batch: rows in, rows out (``ROW_FIELDS`` tuples).
+
+    Every row passes through every segment, so the last one sees all of the batch: it decides what is evaluated
+    (the first segment computes the bounds from the statistics rows, later ones read them from a bounds row),
+    evaluates time points ``closed + 1 .. hi`` with ``ev``, and the last segment turns the rows into what the
+    store keeps: its partition's part of each model (atoms, first timestamp, whether a record reached it), the
+    history the next batch's windows read, the records still waiting, the meta and metrics rows."""
+    lo = plan.closed + 1
+    rows = list(rows)
+    hi = None
+    stats = []
+    for r in rows:
+        if r[0] == BOUNDS and r[1] is not None:
+            hi = int(r[1])
+        elif r[0] == STATS:
+            stats.append((int(r[6]), r[11]))
+    out = []
+    if spec.index == 0 and hi is None:
+        hi, meta = batch_bounds(plan, stats)
+        if part == 0:
+            out.append(_row(META, text=json.dumps(meta)))
+    ev_rows = []
+    for kind, time, sig, atom, _args, keeps, *_rest in rows:
+        if atom is None:
+            continue
+        if kind in (CURRENT, DERIVED) and lo <= time <= hi and sig in spec.reads:
+            ev_rows.append((CURRENT, time, atom, keeps))
+        elif kind == HISTORY and sig in spec.observed and time >= lo - spec.reach:
+            ev_rows.append((HISTORY, time, atom, True))
+    derived = ev.run(lo, hi, ev_rows, spec.with_args, plan.clock_origin) if hi >= lo and ev is not None else []
+    records_in = sum(1 for r in ev_rows if r[0] == CURRENT)
+    out.append(_row(METRICS, args=[str(records_in), str(len(derived))], line=spec.index))
+    new = [_row(DERIVED, t, sig, text, args, keeps) for t, sig, text, keeps, args in derived]
+    if not spec.last:
+        out.extend(r[:-1] + (None,) for r in rows if r[0] not in (STATS, BOUNDS))
+        out.extend(new)
+        if part == 0:
+            out.extend(_row(BOUNDS, hi, part=p) for p in range(spec.next_partitions))
+        return out
+    cut = hi - spec.max_reach
+    shows = spec.shows
+    models: dict = {}      # time -> [atoms, recorded, first stamp key, stamp, (src, source, line)]
+    if part == 0:
+        for t in range(lo, hi + 1):
+            models[t] = [set(spec.shown_background), False, None, None, (None, None, None)]
+    history = set()
+    for r in rows + new:
+        kind, time, sig, atom = r[0], r[1], r[2], r[3]
+        if kind in (META, METRICS, REJECTED):
+            out.append(r[:-1] + (None,))
+        elif kind == HISTORY:
+            if time > cut:
+                history.add((time, sig, atom, tuple(r[4]) if r[4] is not None else None))
+        elif kind in (CURRENT, DERIVED):
+            if time > hi:       # only records wait: a derived atom is always at an evaluated time point
+                out.append((PENDING,) + r[1:-1] + (None,))
+                continue
+            model = models.get(time)
+            if model is None:
+                model = models[time] = [set(), False, None, None, (None, None, None)]
+            if kind == CURRENT:
+                model[1] = True
+                if r[9] is not None:
+                    key = _stamp_key(r[6], r[7], r[8])
+                    if model[2] is None or key < model[2]:
+                        model[2], model[3], model[4] = key, r[9], (r[6], r[7], r[8])
+            if atom is None:
+                continue
+            if shows is None or sig in shows:
+                model[0].add(atom)
+            if sig in spec.observed_all and time > cut and (kind == CURRENT or r[5]):
+                history.add((time, sig, atom, tuple(r[4]) if r[4] is not None else None))
+    for t, (atoms, recorded, _key, stamp, (src, source, line)) in sorted(models.items()):
+        out.append(_row(MODEL, t, persistent=recorded, src=src, source=source, line=line, stamp=stamp,
+                        atoms=sorted(atoms)))
+    out.extend(_row(KEPT_HISTORY, t, sig, atom, list(args) if args is not None else None)
+               for t, sig, atom, args in sorted(history, key=lambda h: (h[0], h[1], h[2])))
+    return out
+
+
+def _row(kind, time=None, sig=None, atom=None, args=None, persistent=None, src=None, source=None, line=None,
+         stamp=None, atoms=None, text=None, reason=None, part=None) -> tuple:
+    return (kind, time, sig, atom, args, persistent, src, source, line, stamp, atoms, text, reason, part)
+
+
+def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, width: int) -> Iterator[tuple]:
+    """The batch's lines (src, file, line, text, stream format, duplicates) as rows (``ROW_FIELDS``): one per
+    atom of an accepted record (one without an atom for a record without atoms), one per rejected line, and at
+    the end, per source, its statistics once for each of the first segment's ``width`` partitions (they compute
+    the batch's bounds from them). ``origin``: source -> the (kind, value) of its time point 0."""
+    stats: dict = {}
+    for src, file, number, raw, fmt, duplicates in lines:
+        raw = raw if raw is not None else ""
+        found = record_row(raw, fmt, duplicates)
+        if found is None:
+            continue
+        kind, value, stamp, atoms, whole, reason = found
+        entry = stats.setdefault(src, {"mx": None, "complete": None, "atoms": 0, "malformed": 0, "late": 0})
+        time = None
+        if reason is None:
+            try:
+                time = value if kind == GIVEN else time_point_of(tuple(origin[src]), kind, value, unit_us,
+                                                                  number_scale)
+                if time < 0:
+                    raise RecordError(f"time point {time} is before the first record")
+            except RecordError as error:
+                reason = error.message
+            else:
+                if time <= closed:
+                    reason = late_reason(time, closed)
+                    entry["late"] += 1
+                    yield _row(REJECTED, source=file, line=number, text=raw.rstrip("\r\n")[:2000], reason=reason)
+                    continue
+        if reason is not None:
+            entry["malformed"] += 1
+            yield _row(REJECTED, source=file, line=number, text=raw.rstrip("\r\n")[:2000], reason=reason)
+            continue
+        entry["mx"] = time if entry["mx"] is None else max(entry["mx"], time)
+        done = time if whole else time - 1
+        entry["complete"] = done if entry["complete"] is None else max(entry["complete"], done)
+        entry["atoms"] += len(atoms)
+        if not atoms:
+            yield _row(CURRENT, time, persistent=True, src=src, source=file, line=number, stamp=stamp)
+        for sig, text, args in atoms:
+            yield _row(CURRENT, time, sig, text, args, True, src, file, number, stamp)
+    for src, entry in sorted(stats.items()):
+        text = json.dumps(entry)
+        for p in range(width):
+            yield _row(STATS, src=src, text=text, part=p)

@@ -163,15 +163,22 @@ class Timeline:
 
     def time_point(self, stamp) -> int:
         if self.first is None:
-            self.first = stamp
-        problem = stamp_mismatch(stamp_kind(self.first), stamp_kind(stamp))
-        if problem:
-            raise RecordError(problem)
-        if isinstance(stamp, int):
-            if self.number_scale is None:
-                return stamp - self.first
-            return math.floor((stamp - self.first) * self.number_scale)
-        return (stamp_value(stamp) - stamp_value(self.first)) // unit_micros(self.unit)
+            self.first = (stamp_kind(stamp), stamp_value(stamp))
+        return time_point_of(self.first, stamp_kind(stamp), stamp_value(stamp), unit_micros(self.unit),
+                             self.number_scale)
+
+
+def time_point_of(first: tuple, kind: str, value: int, unit_us: int, number_scale: Fraction | None) -> int:
+    """The time point of a timestamp (kind, value as ``stamp_value`` gives it) given the first record's: numbers
+    count time points (or ``number_scale`` of them per number), date-times count ``unit_us`` microseconds.
+    Raises RecordError when the two cannot be compared."""
+    problem = stamp_mismatch(first[0], kind)
+    if problem:
+        raise RecordError(problem)
+    delta = value - first[1]
+    if kind == NUMBER:
+        return delta if number_scale is None else math.floor(delta * number_scale)
+    return delta // unit_us
 
 
 #: kinds of record times: a number of time units, a date-time without / with a time zone, a JSON record's time

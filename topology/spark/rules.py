@@ -1,21 +1,22 @@
 """Rule topologies on Spark: the micro-batch of a chain of rule stages, run on the driver of ``spark.streaming``.
 
-Per batch (docs/spark.md, "Rule topologies"):
+A micro-batch is ONE Spark job (docs/spark.md, "Rules on Spark"):
 
-1. the batch's lines, parsed into clingo-printed atoms by Python in the executors (``rules.stream.record_row``),
-   get their time points (per source, units since the source's first timestamp, kept in the store's meta);
-   records for time points already evaluated are rejected as late, others wait in the store (``pending``);
-2. the time points every source has completed, less the lateness (``closed + 1 .. min_s complete_s - lateness``,
-   a source completing its latest time point when its record is the time point whole, else the one before; empty
-   ones included) are evaluated: for each segment of rule stages in order (``segments``: consecutive stages
-   keyed alike run in one pass), its input rows (the stream's atoms, the atoms
-   of the stages before it, and the checkpointed history its windows reach back to) are routed to key
-   partitions (``pmod(crc32(key argument), n)``, one partition for unkeyed stages) and each partition runs
-   ``rules.partition.PartitionEvaluator``: one clingo evaluation per time point for all its keys;
-3. ONE write into the store entry (JSON lines from one task, a directory per kind: model, history, pending,
-   rejected): a model per evaluated time point
-   (every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates
-   of the last max-window time points, the records still waiting, the rejected records.
+1. the batch's lines are parsed and timed by Python in the executors (``rules.partition.parse_pass``: each
+   source's time point 0 and the last evaluated time point come from the store's meta): a row per atom of an
+   accepted record, a row per rejected line (late records included), and per source its statistics, once for
+   each partition of the first segment;
+2. with the previous entry's pending records and history, the rows go through the segments in order
+   (``segments``: consecutive stages keyed alike run in one pass), each routed to its key partition
+   (``pmod(crc32(key argument), n)``, one partition for unkeyed segments; rows a segment does not read are
+   spread) where ``rules.partition.segment_pass`` runs: the first segment's tasks compute the time points to
+   evaluate (``closed + 1 .. min_s complete_s - lateness``, empty ones included) from the statistics rows, and
+   every segment evaluates them with one clingo call per time point for all the keys of its partition;
+3. the last segment's rows become the store entry in ONE write (JSON lines from one task, a directory per
+   kind: model, history, pending, rejected): a model per evaluated time point (its partitions' parts merged:
+   every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates of
+   the last max-window time points, the records still waiting, the rejected records; the batch's meta
+   (bounds, per-source progress, counts) reaches the driver through an Observation of that write.
 
 Batch b reads only the entry of the last completed batch, so a replay rewrites the same files.
 """
@@ -26,8 +27,25 @@ import time as _time
 from fractions import Fraction
 
 from srtopo.rules.ir import UNIT_SECONDS
-from srtopo.rules.partition import CURRENT, HISTORY, TICK, fact_signature, merged_positions, segment_topology
-from srtopo.rules.stream import GIVEN, NUMBER, late_reason, stamp_mismatch, unit_micros
+from srtopo.rules.partition import (
+    BOUNDS,
+    CURRENT,
+    DERIVED,
+    HISTORY,
+    KEPT_HISTORY,
+    META,
+    METRICS,
+    MODEL,
+    PENDING,
+    REJECTED,
+    ROW_FIELDS,
+    BatchPlan,
+    SegmentSpec,
+    fact_signature,
+    merged_positions,
+    segment_topology,
+)
+from srtopo.rules.stream import unit_micros
 from srtopo.topology.ir import Topology
 from srtopo.topology.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.topology.spark.sql import sql_string as q
@@ -35,18 +53,14 @@ from srtopo.topology.spark.streaming import (
     BatchOutcome,
     MicroBatchJob,
     empty_frame,
-    local_view,
     session_conf,
-    union_all,
 )
 
-PARSED_COLUMNS = ("src INT, file STRING, line BIGINT, skind STRING, sval BIGINT, stamp STRING, "
-                  "atoms ARRAY<STRUCT<sig: STRING, atom: STRING, args: ARRAY<STRING>>>, whole BOOLEAN, raw STRING, "
-                  "reason STRING")
-ATOM_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, src INT, file STRING, line BIGINT, stamp STRING"
-HISTORY_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>"
-DERIVED_COLUMNS = "time BIGINT, sig STRING, atom STRING, persistent BOOLEAN, args ARRAY<STRING>"
-STAGE_INPUT = "kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, persistent BOOLEAN, part INT"
+#: the rows between the passes of a micro-batch (``rules.partition.ROW_FIELDS``): atoms, history, statistics,
+#: bounds, and what the last segment emits (model parts, history, pending records, meta, metrics)
+SEGMENT_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, persistent BOOLEAN, "
+                   "src INT, source STRING, line BIGINT, stamp STRING, atoms ARRAY<STRING>, text STRING, "
+                   "reason STRING, part INT")
 MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING"
 #: a store entry's rows (JSON lines, one directory per kind, null fields left out): the columns are named and
 #: ordered so that a model row is the sink's model line (time, atoms, timestamp) and a rejected row the sink's
@@ -61,32 +75,51 @@ COMMIT_CONF = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
                "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
 
 
-def parse_frame(lines, stream_format: str, duplicates: bool = False):
-    """(src, file, line, raw) lines -> PARSED_COLUMNS rows, parsed by Python in the executors; blank lines go."""
+#: a rule source's lines as the stream hands them to a batch: parsed in the batch (its time points depend on
+#: the store's meta), by Python in the executors
+LINE_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, fmt STRING, dup BOOLEAN"
+
+
+def origin_frame(lines):
+    """Per accepted record with a timestamp, (src, file, line, kind, value), parsed by Python in the executors:
+    each source's first one is its time point 0, needed before its records can be timed."""
     def parse(batches):
         import pandas as pd
 
-        from srtopo.rules.stream import record_row
+        from srtopo.rules.stream import GIVEN, record_row
         for pdf in batches:
             out = []
-            for src, file, line, raw in zip(pdf["src"], pdf["file"], pdf["line"], pdf["raw"]):
-                row = record_row(raw if raw is not None else "", stream_format, duplicates)
-                if row is None:
-                    continue
-                kind, value, stamp, atoms, whole, reason = row
-                if reason is not None:
-                    out.append((src, file, line, None, None, None, None, None, raw.rstrip("\r\n")[:2000], reason))
-                else:
-                    out.append((src, file, line, kind, value, stamp,
-                                [{"sig": s, "atom": a, "args": g} for s, a, g in atoms], whole, None, None))
-            yield pd.DataFrame(out, columns=["src", "file", "line", "skind", "sval", "stamp", "atoms", "whole",
-                                             "raw", "reason"])
-    return lines.mapInPandas(parse, PARSED_COLUMNS)
+            for src, file, line, raw, fmt, dup in zip(pdf["src"], pdf["file"], pdf["line"], pdf["raw"], pdf["fmt"],
+                                                      pdf["dup"]):
+                row = record_row(raw if raw is not None else "", fmt, bool(dup))
+                if row is not None and row[5] is None and row[0] != GIVEN:
+                    out.append((src, file, line, row[0], row[1]))
+            yield pd.DataFrame(out, columns=["src", "file", "line", "skind", "sval"])
+    return lines.mapInPandas(parse, "src INT, file STRING, line BIGINT, skind STRING, sval BIGINT")
 
 
-def _in(column: str, values) -> str:
-    values = sorted(values)
-    return f"{column} IN ({', '.join(q(v) for v in values)})" if values else "false"
+#: rows per pandas frame a parse task hands back
+_CHUNK = 20000
+
+
+def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int):
+    """The function that parses and times a batch's lines in the executors (``rules.partition.parse_pass``)."""
+    def parse(batches):
+        from itertools import islice
+
+        import pandas as pd
+
+        from srtopo.rules.partition import ROW_FIELDS, parse_pass
+
+        def lines():
+            for pdf in batches:
+                numbers = [None if v is None or v != v else int(v) for v in pdf["line"].tolist()]
+                yield from zip(pdf["src"].tolist(), pdf["file"].tolist(), numbers, pdf["raw"].tolist(),
+                               pdf["fmt"].tolist(), pdf["dup"].tolist())
+        rows = parse_pass(lines(), origin, closed, unit_us, number_scale, width)
+        while chunk := list(islice(rows, _CHUNK)):
+            yield pd.DataFrame(chunk, columns=list(ROW_FIELDS))
+    return parse
 
 
 class RulesJob(MicroBatchJob):
@@ -105,25 +138,36 @@ class RulesJob(MicroBatchJob):
         self.strategy = strategy
         self.unit = unit_micros(UNIT_SECONDS[topology.source.unit])
         self.segments = segments(topology)
-        self.reads, self.observed, self.reach, self.positions = [], [], [], []
-        for segment in self.segments:
-            stages = [topology.stages[i] for i in segment]
-            self.reads.append(sorted({p for s in stages for p in set(s.inputs) | {w.observed for w in s.windows}}))
-            self.observed.append(sorted({w.observed for s in stages for w in s.windows}))
-            self.reach.append(max((max(w.distances) for s in stages for w in s.windows), default=0))
-            self.positions.append(merged_positions(stages))
-        self.observed_all = sorted({o for obs in self.observed for o in obs})
-        self.max_reach = max(self.reach, default=0)
-        shows = topology.output.shows
-        self.shows = None if shows is None else sorted(shows)
-        self.shown_background = [f for f in topology.source.background
-                                 if self.shows is None or fact_signature(f) in set(self.shows)]
+        self.positions = [merged_positions([topology.stages[i] for i in seg]) for seg in self.segments]
+        self.specs = self._specs()
         self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
-        self.names = {k: f"srtopo_r{k}_{self.uid}" for k in
-                      ("in", "acc", "prevp", "prevh", "allrows", "cur", "bg", "times", "bnd")}
+        self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "out")}
         self._broadcasts = None
         self._reps = None
         self._persisted: list = []
+
+    def _specs(self) -> list[SegmentSpec]:
+        topology = self.topology
+        reads, observed, reach = [], [], []
+        for segment in self.segments:
+            stages = [topology.stages[i] for i in segment]
+            reads.append(frozenset(p for s in stages for p in set(s.inputs) | {w.observed for w in s.windows}))
+            observed.append(frozenset(w.observed for s in stages for w in s.windows))
+            reach.append(max((max(w.distances) for s in stages for w in s.windows), default=0))
+        observed_all = frozenset(o for obs in observed for o in obs)
+        shows = topology.output.shows
+        shows = None if shows is None else frozenset(shows)
+        background = tuple(f for f in topology.source.background if shows is None or fact_signature(f) in shows)
+        width = [self.partitions if p is not None else 1 for p in self.positions]
+        out = []
+        for k in range(len(self.segments)):
+            last = k == len(self.segments) - 1
+            # argument texts only where a reader routes rows by them: a later segment or the history
+            with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in reads[j]) | observed_all
+            out.append(SegmentSpec(k, last, width[k], 0 if last else width[k + 1], reads[k], observed[k], reach[k],
+                                   with_args, observed_all, max(reach, default=0), shows, background,
+                                   self.print_empty))
+        return out
 
     # --- setup ----------------------------------------------------------------------------------------
     def _stage_values(self):
@@ -143,23 +187,13 @@ class RulesJob(MicroBatchJob):
             self._reps = [reps[p] for p in range(n)]
         return self._reps
 
-    def _views(self, spark, previous) -> None:
-        n = self.names
-        for kind, view, schema, select in (
-                ("pending", n["prevp"], ATOM_COLUMNS, "time, sig, atom, args, src, source AS file, line, "
-                                                      "timestamp AS stamp"),
-                ("history", n["prevh"], HISTORY_COLUMNS, "time, sig, atom, args")):
-            if previous is not None:
-                self._stored(spark, previous[0], kind).selectExpr(*select.split(", ")) \
-                    .createOrReplaceTempView(view)
-            else:
-                empty_frame(spark, schema).createOrReplaceTempView(view)
-        if not spark.catalog.tableExists(n["bg"]):       # the same every batch: registered once
-            local_view(spark, [(a,) for a in self.shown_background], "atom STRING", n["bg"])
-
-    def _stored(self, spark, batch_id, kind: str):
-        """The rows of one kind in a store entry (JSON lines partitioned by kind)."""
-        return spark.read.schema(STORED_COLUMNS).json(self.store.entry(batch_id)).where(f"kind = {q(kind)}")
+    def _previous(self, spark, previous) -> None:
+        """The previous entry's rows (every kind) as a view, or an empty one."""
+        if previous is not None:
+            spark.read.schema(STORED_COLUMNS).json(self.store.entry(previous[0])) \
+                .createOrReplaceTempView(self.names["prev"])
+        else:
+            empty_frame(spark, STORED_COLUMNS).createOrReplaceTempView(self.names["prev"])
 
     @staticmethod
     def _meta(previous) -> dict:
@@ -167,295 +201,177 @@ class RulesJob(MicroBatchJob):
             return {"origin": {}, "maxtime": {}, "complete": {}, "closed": -1}
         return previous[1]
 
+    def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None) -> BatchPlan:
+        return BatchPlan(int(meta["closed"]), {int(k): int(v) for k, v in meta["maxtime"].items()},
+                         {int(k): int(v) for k, v in meta.get("complete", {}).items()}, self.n_sources,
+                         self.lateness, fixed_hi, self._clock_origin(origin))
+
     # --- the micro-batch --------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        """One Spark job: parse and time the records, route them with the previous entry's pending records and
+        history through the segments, and write the new entry. The bounds of what is evaluated are computed
+        inside the first segment's tasks from statistics rows that every partition receives, so the driver
+        never waits for an intermediate result (a statistics job and the DataFrames built after it cost
+        ~0.3 s per micro-batch)."""
         started = _time.perf_counter()
-        n = self.names
         meta = self._meta(previous)
         closed = int(meta["closed"])
         origin = {int(k): v for k, v in meta["origin"].items()}
-        maxtime = {int(k): int(v) for k, v in meta["maxtime"].items()}
-        complete = {int(k): int(v) for k, v in meta.get("complete", {}).items()}
         target = self.store.entry(batch_id)
-        df.createOrReplaceTempView(n["in"])
+        from pyspark.sql import functions as F
         try:
             with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
                 if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
-                    for r in spark.sql(f"SELECT src, min_by(struct(skind, sval), struct(file, line)) AS o "
-                                       f"FROM {n['in']} WHERE reason IS NULL AND skind <> {q(GIVEN)} "
-                                       "GROUP BY src").collect():
+                    for r in origin_frame(df).groupBy("src").agg(
+                            F.min_by(F.struct("skind", "sval"), F.struct("file", "line")).alias("o")).collect():
                         origin.setdefault(int(r["src"]), [r["o"]["skind"], int(r["o"]["sval"])])
-                # cached lazily: the statistics below are the job that parses the batch and fills the cache
-                self._bounds(spark, closed)
-                acc = spark.sql(self._timed_sql(origin)).persist()
-                self._persisted.append(acc)
-                acc.createOrReplaceTempView(n["acc"])
-                stats = spark.sql(
-                    f"SELECT src, max(CASE WHEN reason IS NULL THEN time END) AS mx, "
-                    f"max(CASE WHEN reason IS NULL THEN time - CASE WHEN whole THEN 0 ELSE 1 END END) "
-                    f"AS complete, "
-                    f"sum(CASE WHEN reason IS NULL THEN size(atoms) ELSE 0 END) AS atoms, "
-                    f"count_if(reason IS NOT NULL AND NOT startswith(reason, 'late: ')) AS malformed, "
-                    f"count_if(startswith(reason, 'late: ')) AS late FROM {n['acc']} GROUP BY src").collect()
-                parsed = _time.perf_counter()
-                for r in stats:
-                    if r["mx"] is not None:
-                        src = int(r["src"])
-                        maxtime[src] = max(int(r["mx"]), maxtime.get(src, -1))
-                        complete[src] = max(int(r["complete"]), complete.get(src, -2))
-                hi = closed
-                if self.lateness is not None and len(complete) >= self.n_sources:
-                    hi = max(closed, min(complete.values()) - int(self.lateness))
-                self._views(spark, previous)
-                self._bounds(spark, closed, closed + 1, hi)
-                spark.sql(f"SELECT time, a.sig AS sig, a.atom AS atom, a.args AS args, src, file, line, stamp "
-                          f"FROM {n['acc']} LATERAL VIEW OUTER explode(atoms) e AS a WHERE reason IS NULL "
-                          f"UNION ALL SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
-                model, derived, metrics = self._evaluate(spark, closed + 1, hi, self._clock_origin(origin))
-                evaluated = _time.perf_counter()
-                parts = [f"SELECT time, CAST(NULL AS ARRAY<STRING>) AS atoms, stamp AS timestamp, sig, atom, args, src, "
-                         f"file AS source, line, CAST(NULL AS STRING) AS text, CAST(NULL AS STRING) AS reason, "
-                         f"'pending' AS kind FROM {n['allrows']} WHERE time > {self._bound('b_hi')}",
-                         f"SELECT CAST(NULL AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, file, line, raw, reason, "
-                         f"'rejected' FROM {n['acc']} WHERE reason IS NOT NULL",
-                         self._history_sql(closed + 1, hi, derived)]
-                frame = spark.sql(" UNION ALL ".join(f"({p})" for p in parts))
-                if model is not None:
-                    frame = frame.unionByName(model.selectExpr(
-                        "time", "atoms", "timestamp", "CAST(NULL AS STRING) AS sig", "CAST(NULL AS STRING) AS atom",
-                        "CAST(NULL AS ARRAY<STRING>) AS args", "CAST(NULL AS INT) AS src",
-                        "CAST(NULL AS STRING) AS source", "CAST(NULL AS BIGINT) AS line",
-                        "CAST(NULL AS STRING) AS text", "CAST(NULL AS STRING) AS reason", "'model' AS kind"))
-                observation = None
-                if metrics is not None:       # the segments' metrics rows, observed and dropped before the write
-                    from pyspark.sql import Observation
-                    from pyspark.sql import functions as F
-                    frame = frame.unionByName(metrics.selectExpr(
-                        "CAST(NULL AS BIGINT) AS time", "CAST(NULL AS ARRAY<STRING>) AS atoms",
-                        "CAST(NULL AS STRING) AS timestamp", "CAST(NULL AS STRING) AS sig",
-                        "CAST(NULL AS STRING) AS atom", "args", "CAST(NULL AS INT) AS src",
-                        "CAST(NULL AS STRING) AS source", "CAST(segment AS BIGINT) AS line",
-                        "CAST(NULL AS STRING) AS text", "CAST(NULL AS STRING) AS reason", "'metrics' AS kind"))
-                    observation = Observation()
-                    exprs = [F.expr(f"sum(CASE WHEN kind = 'metrics' AND line = {k} THEN CAST(args[{i}] AS BIGINT) "
-                                    f"END)").alias(f"{name}{k}")
-                             for k in range(len(self.segments)) for i, name in ((0, "r"), (1, "d"))]
-                    frame = frame.observe(observation, *exprs).where("kind <> 'metrics'")
-                # one task, a file per kind: the entry is small next to the work before it, and a write of many
-                # tiny files from every task cost twice as long (measured per batch on local[2])
-                with session_conf(spark, COMMIT_CONF):
-                    frame.coalesce(1).write.mode("overwrite").partitionBy("kind").json(target)
-                stage_metrics = self._segment_metrics(observation.get if observation else {}, closed + 1, hi)
+                self._previous(spark, previous)
+                plan = self._plan(meta, origin)
+                records = df.mapInPandas(parse_task({k: tuple(v) for k, v in origin.items()}, closed, self.unit,
+                                                    self.number_scale, self.specs[0].partitions), SEGMENT_COLUMNS)
+                outcome = self._write(spark, plan, target, records)
         finally:
             self._release(spark)
         written = _time.perf_counter()
-        counts = {"atoms": sum(int(r["atoms"] or 0) for r in stats),
-                  "malformed": sum(int(r["malformed"]) for r in stats), "late": sum(int(r["late"]) for r in stats)}
+        got = json.loads(outcome["meta"])
+        hi = int(got["hi"])
         meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
-                "maxtime": {str(k): v for k, v in sorted(maxtime.items())},
-                "complete": {str(k): v for k, v in sorted(complete.items())}, "closed": int(hi)}
+                "maxtime": got["maxtime"], "complete": got["complete"], "closed": hi}
         n_models = max(0, hi - closed)
-        record = {"phases_s": {"read_parse": round(parsed - started, 4), "evaluate": round(evaluated - parsed, 4),
-                               "write": round(written - evaluated, 4)},
-                  "tuples": counts["atoms"], "malformed": counts["malformed"], "late": counts["late"],
+        record = {"phases_s": {"plan_write": round(written - started, 4)},
+                  "tuples": got["atoms"], "malformed": got["malformed"], "late": got["late"],
                   "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
-                  "stages": stage_metrics}
+                  "stages": self._segment_metrics(outcome, n_models > 0)}
         outputs = WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS) if n_models else None
         rejected = None
-        if counts["malformed"] + counts["late"]:
+        if got["malformed"] + got["late"]:
             rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
 
-    def _bounds(self, spark, closed: int, lo: int | None = None, hi: int | None = None) -> None:
-        """Register the batch's bounds (a one-row relation of texts) that ``_bound`` reads."""
-        lo = closed + 1 if lo is None else lo
-        hi = closed if hi is None else hi
-        values = ", ".join(f"'{int(v)}'" for v in (closed, lo, hi, hi - self.max_reach))
-        spark.sql(f"SELECT * FROM VALUES ({values}) AS t(b_closed, b_lo, b_hi, b_cut)") \
-            .createOrReplaceTempView(self.names["bnd"])
-
-    def _bound(self, name: str) -> str:
-        """A bound of the batch as a BIGINT expression that is not a literal of the generated code.
-
-        Spark's code generator inlines BIGINT literals into the generated Java, so per-batch bounds as literals
-        made every micro-batch compile new classes (~17 Janino compiles, ~0.15 s per micro-batch on local[2]),
-        and a cross join with a one-row relation costs a broadcast job per use. A scalar subquery over a
-        one-row relation is evaluated on the driver without a job, and a STRING value is passed to the
-        generated code as a reference, so the code is the same every batch."""
-        return f"CAST((SELECT {name} FROM {self.names['bnd']}) AS BIGINT)"
-
-    def _timed_sql(self, origin: dict) -> str:
-        """The batch's records with their time point, or the reason they are rejected."""
+    def _write(self, spark, plan: BatchPlan, target: str, records=None) -> dict:
+        """Run the segments over the batch's records (rows of ``parse_task``) and the previous entry (view
+        ``prev``) and write the entry at ``target``; returns the observed meta (JSON text) and per-segment
+        metrics."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
         n = self.names
-        if origin:
-            okind = "CASE src " + " ".join(f"WHEN {s} THEN {q(k)}" for s, (k, _v) in origin.items()) + " END"
-            oval = "CASE src " + " ".join(f"WHEN {s} THEN CAST({int(v)} AS BIGINT)" for s, (_k, v) in origin.items()) \
-                   + " END"
-        else:
-            okind, oval = "CAST(NULL AS STRING)", "CAST(NULL AS BIGINT)"
-        u = self.unit
-        delta = "(sval - okind_val)"
-        number = delta
-        if self.number_scale is not None:     # floor(delta * a / b): --t-format numbers in time points
-            a, b = self.number_scale.numerator, self.number_scale.denominator
-            number = f"floor(({delta} * {a}) / {b})" if b != 1 else f"({delta} * {a})"
-        time = (f"CASE WHEN skind = {q(GIVEN)} THEN sval WHEN skind = {q(NUMBER)} THEN CAST({number} AS BIGINT) "
-                f"WHEN {delta} >= 0 THEN {delta} DIV {u} ELSE -((-{delta} + {u - 1}) DIV {u}) END")
-        kinds = ("n", "d", "z")
-        mismatch = "CASE " + " ".join(
-            f"WHEN okind = {q(a)} AND skind = {q(b)} THEN {q(stamp_mismatch(a, b))}"
-            for a in kinds for b in kinds if a != b) + " END"
-        closed_ = self._bound("b_closed")
-        late_head, late_tail = late_reason(-1, -2).split("-1", 1)
-        late_mid, late_tail = late_tail.split("-2", 1)
-        return (f"SELECT src, file, line, whole, stamp, atoms, raw, t AS time, CASE WHEN reason IS NOT NULL THEN reason "
-                f"WHEN skind <> {q(GIVEN)} AND skind <> okind THEN {mismatch} "
-                f"WHEN t < 0 THEN concat('time point ', t, ' is before the first record') "
-                f"WHEN t <= {closed_} THEN concat({q(late_head)}, t, {q(late_mid)}, {closed_}, {q(late_tail)}) END "
-                f"AS reason FROM (SELECT *, {time} AS t FROM (SELECT *, {okind} AS okind, {oval} AS okind_val "
-                f"FROM {n['in']}))")
+        frame = spark.sql(self._first_input_sql(plan))
+        if records is not None:
+            frame = frame.unionByName(records)
+        reps = self._representatives(spark)
+        rep_array = "array(" + ", ".join(f"CAST({r} AS BIGINT)" for r in reps) + ")"
+        values = self._stage_values()
+        for k, spec in enumerate(self.specs):
+            frame = frame.selectExpr(*ROW_FIELDS[:-1], f"{self._part_expr(k)} AS part") \
+                .selectExpr("*", f"element_at({rep_array}, part + 1) AS rep")
+            task = _segment_task((self.uid, k), values[k], spec, plan, self.strategy)
+            frame = frame.groupBy("rep").applyInPandas(task, SEGMENT_COLUMNS)
+        # cached: the model, the history and the pending records are three reads of the last segment's rows
+        frame = frame.persist()
+        self._persisted.append(frame)
+        frame.createOrReplaceTempView(n["out"])
+        observation = Observation()
+        exprs = [F.expr(f"max(CASE WHEN kind = {q(META)} THEN text END)").alias("meta")]
+        exprs += [F.expr(f"sum(CASE WHEN kind = {q(METRICS)} AND line = {k} THEN CAST(args[{i}] AS BIGINT) END)")
+                  .alias(f"{name}{k}") for k in range(len(self.segments)) for i, name in ((0, "r"), (1, "d"))]
+        stored = spark.sql(self._stored_sql()).observe(observation, *exprs) \
+            .where(f"kind <> {q(META)} AND kind <> {q(METRICS)}")
+        # one task, a file per kind: the entry is small next to the work before it, and a write of many tiny
+        # files from every task cost twice as long (measured per batch on local[2])
+        with session_conf(spark, COMMIT_CONF):
+            stored.coalesce(1).write.mode("overwrite").partitionBy("kind").json(target)
+        return observation.get
 
-    # --- evaluation --------------------------------------------------------------------------------------
+    def _first_input_sql(self, plan: BatchPlan) -> str:
+        """The first segment's rows besides the batch's records: the previous entry's pending records and history,
+        and a bounds row per partition (NULL: the tasks compute the bounds; the end of input fixes them)."""
+        n = self.names
+        width = self.specs[0].partitions
+        hi = "NULL" if plan.fixed_hi is None else str(int(plan.fixed_hi))
+        none = "CAST(NULL AS {}) AS {}"
+        pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent, src, source, line, "
+                  f"timestamp AS stamp, {none.format('ARRAY<STRING>', 'atoms')}, {none.format('STRING', 'text')}, "
+                  f"{none.format('STRING', 'reason')}, {none.format('INT', 'part')} "
+                  f"FROM {n['prev']} WHERE kind = 'pending'",
+                  f"SELECT {q(HISTORY)}, time, sig, atom, args, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+                  f"FROM {n['prev']} WHERE kind = 'history'",
+                  f"SELECT {q(BOUNDS)}, CAST({hi} AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                  f"NULL, NULL, CAST(id AS INT) FROM range({width})"]
+        return " UNION ALL ".join(f"({p})" for p in pieces)
+
+    def _stored_sql(self) -> str:
+        """The entry's rows (STORED_COLUMNS) from the last segment's rows: one model row per time point (its
+        partitions' parts merged), the history (an atom derived in several partitions is kept once per partition:
+        a set again in the next batch's tasks, which receive equal history rows in one partition), the pending
+        records, the rejected records, and the meta and metrics rows (observed, then dropped)."""
+        n = self.names
+        keep = "" if self.print_empty else " HAVING max(persistent)"
+        none = "CAST(NULL AS {}) AS {}"
+        pieces = [
+            f"SELECT time, sort_array(array_distinct(flatten(collect_list(atoms)))) AS atoms, "
+            f"min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END) AS timestamp, "
+            f"{none.format('STRING', 'sig')}, {none.format('STRING', 'atom')}, "
+            f"{none.format('ARRAY<STRING>', 'args')}, {none.format('INT', 'src')}, "
+            f"{none.format('STRING', 'source')}, {none.format('BIGINT', 'line')}, "
+            f"{none.format('STRING', 'text')}, {none.format('STRING', 'reason')}, 'model' AS kind "
+            f"FROM {n['out']} WHERE kind = {q(MODEL)} GROUP BY time{keep}",
+            f"SELECT time, NULL, NULL, sig, atom, args, NULL, NULL, NULL, NULL, NULL, 'history' "
+            f"FROM {n['out']} WHERE kind = {q(KEPT_HISTORY)}",
+            f"SELECT time, NULL, stamp, sig, atom, args, src, source, line, NULL, NULL, 'pending' "
+            f"FROM {n['out']} WHERE kind = {q(PENDING)}",
+            f"SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, source, line, text, reason, 'rejected' "
+            f"FROM {n['out']} WHERE kind = {q(REJECTED)}",
+            f"SELECT NULL, NULL, NULL, NULL, NULL, args, NULL, NULL, line, text, NULL, kind "
+            f"FROM {n['out']} WHERE kind = {q(META)} OR kind = {q(METRICS)}"]
+        return " UNION ALL ".join(f"({p})" for p in pieces)
+
+    # --- routing ----------------------------------------------------------------------------------------
     def _part_expr(self, k: int) -> str:
+        """The partition of a row in segment k: preset (bounds, statistics), the key argument's hash for atoms of
+        a keyed predicate, else spread by the row's content (rows that only pass through)."""
+        width = self.specs[k].partitions
         positions = self.positions[k]
         if positions is None:
-            return "0"
-        n = self.partitions
-        cases = " ".join(f"WHEN {q(sig)} THEN pmod(crc32(CAST(element_at(args, {pos + 1}) AS BINARY)), {n})"
+            return "CAST(coalesce(part, 0) AS INT)"
+        cases = " ".join(f"WHEN {q(sig)} THEN pmod(crc32(CAST(element_at(args, {pos + 1}) AS BINARY)), {width})"
                          for sig, pos in sorted(positions.items()))
-        return f"CAST(CASE sig {cases} END AS INT)"
+        spread = f"pmod(hash(kind, time, atom, source, line), {width})"
+        keyed = f"CASE WHEN kind IN ({q(CURRENT)}, {q(DERIVED)}, {q(HISTORY)}) THEN CASE sig {cases} END END"
+        return f"CAST(coalesce(part, {keyed}, {spread}) AS INT)"
 
     @staticmethod
     def _clock_origin(origin: dict):
         """Time point 0's timestamp for @now: the first source's (kind, value) as ``rules.clock`` reads it."""
         return tuple(origin[min(origin)]) if origin else None
 
-    def _evaluate(self, spark, lo: int, hi: int, clock_origin=None):
-        """Evaluate time points lo..hi through the stage chain: (model frame, derived frames, metrics frame), all
-        lazy: the one action that uses them (the store write) runs the chain; (None, [], None) when there is
-        nothing to evaluate.
-
-        Each derived frame is cached, and read by the segments after it, the model and the history: segment
-        k + 1's shuffle computes segment k (one reader while it runs), and the model's shuffle the last one,
-        so no two tasks wait on the same partition. Each partition task adds one metrics row (``sig`` NULL:
-        every reader of atoms drops it) that the metrics frame collects."""
-        if hi < lo:
-            return None, [], None
-        n = self.names
-        # cached lazily: the first segment's shuffle fills it; the model and the history read it again
-        current = spark.sql(f"SELECT * FROM {n['allrows']} WHERE time BETWEEN {self._bound('b_lo')} AND "
-                            f"{self._bound('b_hi')}").persist()
-        self._persisted.append(current)
-        current.createOrReplaceTempView(f"{n['cur']}_c")
-        cur = f"{n['cur']}_c"
-        reps = self._representatives(spark)
-        rep_array = "array(" + ", ".join(f"CAST({r} AS BIGINT)" for r in reps) + ")"
-        derived: list = []
-        metrics = []
-        for k, segment in enumerate(self.segments):
-            reads = self.reads[k]
-            pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent FROM {cur} "
-                      f"WHERE atom IS NOT NULL AND {_in('sig', reads)}"]
-            if self.observed[k]:
-                pieces.append(f"SELECT {q(HISTORY)}, time, sig, atom, args, true FROM {n['prevh']} "
-                              f"WHERE time >= {self._bound('b_lo')} - {self.reach[k]} "
-                              f"AND {_in('sig', self.observed[k])}")
-            inputs = spark.sql(" UNION ALL ".join(pieces))
-            for d in derived:
-                inputs = inputs.unionByName(d.where(_in("sig", reads)).selectExpr(
-                    f"{q(CURRENT)} AS kind", "time", "sig", "atom", "args", "persistent"))
-            inputs = inputs.selectExpr("*", f"{self._part_expr(k)} AS part")
-            ticks = range(self.partitions) if self.positions[k] is not None else range(1)
-            tick_frame = spark.sql(f"SELECT {q(TICK)} AS kind, CAST(NULL AS BIGINT) AS time, CAST(NULL AS STRING) "
-                                   f"AS sig, CAST(NULL AS STRING) AS atom, CAST(NULL AS ARRAY<STRING>) AS args, "
-                                   f"false AS persistent, CAST(id AS INT) AS part FROM range({len(ticks)})")
-            grouped = inputs.unionByName(tick_frame).selectExpr("kind", "time", "atom", "persistent", "part",
-                                                                f"element_at({rep_array}, part + 1) AS rep")
-            # argument texts only where a reader routes rows by them: a later segment or the history
-            with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in self.reads[j]) \
-                | frozenset(self.observed_all)
-            task = _stage_task((self.uid, k), self._stage_values()[k], lo, hi, self.partitions, self.strategy,
-                               with_args, clock_origin)
-            out = grouped.groupBy("rep").applyInPandas(task, DERIVED_COLUMNS).persist()
-            self._persisted.append(out)
-            metrics.append(out.where("sig IS NULL").selectExpr(f"{k} AS segment", "args"))
-            derived.append(out.where("sig IS NOT NULL"))
-        model = self._model(spark, lo, hi, cur, derived)
-        return model, derived, union_all(metrics)
-
-    def _segment_metrics(self, observed: dict, lo: int, hi: int) -> dict:
+    def _segment_metrics(self, observed: dict, evaluated: bool) -> dict:
         out = {}
         for k, segment in enumerate(self.segments):
-            tasks = self.partitions if self.positions[k] is not None else 1
             out[self.topology.stages[segment[0]].id] = {
-                "records_in": int(observed.get(f"r{k}") or 0) if hi >= lo else 0,
-                "derived": int(observed.get(f"d{k}") or 0) if hi >= lo else 0, "tasks": tasks,
+                "records_in": int(observed.get(f"r{k}") or 0) if evaluated else 0,
+                "derived": int(observed.get(f"d{k}") or 0) if evaluated else 0, "tasks": self.specs[k].partitions,
                 "segment": [self.topology.stages[i].id for i in segment]}
         return out
 
-    def _model(self, spark, lo: int, hi: int, cur: str, derived: list):
-        n = self.names
-        shown = "" if self.shows is None else f" AND {_in('sig', self.shows)}"
-        spark.sql(f"SELECT explode(sequence({self._bound('b_lo')}, {self._bound('b_hi')})) AS time") \
-            .createOrReplaceTempView(n["times"])
-        atoms = spark.sql(f"SELECT time, atom FROM {cur} WHERE atom IS NOT NULL{shown} "
-                          f"UNION ALL SELECT t.time, b.atom FROM {n['times']} t CROSS JOIN {n['bg']} b")
-        for d in derived:      # every derived row read (hidden ones as NULL): the model's shuffle computes them
-            atom = "atom" if self.shows is None else f"CASE WHEN {_in('sig', self.shows)} THEN atom END AS atom"
-            atoms = atoms.unionByName(d.selectExpr("time", atom))
-        atoms.createOrReplaceTempView(n["times"] + "_a")
-        # one aggregation (one shuffle): every time point has a row (empty ones too), its atoms, its first stamp;
-        # without print_empty only the time points some record reached (a row of the batch's records) are kept
-        keep = "" if self.print_empty else " HAVING max(recorded)"
-        return spark.sql(
-            f"SELECT time, sort_array(collect_set(atom)) AS atoms, min_by(stamp, skey) AS timestamp FROM ("
-            f"SELECT time, atom, CAST(NULL AS STRING) AS stamp, CAST(NULL AS STRUCT<src: INT, file: STRING, "
-            f"line: BIGINT>) AS skey, false AS recorded FROM {n['times']}_a "
-            f"UNION ALL SELECT time, NULL, NULL, NULL, false FROM {n['times']} "
-            f"UNION ALL SELECT time, NULL, stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, file, line) END, true "
-            f"FROM {cur}) "
-            f"GROUP BY time{keep}")
-
-    def _history_sql(self, lo: int, hi: int, derived: list) -> str:
-        """History rows of the next entry: persistent atoms of observed predicates at the last max-window points."""
-        n = self.names
-        select = ("SELECT time, CAST(NULL AS ARRAY<STRING>), CAST(NULL AS STRING), sig, atom, args, "
-                  "CAST(NULL AS INT), CAST(NULL AS STRING), CAST(NULL AS BIGINT), CAST(NULL AS STRING), "
-                  "CAST(NULL AS STRING), 'history'")
-        observed = _in("sig", self.observed_all)
-        sources = [f"SELECT time, sig, atom, args FROM {n['prevh']}"]
-        if hi >= lo:
-            sources.append(f"SELECT time, sig, atom, args FROM {n['cur']}_c WHERE atom IS NOT NULL AND {observed}")
-            for i, _d in enumerate(derived):
-                view = f"{n['cur']}_d{i}"
-                _d.where(f"persistent AND {observed}").select("time", "sig", "atom", "args") \
-                    .createOrReplaceTempView(view)
-                sources.append(f"SELECT * FROM {view}")
-        union = " UNION ALL ".join(sources)
-        return (f"{select} FROM (SELECT DISTINCT * FROM ({union}) WHERE time > {self._bound('b_cut')} "
-                f"AND {observed})")
-
     # --- end of input --------------------------------------------------------------------------------------
     def close(self, last):
-        """Evaluate what is still waiting: every time point up to the latest one any source reached."""
+        """Evaluate what is still waiting (every time point up to the latest one any source reached) into the
+        store entry ``final``; returns its models."""
         meta = self._meta(last)
         closed = int(meta["closed"])
         hi = max((int(v) for v in meta["maxtime"].values()), default=closed)
         if hi <= closed:
             return None
         spark = self.spark
-        self._views(spark, last)
-        self._bounds(spark, closed, closed + 1, hi)
-        n = self.names
-        spark.sql(f"SELECT * FROM {n['prevp']}").createOrReplaceTempView(n["allrows"])
         origin = {int(k): v for k, v in meta["origin"].items()}
-        with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-            model, _derived, _metrics = self._evaluate(spark, closed + 1, hi, self._clock_origin(origin))
-            # cached: the sink writes the model after this returns (``finish`` releases the caches)
-            model = model.persist()
-            self._persisted.append(model)
-            model.count()
-            return model
+        target = self.store.entry("final")
+        try:
+            with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
+                self._previous(spark, last)
+                self._write(spark, self._plan(meta, origin, fixed_hi=hi), target)
+        finally:
+            self._release(spark)
+        return WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS)
 
     def finish(self) -> None:
         try:
@@ -494,19 +410,31 @@ def _joins(topology: Topology, segment: list[int], stage) -> bool:
     return all(p in merged for p in set(stage.inputs) | {w.observed for w in stage.windows} if p in derived)
 
 
-def _stage_task(key: tuple, stage_value, lo: int, hi: int, partitions: int, strategy: str, with_args=None,
-                clock_origin=None):
-    """The function each partition of a stage runs (in an executor's Python worker)."""
+def _segment_task(key: tuple, stage_value, spec: SegmentSpec, plan: BatchPlan, strategy: str):
+    """The function each partition of a segment runs (in an executor's Python worker)."""
     def task(pdf):
         import pandas as pd
 
-        from srtopo.rules.partition import CURRENT, evaluator
+        from srtopo.rules.partition import ROW_FIELDS, evaluator, segment_pass
         part = int(pdf["part"].iloc[0])
-        ev = evaluator(key + (part, partitions), stage_value.value, part, partitions, strategy)
-        rows = zip(pdf["kind"], pdf["time"], pdf["atom"], pdf["persistent"])
-        out = ev.run(lo, hi, rows, with_args, clock_origin)
-        records_in = int((pdf["kind"] == CURRENT).sum())
-        out.append((-1, None, None, False, [str(records_in), str(len(out))]))     # the metrics row
-        return pd.DataFrame(out, columns=["time", "sig", "atom", "persistent", "args"])
+        ev = evaluator(key + (part, spec.partitions), stage_value.value, part, spec.partitions, strategy)
+        return pd.DataFrame(segment_pass(spec, plan, part, _rows(pdf), ev), columns=list(ROW_FIELDS))
     return task
 
+
+#: positions in ``ROW_FIELDS`` of integer columns (pandas gives floats with NaN when a column has nulls) and of
+#: array columns (numpy arrays)
+_INTEGERS = (1, 6, 8, 13)
+_ARRAYS = (4, 10)
+
+
+def _rows(pdf) -> list[tuple]:
+    """A task's pandas rows as tuples of Python values (None for null)."""
+    from srtopo.rules.partition import ROW_FIELDS
+    columns = [pdf[c].tolist() for c in ROW_FIELDS]
+    for i in _INTEGERS:
+        columns[i] = [None if v is None or v != v else int(v) for v in columns[i]]
+    for i in _ARRAYS:
+        columns[i] = [None if v is None else list(v) for v in columns[i]]
+    columns[5] = [None if v is None or v != v else bool(v) for v in columns[5]]
+    return list(zip(*columns))

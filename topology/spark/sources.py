@@ -171,9 +171,8 @@ def _tuples(spark, source: TupleFiles, index: int):
 
 
 def atom_frame(spark, source: AtomLog, index: int):
-    """The streaming DataFrame of parsed log or JSON-lines records (``spark.rules.PARSED_COLUMNS``) of an atom
-    source: a file or directory read whole per file (numbered lines), or ``tcp://HOST:PORT``."""
-    from srtopo.topology.spark.rules import parse_frame
+    """The streaming DataFrame of an atom source's lines (``spark.rules.LINE_COLUMNS``: the batch parses and
+    times them): a file or directory read whole per file (numbered lines), or ``tcp://HOST:PORT``."""
     F = _F()
     if source.spec.startswith("tcp://"):
         host, _, port = source.spec[len("tcp://"):].rpartition(":")
@@ -182,7 +181,8 @@ def atom_frame(spark, source: AtomLog, index: int):
                            F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
     else:
         lines = _file_lines(spark, TntFiles(source.spec, source.files_per_batch), index)
-    return parse_frame(lines, source.stream_format, source.duplicates)
+    return lines.select("src", "file", "line", "raw", F.lit(source.stream_format).alias("fmt"),
+                        F.lit(bool(source.duplicates)).alias("dup"))
 
 
 READERS = {TntFiles: _tnt, TupleFiles: _tuples, RdfFiles: _rdf, SocketLines: _socket, Rate: _rate}
