@@ -171,7 +171,7 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
             return run_one("spark", name, period, partitions, workdir, master, warmup) | {"engine": engine}
     else:
         from srtopo.topology.spark.session import get_session
-        spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions)
+        spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions, collector="latency")
         runner = SparkRunner(spark)
         options = SparkOptions(partitions=partitions, once=False)
         # a running service: the JVM's compilers and the Python workers warmed by a query of its own over the

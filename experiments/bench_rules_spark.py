@@ -98,7 +98,7 @@ def run_one(engine: str, program: str, folder: str, partitions: int, files_per_b
         memory = rss_mb()
     else:
         from srtopo.topology.spark.session import get_session
-        spark = get_session(master=ENGINES[engine], shuffle_partitions=partitions)
+        spark = get_session(master=ENGINES[engine], shuffle_partitions=partitions, collector="latency")
         runner = SparkRunner(spark)
         options = SparkOptions(partitions=partitions)
         warm = tempfile.mkdtemp(prefix="srtopo-bench-warm-")    # JVM and Python workers warmed on a small input

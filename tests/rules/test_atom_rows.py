@@ -66,3 +66,33 @@ def test_a_partition_gives_argument_texts_only_where_asked():
     some = PartitionEvaluator(topology, 0, 1).run(0, 0, rows, frozenset({"d/1"}))
     assert [row[:3] + row[4:] for row in sorted(full)] == [(0, "a/2", "a(1,3)", ["1", "3"]), (0, "d/1", "d(1)", ["1"])]
     assert sorted(some, key=str) == [row[:4] + ((row[4] if row[1] == "d/1" else None),) for row in sorted(full)]
+
+
+def test_the_spark_parse_pass_times_and_rejects_lines_as_the_local_reader_does():
+    """One grammar: ``parse_pass`` (what a Spark batch runs in its executors) gives every line the local reader's
+    time point or rejection reason, and its statistics rows once per partition of the first segment."""
+    import json
+
+    from srtopo.rules.partition import CURRENT, REJECTED, STATS, parse_pass
+    from srtopo.rules.stream import parse_line, read_records, stamp_kind, stamp_value, unit_micros
+    lines = ["2024-01-01T00:00:00 a(1)", "2024-01-01T00:00:03 a(2); b(x)", "", "2024-01-01T00:00:01 ",
+             "7 a(3)", "2024-01-01T00:00:05+01:00 a(4)", "2023-12-31T23:59:58 a(5)", "2024-01-01T00:00:09 p(",
+             "2024-01-01T00:00:04.5 c(\"é\")"]
+    rejected = []
+    local = {r.line: r.time for r in read_records(lines, rejected=rejected)}
+    reasons = {r.line: r.reason for r in rejected}
+    stamp = parse_line(lines[0], "log")[1]      # the local reader's time point 0: the first record's timestamp
+    origin = {0: (stamp_kind(stamp), stamp_value(stamp))}
+    rows = list(parse_pass(((0, "f", i, text, "log", False) for i, text in enumerate(lines, start=1)), origin,
+                           -1, unit_micros(1), None, 3))
+    timed = {r[8]: r[1] for r in rows if r[0] == CURRENT}
+    assert timed == local
+    assert {r[8]: r[12] for r in rows if r[0] == REJECTED} == reasons
+    assert sorted(reasons) == [5, 6, 7, 8] and sorted(local) == [1, 2, 4, 9] and local[9] == 4
+    stats = [r for r in rows if r[0] == STATS]
+    assert [r[13] for r in stats] == [0, 1, 2]
+    assert json.loads(stats[0][11]) == {"mx": 4, "complete": 4, "atoms": 4, "malformed": 4, "late": 0}
+    # a record at or before the last evaluated time point is late, with the local runner's words
+    late = [r for r in parse_pass([(0, "f", 2, lines[1], "log", False)], origin, 3, unit_micros(1), None, 1)
+            if r[0] == REJECTED]
+    assert [r[12] for r in late] == ["late: time point 3 arrives after time point 3 was evaluated"]

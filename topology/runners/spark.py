@@ -204,12 +204,15 @@ class SparkRunner:
     def __init__(self, spark=None):
         self._spark = spark
 
-    def session(self, options: SparkOptions):
+    def session(self, options: SparkOptions, kind: str = "consistency"):
+        """The runner's session (a new one: the latency collector for rules topologies, which run a time point
+        per micro-batch; the throughput collector for consistency checks)."""
         if self._spark is None:
             from srtopo.environment import require_java
             from srtopo.topology.spark.session import get_session
             require_java(17)
-            self._spark = get_session(master=options.master, shuffle_partitions=options.shuffle_partitions)
+            self._spark = get_session(master=options.master, shuffle_partitions=options.shuffle_partitions,
+                                      collector="latency" if kind == "rules" else "throughput")
         return self._spark
 
     # --- the protocol ------------------------------------------------------------------------------------
@@ -311,7 +314,7 @@ class SparkRunner:
             lateness = 0
             print("srtopo: streaming without a lateness: using 0 (out-of-order tuples behind the watermark are "
                   "rejected as late)", file=sys.stderr)
-        spark = self.session(options)
+        spark = self.session(options, topology.kind)
         temp = None
         checkpoint = config.checkpoint
         if checkpoint is None:

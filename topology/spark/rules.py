@@ -305,16 +305,21 @@ class RulesJob(MicroBatchJob):
         a set again in the next batch's tasks, which receive equal history rows in one partition), the pending
         records, the rejected records, and the meta and metrics rows (observed, then dropped)."""
         n = self.names
-        keep = "" if self.print_empty else " HAVING max(persistent)"
         none = "CAST(NULL AS {}) AS {}"
+        rest = (f"{none.format('STRING', 'sig')}, {none.format('STRING', 'atom')}, "
+                f"{none.format('ARRAY<STRING>', 'args')}, {none.format('INT', 'src')}, "
+                f"{none.format('STRING', 'source')}, {none.format('BIGINT', 'line')}, "
+                f"{none.format('STRING', 'text')}, {none.format('STRING', 'reason')}, 'model' AS kind")
+        if self.specs[-1].partitions == 1:      # one task made each model whole: no aggregation, no shuffle
+            keep = "" if self.print_empty else " AND persistent"
+            model = f"SELECT time, atoms, stamp AS timestamp, {rest} FROM {n['out']} WHERE kind = {q(MODEL)}{keep}"
+        else:
+            keep = "" if self.print_empty else " HAVING max(persistent)"
+            model = (f"SELECT time, sort_array(array_distinct(flatten(collect_list(atoms)))) AS atoms, "
+                     f"min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END) AS timestamp, "
+                     f"{rest} FROM {n['out']} WHERE kind = {q(MODEL)} GROUP BY time{keep}")
         pieces = [
-            f"SELECT time, sort_array(array_distinct(flatten(collect_list(atoms)))) AS atoms, "
-            f"min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END) AS timestamp, "
-            f"{none.format('STRING', 'sig')}, {none.format('STRING', 'atom')}, "
-            f"{none.format('ARRAY<STRING>', 'args')}, {none.format('INT', 'src')}, "
-            f"{none.format('STRING', 'source')}, {none.format('BIGINT', 'line')}, "
-            f"{none.format('STRING', 'text')}, {none.format('STRING', 'reason')}, 'model' AS kind "
-            f"FROM {n['out']} WHERE kind = {q(MODEL)} GROUP BY time{keep}",
+            model,
             f"SELECT time, NULL, NULL, sig, atom, args, NULL, NULL, NULL, NULL, NULL, 'history' "
             f"FROM {n['out']} WHERE kind = {q(KEPT_HISTORY)}",
             f"SELECT time, NULL, stamp, sig, atom, args, src, source, line, NULL, NULL, 'pending' "

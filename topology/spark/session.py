@@ -5,7 +5,11 @@ import os
 import sys
 
 DEFAULT_MASTER = "local[*]"
-JAVA_OPTIONS = "-XX:+UseParallelGC"
+#: the JVM's garbage collector per workload. Throughput (consistency checks, big micro-batches): the parallel
+#: collector, ~10% less JVM CPU per batch than G1. Latency (rule streams, a time point per micro-batch): G1 with
+#: short pauses; with the parallel collector a paced rule stream saw one ~0.35 s full collection per ~50 batches
+#: (experiments/README.md)
+JAVA_OPTIONS = {"throughput": "-XX:+UseParallelGC", "latency": "-XX:+UseG1GC -XX:MaxGCPauseMillis=50"}
 
 
 def python_for_workers() -> str:
@@ -14,12 +18,13 @@ def python_for_workers() -> str:
 
 
 def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict | None = None,
-                shuffle_partitions: int | None = None, ui: bool = False):
+                shuffle_partitions: int | None = None, ui: bool = False, collector: str = "throughput"):
     """Return the active SparkSession or build one (``local[*]`` unless ``master`` says otherwise).
 
     Executors run the same interpreter as the driver (PYSPARK_PYTHON), the UI is off unless asked for,
     and shuffle partitions default to twice the default parallelism on local masters (Spark's 200 is
-    far too many for micro-batches).
+    far too many for micro-batches). ``collector``: ``throughput`` or ``latency`` (``JAVA_OPTIONS``; the
+    environment variable SRTOPO_SPARK_JAVA_OPTIONS overrides it).
     """
     os.environ.setdefault("PYSPARK_PYTHON", python_for_workers())
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -29,7 +34,7 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
     if active is not None and master is None:
         return active
     builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
-    java_options = os.environ.get("SRTOPO_SPARK_JAVA_OPTIONS", JAVA_OPTIONS)
+    java_options = os.environ.get("SRTOPO_SPARK_JAVA_OPTIONS", JAVA_OPTIONS[collector])
     settings = {
         "spark.ui.enabled": "true" if ui else "false",
         "spark.ui.showConsoleProgress": "false",
@@ -49,8 +54,7 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         # broadcast tables: with 32 MB pages a 60-stage plan peaked at 1.8 GB of a 2 GB heap and failed to
         # broadcast; with 2 MB pages it peaked at 0.8 GB (docs/spark.md has the throughput check)
         "spark.buffer.pageSize": os.environ.get("SRTOPO_SPARK_PAGE_SIZE", "2m"),
-        # the throughput collector: G1's concurrent refinement and write barriers cost more CPU than its shorter
-        # pauses are worth to micro-batches on a few cores (measured: ~10% less JVM CPU per batch, docs/spark.md)
+        # the garbage collector of the workload (JAVA_OPTIONS)
         "spark.driver.extraJavaOptions": java_options,
         "spark.executor.extraJavaOptions": java_options,
     }
