@@ -183,7 +183,6 @@ class SegmentSpec:
     max_reach: int
     shows: frozenset | None             # None: every atom is shown
     shown_background: tuple             # background atoms of the model (shown)
-    print_empty: bool
 
 
 @dataclass(frozen=True)
@@ -324,7 +323,7 @@ def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, wid
             continue
         kind, value, stamp, atoms, whole, reason = found
         entry = stats.setdefault(src, {"mx": None, "complete": None, "atoms": 0, "malformed": 0, "late": 0})
-        time = None
+        late = False
         if reason is None:
             try:
                 time = value if kind == GIVEN else time_point_of(tuple(origin[src]), kind, value, unit_us,
@@ -334,13 +333,10 @@ def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, wid
             except RecordError as error:
                 reason = error.message
             else:
-                if time <= closed:
-                    reason = late_reason(time, closed)
-                    entry["late"] += 1
-                    yield _row(REJECTED, source=file, line=number, text=raw.rstrip("\r\n")[:2000], reason=reason)
-                    continue
+                late = time <= closed
+                reason = late_reason(time, closed) if late else None
         if reason is not None:
-            entry["malformed"] += 1
+            entry["late" if late else "malformed"] += 1
             yield _row(REJECTED, source=file, line=number, text=raw.rstrip("\r\n")[:2000], reason=reason)
             continue
         entry["mx"] = time if entry["mx"] is None else max(entry["mx"], time)

@@ -113,9 +113,8 @@ def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int
 
         def lines():
             for pdf in batches:
-                numbers = [None if v is None or v != v else int(v) for v in pdf["line"].tolist()]
-                yield from zip(pdf["src"].tolist(), pdf["file"].tolist(), numbers, pdf["raw"].tolist(),
-                               pdf["fmt"].tolist(), pdf["dup"].tolist())
+                yield from zip(pdf["src"].tolist(), pdf["file"].tolist(), _integers(pdf["line"].tolist()),
+                               pdf["raw"].tolist(), pdf["fmt"].tolist(), pdf["dup"].tolist())
         rows = parse_pass(lines(), origin, closed, unit_us, number_scale, width)
         while chunk := list(islice(rows, _CHUNK)):
             yield pd.DataFrame(chunk, columns=list(ROW_FIELDS))
@@ -165,8 +164,7 @@ class RulesJob(MicroBatchJob):
             # argument texts only where a reader routes rows by them: a later segment or the history
             with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in reads[j]) | observed_all
             out.append(SegmentSpec(k, last, width[k], 0 if last else width[k + 1], reads[k], observed[k], reach[k],
-                                   with_args, observed_all, max(reach, default=0), shows, background,
-                                   self.print_empty))
+                                   with_args, observed_all, max(reach, default=0), shows, background))
         return out
 
     # --- setup ----------------------------------------------------------------------------------------
@@ -429,17 +427,22 @@ def _segment_task(key: tuple, stage_value, spec: SegmentSpec, plan: BatchPlan, s
 
 #: positions in ``ROW_FIELDS`` of integer columns (pandas gives floats with NaN when a column has nulls) and of
 #: array columns (numpy arrays)
-_INTEGERS = (1, 6, 8, 13)
-_ARRAYS = (4, 10)
+_INTEGERS = tuple(ROW_FIELDS.index(name) for name in ("time", "src", "line", "part"))
+_ARRAYS = tuple(ROW_FIELDS.index(name) for name in ("args", "atoms"))
+_PERSISTENT = ROW_FIELDS.index("persistent")
+
+
+def _integers(values: list) -> list:
+    """A pandas integer column's values as ints (None for null: NaN when the column has nulls)."""
+    return [None if v is None or v != v else int(v) for v in values]
 
 
 def _rows(pdf) -> list[tuple]:
     """A task's pandas rows as tuples of Python values (None for null)."""
-    from srtopo.rules.partition import ROW_FIELDS
     columns = [pdf[c].tolist() for c in ROW_FIELDS]
     for i in _INTEGERS:
-        columns[i] = [None if v is None or v != v else int(v) for v in columns[i]]
+        columns[i] = _integers(columns[i])
     for i in _ARRAYS:
         columns[i] = [None if v is None else list(v) for v in columns[i]]
-    columns[5] = [None if v is None or v != v else bool(v) for v in columns[5]]
+    columns[_PERSISTENT] = [None if v is None or v != v else bool(v) for v in columns[_PERSISTENT]]
     return list(zip(*columns))
