@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import clingo
-from clingo import Function
+from clingo import Function, Number
 
 from srtopo.errors import ProgramError, SrtopoError
 from srtopo.rules.ir import EXTERNAL_PREFIX
@@ -222,3 +222,58 @@ def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None,
     if strategy == "incremental":
         return AdaptiveSolver(spec, static=static, externals=externals)
     raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
+
+
+class StepSolver:
+    """One Control kept across the timestamps of a stream (multi-shot grounding), for programs whose rules derive
+    facts at the current timestamp only (Streamlog): the ``step(now)`` part is grounded once per timestamp over
+    every atom of earlier steps, which stay in the Control as facts, so no earlier fact is ever derived again.
+
+    ``base`` is ground once (background facts and rules, and the ``history`` bridges of a rebuilt Control).
+    ``marker`` names an external ``marker(now)`` that the step part declares and conditions its ``#show``
+    statements on: only the current step's marker is true, so a model shows the current timestamp's atoms only.
+    """
+
+    def __init__(self, base: str, step: str, marker: str):
+        self.base = base
+        self.step_text = step
+        self.marker = marker
+        self.ctl = None
+        self.current = None
+        self.stats = {"solves": 0, "groundings": 0, "rebuilds": 0}
+
+    def reset(self, context=None) -> None:
+        """A new Control: the base part grounded (its bridges read ``context``), nothing stepped yet."""
+        ctl = clingo.Control(_ARGS)
+        ctl.add("base", [], self.base)
+        ctl.add("step", ["now"], self.step_text)
+        ctl.ground([("base", [])], context=context)
+        self.ctl = ctl
+        self.current = None
+        self.stats["rebuilds"] += 1
+
+    def step(self, now: int, context) -> list:
+        """Ground ``step(now)`` (its bridges read ``context``) and return the shown atoms of the current step."""
+        if self.ctl is None:
+            self.reset()
+        ctl = self.ctl
+        ctl.ground([("step", [Number(now)])], context=context)
+        if self.current is not None:
+            ctl.assign_external(Function(self.marker, [Number(self.current)]), False)
+        ctl.assign_external(Function(self.marker, [Number(now)]), True)
+        self.current = now
+        self.stats["groundings"] += 1
+        self.stats["solves"] += 1
+        return _read(ctl)
+
+
+def grounding_errors(text: str) -> list[str]:
+    """clingo's error messages for a program that cannot be ground (unsafe variables, ...), or []."""
+    messages: list[str] = []
+    ctl = clingo.Control(_ARGS, logger=lambda code, msg: messages.append(msg), message_limit=20)
+    try:
+        ctl.add("base", [], text)
+        ctl.ground([("base", [])])
+    except RuntimeError:
+        return messages or ["the program cannot be ground"]
+    return []

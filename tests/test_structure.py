@@ -14,7 +14,8 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parents[1]
 #: the folders that make up the package srtopo (setup.cfg package_dir)
 PACKAGE_DIRS = {"srtopo": ROOT / "srtopo", "srtopo.topology": ROOT / "topology", "srtopo.ontology": ROOT / "ontology",
-                "srtopo.rules": ROOT / "rules", "srtopo.experiments": ROOT / "experiments"}
+                "srtopo.rules": ROOT / "rules", "srtopo.streamlog": ROOT / "streamlog",
+                "srtopo.experiments": ROOT / "experiments"}
 
 
 def modules() -> dict[str, Path]:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from srtopo.cli import check, compile, reason
+from srtopo.cli import check, compile, reason, streamlog
 from srtopo.errors import SrtopoError
 
-COMMANDS = (compile, check, reason)
+COMMANDS = (compile, check, reason, streamlog)
 
 
 def build_parser() -> argparse.ArgumentParser:

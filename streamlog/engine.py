@@ -1,0 +1,192 @@
+"""Evaluate a Streamlog program timestamp by timestamp with clingo, emitting each timestamp's facts once it is
+complete.
+
+The rules are ground per timestamp ``now`` in one kept clingo Control (``rules.solver.StepSolver``): every rule's
+head timestamp is bound to ``now`` (the bistate program's ``_new`` atoms are the atoms at ``now``, its ``_old``
+atoms those of earlier steps, already in the Control), so a timestamp costs the grounding of what is new at it,
+not a re-solve of the whole history. A rule whose head timestamp no goal has (``h(T) :- a(T0), T = T0 + 1``) also
+schedules that timestamp, so that it is visited even when no input reaches it.
+
+State: clingo keeps every fact of the stream and every derived fact. ``retain=N`` bounds it for long runs: the
+Control is rebuilt every N timestamps with only the facts of the last N timestamps, after which a rule that looks
+further back than N sees less than the unbounded semantics would.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from clingo import Function, Number, Symbol, SymbolType, ast
+
+from srtopo.errors import ProgramError
+from srtopo.rules.solver import StepSolver, grounding_errors
+from srtopo.streamlog.program import Program
+from srtopo.topology.records import Model
+
+MARKER = "__sl_now"
+NEXT = "__sl_next"
+
+
+def _vars(n: int) -> str:
+    return ",".join(f"X{i}" for i in range(1, n + 1))
+
+
+class _Substitute(ast.Transformer):
+    def __init__(self, name: str, term):
+        self.name = name
+        self.term = term
+
+    def visit_Variable(self, node):
+        return self.term if node.name == self.name else node
+
+
+def _now(location):
+    return ast.Function(location, "now", [], False)
+
+
+def _at_now(node):
+    """The rule with its head timestamp bound to the step's ``now``."""
+    head_ts = node.head.atom.symbol.arguments[0]
+    if head_ts.ast_type == ast.ASTType.Variable:
+        return _Substitute(head_ts.name, _now(head_ts.location)).visit(node)
+    guard = ast.Literal(head_ts.location, ast.Sign.NoSign,
+                        ast.Comparison(_now(head_ts.location), [ast.Guard(ast.ComparisonOperator.Equal, head_ts)]))
+    return node.update(body=list(node.body) + [guard])
+
+
+def _schedule(node):
+    """``__sl_next(now, Th) :- <the rule's body without negation>, Th > now``: a timestamp to visit later."""
+    head_ts = node.head.atom.symbol.arguments[0]
+    loc = node.location
+    body = [lit for lit in node.body if not (lit.ast_type == ast.ASTType.Literal and lit.sign != ast.Sign.NoSign)]
+    body.append(ast.Literal(loc, ast.Sign.NoSign, ast.Comparison(head_ts, [ast.Guard(
+        ast.ComparisonOperator.GreaterThan, _now(loc))])))
+    head = ast.Literal(loc, ast.Sign.NoSign, ast.SymbolicAtom(ast.Function(loc, NEXT, [_now(loc), head_ts], False)))
+    return node.update(head=head, body=body)
+
+
+@dataclass(frozen=True)
+class StepProgram:
+    """What the solver grounds: ``base`` once, ``step`` per timestamp; ``slots`` are the temporal signatures the
+    inputs of a step are given for (``@sl_in(k)``), in order."""
+    base: str
+    step: str
+    slots: tuple
+    history: tuple = field(default=())
+
+
+def step_program(program: Program, show_all: bool = False) -> StepProgram:
+    slots = tuple(sorted(program.temporal))
+    shown = sorted(program.temporal if show_all else program.shown)
+    history = "".join(f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_old({k}).\n"
+                      for k, (name, n) in enumerate(slots))
+    base = "".join(f"{text}\n" for text in program.background) + history
+    parts = [f"#external {MARKER}(now).\n#show.\n"]
+    parts += [f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_in({k}).\n" for k, (name, n) in enumerate(slots)]
+    for rule in program.rules:
+        if not rule.temporal:
+            continue
+        parts.append(f"{_at_now(rule.node)}\n")
+        if not rule.anchored:
+            parts.append(f"{_schedule(rule.node)}\n")
+    parts += [f"#show {name}({_vars(n)}) : {name}({_vars(n)}), {MARKER}(X1).\n" for name, n in shown]
+    parts.append(f"#show {NEXT}(X) : {NEXT}(N,X), {MARKER}(N).\n")
+    return StepProgram(base, "".join(parts), slots)
+
+
+class _Context:
+    def __init__(self, inputs: list, old: list | None = None):
+        self.inputs = inputs
+        self.old = old
+
+    def sl_in(self, k):
+        return self.inputs[k.number]
+
+    def sl_old(self, k):
+        return self.old[k.number] if self.old else []
+
+
+class Evaluator:
+    """Feed it complete timestamps in increasing order; it returns each one's shown facts (and keeps the state)."""
+
+    def __init__(self, program: Program, retain: int | None = None):
+        program.check()
+        errors = grounding_errors(program.source_text) if program.source_text else []
+        if errors:
+            raise _located(errors[0], program.file)
+        if retain is not None and retain < 1:
+            raise ProgramError(f"retain must be at least 1 timestamp, got {retain}")
+        self.program = program
+        self.retain = retain
+        self.plan = step_program(program, show_all=retain is not None)
+        self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
+        self.solver = StepSolver(self.plan.base, self.plan.step, MARKER)
+        self.solver.reset()
+        self.recent: deque = deque()          # (timestamp, atoms) kept for a rebuild, with retain
+        self.rebuilt_at = None
+        self.steps = 0
+
+    def evaluate(self, now: int, inputs: dict) -> tuple[list[Symbol], list[int]]:
+        """The shown atoms at ``now`` and the later timestamps some rule scheduled. ``inputs``: signature ->
+        list of atoms (Symbols with their timestamp first) at ``now``."""
+        if self.retain is not None:
+            self._maybe_rebuild(now)
+        lists = [[] for _ in self.plan.slots]
+        for sig, atoms in inputs.items():
+            lists[self.slot[sig]] = atoms
+        found = self.solver.step(now, _Context(lists))
+        self.steps += 1
+        atoms, later = [], []
+        for sym in found:
+            if sym.name == NEXT:
+                later.append(sym.arguments[0].number)
+            else:
+                atoms.append(sym)
+        if self.retain is not None:
+            self.recent.append((now, atoms))
+            atoms = [a for a in atoms if (a.name, len(a.arguments)) in self.program.shown]
+        return atoms, later
+
+    def _maybe_rebuild(self, now: int) -> None:
+        if self.rebuilt_at is None:
+            self.rebuilt_at = now
+            return
+        if now - self.rebuilt_at < self.retain:
+            return
+        while self.recent and self.recent[0][0] < now - self.retain:
+            self.recent.popleft()
+        old = [[] for _ in self.plan.slots]
+        for _t, atoms in self.recent:
+            for a in atoms:
+                k = self.slot.get((a.name, len(a.arguments)))
+                if k is not None:
+                    old[k].append(a)
+        self.solver.reset(_Context([], old))
+        self.rebuilt_at = now
+
+
+def _located(message: str, file: str) -> ProgramError:
+    m = re.match(r"<(?:string|block)>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", message.strip(), re.S)
+    if not m:
+        return ProgramError(" ".join(message.split()), file=file)
+    detail = " ".join(m.group(3).split())
+    unsafe = re.findall(r"'([^']+)' is unsafe", detail)
+    if unsafe:
+        detail = f"unsafe rule: {', '.join(unsafe)} not bound by a positive goal"
+    return ProgramError(detail, file=file, line=int(m.group(1)), col=int(m.group(2)),
+                        hint="Streamlog rules must be safe, as in ASP: bind the head's timestamp by a goal at it, "
+                             "e.g. previous(T,X) :- msg(T,_), msg(T0,X), T0 < T.")
+
+
+def is_integer(sym: Symbol) -> bool:
+    return sym.type == SymbolType.Number
+
+
+def stamped(sym: Symbol, ts: int) -> Symbol:
+    return Function(sym.name, [Number(ts)] + list(sym.arguments), sym.positive)
+
+
+def model(now: int, atoms: list) -> Model:
+    return Model(now, tuple(sorted(str(a) for a in atoms)))
+
