@@ -81,6 +81,9 @@ def parse_atom(text: str) -> Symbol:
     try:
         sym = parse_term(text, logger=_quiet)
     except (RuntimeError, UnicodeDecodeError):    # clingo's message may quote text it cannot decode back
+        if not _STRING.sub('""', text).isascii():
+            raise RecordError(f"'{_short(text)}': clingo names are ASCII (write other text as a string: "
+                              "b(\"café\"))") from None
         raise RecordError(f"'{_short(text)}' is not a ground atom") from None
     name = sym.name if sym.type == SymbolType.Function else ""
     if not name or not sym.positive:

@@ -21,7 +21,7 @@ from clingo import Function, Number, Symbol, SymbolType, ast
 
 from srtopo.errors import ProgramError
 from srtopo.rules.solver import StepSolver, grounding_errors
-from srtopo.streamlog.program import Program
+from srtopo.streamlog.program import Program, now_term, substitute
 from srtopo.topology.records import Model
 
 MARKER = "__sl_now"
@@ -32,26 +32,13 @@ def _vars(n: int) -> str:
     return ",".join(f"X{i}" for i in range(1, n + 1))
 
 
-class _Substitute(ast.Transformer):
-    def __init__(self, name: str, term):
-        self.name = name
-        self.term = term
-
-    def visit_Variable(self, node):
-        return self.term if node.name == self.name else node
-
-
-def _now(location):
-    return ast.Function(location, "now", [], False)
-
-
 def _at_now(node):
     """The rule with its head timestamp bound to the step's ``now``."""
     head_ts = node.head.atom.symbol.arguments[0]
     if head_ts.ast_type == ast.ASTType.Variable:
-        return _Substitute(head_ts.name, _now(head_ts.location)).visit(node)
+        return substitute(node, head_ts.name, now_term(head_ts.location))
     guard = ast.Literal(head_ts.location, ast.Sign.NoSign,
-                        ast.Comparison(_now(head_ts.location), [ast.Guard(ast.ComparisonOperator.Equal, head_ts)]))
+                        ast.Comparison(now_term(head_ts.location), [ast.Guard(ast.ComparisonOperator.Equal, head_ts)]))
     return node.update(body=list(node.body) + [guard])
 
 
@@ -61,8 +48,8 @@ def _schedule(node):
     loc = node.location
     body = [lit for lit in node.body if not (lit.ast_type == ast.ASTType.Literal and lit.sign != ast.Sign.NoSign)]
     body.append(ast.Literal(loc, ast.Sign.NoSign, ast.Comparison(head_ts, [ast.Guard(
-        ast.ComparisonOperator.GreaterThan, _now(loc))])))
-    head = ast.Literal(loc, ast.Sign.NoSign, ast.SymbolicAtom(ast.Function(loc, NEXT, [_now(loc), head_ts], False)))
+        ast.ComparisonOperator.GreaterThan, now_term(loc))])))
+    head = ast.Literal(loc, ast.Sign.NoSign, ast.SymbolicAtom(ast.Function(loc, NEXT, [now_term(loc), head_ts], False)))
     return node.update(head=head, body=body)
 
 

@@ -514,14 +514,14 @@ def analyse(statements: list, file: str, text: str = "") -> Program:
     out_rules = []
     for r in expanded:
         sig = _head_sig(r)
-        text = _source_text(text_lines, r)
+        written = _source_text(text_lines, r)
         if sig in temporal:
             goals, statics = _rule_goals(r, temporal)
-            out_rules.append(Rule(_loc(r, file), text, sig, True, goals, statics, _rule_kind(goals), r))
+            out_rules.append(Rule(_loc(r, file), written, sig, True, goals, statics, _rule_kind(goals), r))
         else:
             statics = tuple(sorted({term_signature(a.symbol) for lit in r.body for a, _u in _atoms(lit)}))
-            out_rules.append(Rule(_loc(r, file), text, sig, False, (), statics, STATIC, r))
-            background.append(text)
+            out_rules.append(Rule(_loc(r, file), written, sig, False, (), statics, STATIC, r))
+            background.append(str(r))
     timed = []
     for r in fact_rules:
         if _head_sig(r) in temporal:
@@ -559,6 +559,25 @@ def load_program(path: str) -> Program:
 
 
 # --- the bistate version --------------------------------------------------------------------------------------
+
+class _Substitute(ast.Transformer):
+    def __init__(self, name: str, term):
+        self.name = name
+        self.term = term
+
+    def visit_Variable(self, node):
+        return self.term if node.name == self.name else node
+
+
+def substitute(node, name: str, term):
+    """``node`` with the variable ``name`` replaced by ``term`` everywhere."""
+    return _Substitute(name, term).visit(node)
+
+
+def now_term(location):
+    """The constant ``now``: the current timestamp (the parameter of the per-timestamp program part)."""
+    return ast.Function(location, "now", [], False)
+
 
 def _renamed(atom, suffix: str, keep_time: bool):
     sym = atom.symbol
@@ -627,7 +646,13 @@ def bistate_rules(program: Program) -> list[str]:
                 body.append(lit)
                 if extra is not None:
                     body.append(_comparison(lit.location, *extra))
-            out.append(str(node.update(head=head, body=body)))
+            rule = node.update(head=head, body=body)
+            if head_ts.ast_type == _T.Variable:
+                rule = substitute(rule, head_ts.name, now_term(head_ts.location))
+            else:
+                rule = rule.update(body=list(rule.body) + [_comparison(head_ts.location, now_term(head_ts.location),
+                                                                       ast.ComparisonOperator.Equal, head_ts)])
+            out.append(str(rule))
     return out
 
 

@@ -1,0 +1,115 @@
+"""``srtopo streamlog``: output, rejected input, blocking programs, --explain, and output as soon as a timestamp is
+complete (a stream fed line by line through a pipe)."""
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+
+from srtopo.cli import main
+
+FIRST = ("first(T,X) :- msg(T,X), not previous(T,X).\n"
+         "previous(T,X) :- msg(T,_), msg(T0,X), T0 < T.\n#show first/2.\n")
+LAST = "last(T,Z) :- msg(T,Z), not next(T,Z).\nnext(T,Z) :- msg(T,Z), msg(T1,Z), T1 > T.\n"
+
+
+def _write(tmp_path, name: str, data) -> str:
+    path = tmp_path / name
+    (path.write_bytes if isinstance(data, bytes) else path.write_text)(data)
+    return str(path)
+
+
+def test_outputs_json_lines_per_timestamp_with_derived_facts(tmp_path, capsys):
+    program = _write(tmp_path, "first.sl", FIRST)
+    stream = _write(tmp_path, "s.txt", "msg(1,red).\nmsg(2,blue).\nmsg(2,red).\n% a comment\n\nmsg(5,red).\n")
+    assert main(["streamlog", "--program", program, "--stream", stream]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert out == [{"time": 1, "atoms": ["first(1,red)"]}, {"time": 2, "atoms": ["first(2,blue)"]}]
+
+
+def test_a_blocking_program_exits_2_with_one_line_saying_blocking(tmp_path):
+    program = _write(tmp_path, "last.sl", LAST)
+    stream = _write(tmp_path, "s.txt", "msg(1,red).\n")
+    run = subprocess.run([sys.executable, "-m", "srtopo", "streamlog", "--program", program, "--stream", stream],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "blocking" in lines[0] and f"{program}:1:1" in lines[0]
+
+
+def test_explain_prints_every_rule_predicate_and_the_bistate_program(tmp_path, capsys):
+    program = _write(tmp_path, "first.sl", FIRST)
+    assert main(["streamlog", "--program", program, "--explain"]) == 0
+    text = capsys.readouterr().out
+    assert f"{program}:1:1: sequential: first(T,X) :- msg(T,X), not previous(T,X)." in text
+    assert "previous/2: sequential" in text and "msg/2: input" in text
+    assert "first_new(X) :- msg_new(X); not previous_new(X)." in text
+    # a rejected program is explained, then refused
+    warped = _write(tmp_path, "warp.sl", "repeated(T0,X) :- msg(T,X), msg(T0,X), T > T0.\n")
+    assert main(["streamlog", "--program", warped, "--explain"]) == 2
+    captured = capsys.readouterr()
+    assert "time-warping: repeated(T0,X)" in captured.out and "time-warping" in captured.err
+
+
+def test_hostile_lines_are_rejected_one_each_and_the_good_lines_give_the_clean_output(tmp_path, capsys):
+    program = _write(tmp_path, "first.sl", FIRST)
+    good = b"msg(1,red).\nmsg(2,blue).\nmsg(3,\"caf\xc3\xa9\").\n"
+    bad = [b"\xff\xfe\x00 garbage\n", b"msg(2,x\n", b"msg(99999999999,red).\n", b"msg(red,1).\n",
+           b"msg(2,\"a\"). msg(3,b).\n", b"#punctuation soon.\n", b"p :- q.\n", b"msg(" + b"x" * 200_000 + b").\n",
+           b"__sl_now(2).\n", b"msg(2,caf\xc3\xa9).\n"]
+    clean = _write(tmp_path, "clean.txt", b"\xef\xbb\xbf" + good)
+    assert main(["streamlog", "--program", program, "--stream", clean]) == 0
+    expected = capsys.readouterr().out
+    first_two = good.index(b"msg(3")
+    mixed = b"\xef\xbb\xbf" + good[:first_two] + b"".join(bad) + good[first_two:]
+    stream = _write(tmp_path, "mixed.txt", mixed)
+    rejected = str(tmp_path / "rejected.jsonl")
+    assert main(["streamlog", "--program", program, "--stream", stream, "--rejected-out", rejected]) == 0
+    assert capsys.readouterr().out == expected
+    assert json.loads(expected.splitlines()[-1]) == {"time": 3, "atoms": ['first(3,"café")']}
+    records = [json.loads(line) for line in open(rejected, encoding="utf-8")]
+    assert len(records) == len(bad) and all(r["reason"] and r["line"] for r in records)
+    reasons = " ".join(r["reason"] for r in records)
+    assert "32-bit" in reasons and "not UTF-8" in reasons and "clingo names are ASCII" in reasons
+
+
+def test_a_run_that_read_nothing_usable_exits_non_zero(tmp_path, capsys):
+    program = _write(tmp_path, "first.sl", FIRST)
+    stream = _write(tmp_path, "s.txt", "not a fact\n")
+    assert main(["streamlog", "--program", program, "--stream", stream]) != 0
+    assert "no usable fact" in capsys.readouterr().err
+
+
+def _read_line(proc, timeout: float) -> str:
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "no output within the time limit"
+    return proc.stdout.readline()
+
+
+def test_each_timestamp_is_written_before_the_input_passes_the_next_punctuation(tmp_path):
+    """Fed through a pipe: a timestamp's facts appear once the stream passed it, before any later line is sent."""
+    program = _write(tmp_path, "first.sl", FIRST)
+    proc = subprocess.Popen([sys.executable, "-m", "srtopo", "streamlog", "--program", program, "--stream", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            bufsize=1, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        seen = []
+        for line, expect in [("msg(1,red).", None), ("msg(2,blue).", {"time": 1, "atoms": ["first(1,red)"]}),
+                             ("#punctuation 5.", {"time": 2, "atoms": ["first(2,blue)"]}),
+                             ("msg(7,green).", None), ("#punctuation 8.", {"time": 7, "atoms": ["first(7,green)"]})]:
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+            if expect is not None:
+                seen.append(json.loads(_read_line(proc, 60)))
+                assert seen[-1] == expect
+            else:
+                time.sleep(0.2)
+                assert not select.select([proc.stdout], [], [], 0)[0], "output before its timestamp was complete"
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout.read() == ""
+    finally:
+        proc.kill()
