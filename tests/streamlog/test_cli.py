@@ -113,3 +113,15 @@ def test_each_timestamp_is_written_before_the_input_passes_the_next_punctuation(
         assert proc.stdout.read() == ""
     finally:
         proc.kill()
+
+
+def test_the_bundled_shortest_paths_example(capsys):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert main(["streamlog", "--program", os.path.join(root, "examples", "shortest-paths.sl"),
+                 "--stream", os.path.join(root, "examples", "arcs.txt")]) == 0
+    out = {d["time"]: d["atoms"] for d in map(json.loads, capsys.readouterr().out.splitlines())}
+    # 2: b->c and c->d arrive together and extend a->b; 4: a->c of 3 beats a->b->c of 5, and so a->d
+    assert out[2] == ["minpath(2,a,c,5)", "minpath(2,a,d,7)", "minpath(2,b,c,1)", "minpath(2,b,d,3)",
+                      "minpath(2,c,d,2)"]
+    assert out[4] == ["minpath(4,a,c,3)", "minpath(4,a,d,5)"]
+    assert "minpath(7,a,d,1)" in out[7] and sorted(out) == [1, 2, 4, 6, 7]
