@@ -54,3 +54,39 @@ def test_a_silent_stream_is_punctuated_after_the_idle_time(tmp_path):
         writer.write("sensr2(3,c).\n")
     runner.join(30)
     assert out == [1, 2, 3]
+
+
+def test_mutated_lines_never_raise_and_each_bad_line_is_one_rejected_record():
+    """Seeded mutations of valid lines (bytes flipped, cut, repeated, punctuation mangled): every line is used,
+    skipped as blank or comment, or rejected once; the engine never raises."""
+    from srtopo.topology.tnt import decoded_lines
+    rng = random.Random(11)
+    seeds = [b"msg(3,red).", b"#punctuation 7.", b'msg(4,"x;y").', b"msg(5,f(g(1),-2)).", b"% note"]
+    alphabet = b'()[]{},.;:#%"\\ \t-_aZ09\x00\xff\xc3\xa9'
+    program = parse_program(RECENT).check()
+    for round_ in range(20):
+        engine = Streamlog(program)
+        lines = []
+        for _ in range(100):
+            raw = bytearray(rng.choice(seeds))
+            for _ in range(rng.randrange(4)):
+                at = rng.randrange(len(raw) + 1)
+                op = rng.randrange(3)
+                if op == 0:
+                    raw[at:at] = bytes([rng.choice(alphabet)])
+                elif op == 1:
+                    del raw[at:at + 1]
+                else:
+                    raw[at:at] = raw[:rng.randrange(len(raw) + 1)]
+            lines.append(bytes(raw).replace(b"\n", b" ") + b"\n")
+        for number, text in enumerate(decoded_lines(lines), start=1):
+            before = (engine.counters.facts, engine.counters.punctuations, engine.counters.unused,
+                      len(engine.rejected))
+            engine.push(0, text, number)
+            after = (engine.counters.facts, engine.counters.punctuations, engine.counters.unused,
+                     len(engine.rejected))
+            changed = sum(b != a for a, b in zip(before, after))
+            blank = not text.strip() or text.strip().startswith("%")
+            assert changed == (0 if blank else 1), (round_, number, text)
+        engine.finish()
+        assert all(r.line and r.reason for r in engine.rejected)
