@@ -24,12 +24,13 @@ from srtopo.rules.solver import StepSolver, grounding_errors
 from srtopo.streamlog.program import Program, now_term, substitute
 from srtopo.topology.records import Model
 
-MARKER = "__sl_now"
 NEXT = "__sl_next"
 
 
 def _vars(n: int) -> str:
     return ",".join(f"X{i}" for i in range(1, n + 1))
+
+
 
 
 def _at_now(node):
@@ -69,16 +70,16 @@ def step_program(program: Program, show_all: bool = False) -> StepProgram:
     history = "".join(f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_old({k}).\n"
                       for k, (name, n) in enumerate(slots))
     base = "".join(f"{text}\n" for text in program.background) + history
-    parts = [f"#external {MARKER}(now).\n#show.\n"]
-    parts += [f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_in({k}).\n" for k, (name, n) in enumerate(slots)]
+    parts = [f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_in({k}).\n" for k, (name, n) in enumerate(slots)]
     for rule in program.rules:
         if not rule.temporal:
             continue
         parts.append(f"{_at_now(rule.node)}\n")
         if not rule.anchored:
             parts.append(f"{_schedule(rule.node)}\n")
-    parts += [f"#show {name}({_vars(n)}) : {name}({_vars(n)}), {MARKER}(X1).\n" for name, n in shown]
-    parts.append(f"#show {NEXT}(X) : {NEXT}(N,X), {MARKER}(N).\n")
+    # signature shows are global; the solver reads the shown facts each step's grounding derives
+    parts += [f"#show {name}/{n}.\n" for name, n in shown]
+    parts.append(f"#show {NEXT}/2.\n")
     return StepProgram(base, "".join(parts), slots)
 
 
@@ -108,7 +109,7 @@ class Evaluator:
         self.retain = retain
         self.plan = step_program(program, show_all=retain is not None)
         self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
-        self.solver = StepSolver(self.plan.base, self.plan.step, MARKER)
+        self.solver = StepSolver(self.plan.base, self.plan.step)
         self.solver.reset()
         self.recent: deque = deque()          # (timestamp, atoms) kept for a rebuild, with retain
         self.rebuilt_at = None
@@ -127,7 +128,7 @@ class Evaluator:
         atoms, later = [], []
         for sym in found:
             if sym.name == NEXT:
-                later.append(sym.arguments[0].number)
+                later.append(sym.arguments[1].number)
             else:
                 atoms.append(sym)
         if self.retain is not None:
