@@ -249,8 +249,9 @@ class StepSolver:
     ``base`` is ground once (background facts and rules, and the history bridges of a rebuilt Control).
     """
 
-    def __init__(self, base: str, step: str):
+    def __init__(self, base: str, step: str, parameter: str = "now"):
         self.base = base
+        self.parameter = parameter
         self.step_text = step
         self.ctl = None
         self.shown = _Shown()
@@ -262,7 +263,7 @@ class StepSolver:
         self.shown = _Shown()
         ctl.register_observer(self.shown)
         ctl.add("base", [], self.base)
-        ctl.add("step", ["now"], self.step_text)
+        ctl.add("step", [self.parameter], self.step_text)
         ctl.ground([("base", [])], context=context)
         self.ctl = ctl
         self.stats["rebuilds"] += 1

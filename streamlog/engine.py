@@ -21,7 +21,7 @@ from clingo import Function, Number, Symbol, SymbolType, ast
 
 from srtopo.errors import ProgramError
 from srtopo.rules.solver import StepSolver, grounding_errors
-from srtopo.streamlog.program import Program, now_term, substitute
+from srtopo.streamlog.program import NOW, Program, now_term, substitute
 from srtopo.topology.records import Model
 
 NEXT = "__sl_next"
@@ -109,7 +109,7 @@ class Evaluator:
         self.retain = retain
         self.plan = step_program(program, show_all=retain is not None)
         self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
-        self.solver = StepSolver(self.plan.base, self.plan.step)
+        self.solver = StepSolver(self.plan.base, self.plan.step, NOW)
         self.solver.reset()
         self.recent: deque = deque()          # (timestamp, atoms) kept for a rebuild, with retain
         self.rebuilt_at = None
