@@ -268,6 +268,10 @@ class StepSolver:
         self.ctl = ctl
         self.stats["rebuilds"] += 1
 
+    def atoms(self) -> int:
+        """How many atoms the Control holds (what a compaction would drop)."""
+        return len(self.ctl.symbolic_atoms) if self.ctl is not None else 0
+
     def step(self, now: int, context) -> list:
         """Ground ``step(now)`` (its bridges read ``context``) and return the shown atoms it derived."""
         if self.ctl is None:

@@ -64,9 +64,9 @@ class StepProgram:
     history: tuple = field(default=())
 
 
-def step_program(program: Program, show_all: bool = False) -> StepProgram:
+def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
     slots = tuple(sorted(program.temporal))
-    shown = sorted(program.temporal if show_all else program.shown)
+    shown = sorted(program.shown | extra_shown)
     history = "".join(f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_old({k}).\n"
                       for k, (name, n) in enumerate(slots))
     base = "".join(f"{text}\n" for text in program.background) + history
@@ -96,7 +96,17 @@ class _Context:
 
 
 class Evaluator:
-    """Feed it complete timestamps in increasing order; it returns each one's shown facts (and keeps the state)."""
+    """Feed it complete timestamps in increasing order; it returns each one's shown facts (and keeps the state).
+
+    The kept Control is compacted now and then: rebuilt with only the facts of the predicates some rule reads at
+    an earlier timestamp (``Program.history``), kept on the Python side as they are derived. Intermediate facts
+    (``path`` when only ``minpath`` is read back) are dropped, which keeps grounding a rule that is recursive at
+    the current timestamp from scanning their whole past (clingo's grounder does, step after step). The output is
+    the same; ``retain`` additionally drops history facts older than ``retain`` timestamps."""
+
+    #: compact once the Control holds this many times the atoms a rebuild keeps (and at least MIN_ATOMS)
+    GROWTH = 3
+    MIN_ATOMS = 20_000
 
     def __init__(self, program: Program, retain: int | None = None):
         program.check()
@@ -107,49 +117,58 @@ class Evaluator:
             raise ProgramError(f"retain must be at least 1 timestamp, got {retain}")
         self.program = program
         self.retain = retain
-        self.plan = step_program(program, show_all=retain is not None)
+        self.kept_sigs = program.history
+        self.plan = step_program(program, extra_shown=self.kept_sigs)
         self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
         self.solver = StepSolver(self.plan.base, self.plan.step, NOW)
         self.solver.reset()
-        self.recent: deque = deque()          # (timestamp, atoms) kept for a rebuild, with retain
+        self.kept: deque = deque()           # (timestamp, history atoms at it), for a rebuild
+        self.kept_atoms = 0
         self.rebuilt_at = None
         self.steps = 0
 
     def evaluate(self, now: int, inputs: dict) -> tuple[list[Symbol], list[int]]:
         """The shown atoms at ``now`` and the later timestamps some rule scheduled. ``inputs``: signature ->
         list of atoms (Symbols with their timestamp first) at ``now``."""
-        if self.retain is not None:
-            self._maybe_rebuild(now)
+        self._maybe_rebuild(now)
         lists = [[] for _ in self.plan.slots]
         for sig, atoms in inputs.items():
             lists[self.slot[sig]] = atoms
         found = self.solver.step(now, _Context(lists))
         self.steps += 1
-        atoms, later = [], []
+        atoms, later, history = [], [], []
+        shown, kept = self.program.shown, self.kept_sigs
         for sym in found:
             if sym.name == NEXT:
                 later.append(sym.arguments[1].number)
-            else:
+                continue
+            sig = (sym.name, len(sym.arguments))
+            if sig in kept:
+                history.append(sym)
+            if sig in shown:
                 atoms.append(sym)
-        if self.retain is not None:
-            self.recent.append((now, atoms))
-            atoms = [a for a in atoms if (a.name, len(a.arguments)) in self.program.shown]
+        if history:
+            self.kept.append((now, history))
+            self.kept_atoms += len(history)
         return atoms, later
 
     def _maybe_rebuild(self, now: int) -> None:
         if self.rebuilt_at is None:
             self.rebuilt_at = now
             return
-        if now - self.rebuilt_at < self.retain:
+        if self.retain is not None:
+            due = now - self.rebuilt_at >= self.retain
+        else:
+            due = self.solver.atoms() > max(self.MIN_ATOMS, self.GROWTH * self.kept_atoms)
+        if not due:
             return
-        while self.recent and self.recent[0][0] < now - self.retain:
-            self.recent.popleft()
+        if self.retain is not None:
+            while self.kept and self.kept[0][0] < now - self.retain:
+                self.kept_atoms -= len(self.kept.popleft()[1])
         old = [[] for _ in self.plan.slots]
-        for _t, atoms in self.recent:
+        for _t, atoms in self.kept:
             for a in atoms:
-                k = self.slot.get((a.name, len(a.arguments)))
-                if k is not None:
-                    old[k].append(a)
+                old[self.slot[(a.name, len(a.arguments))]].append(a)
         self.solver.reset(_Context([], old))
         self.rebuilt_at = now
 

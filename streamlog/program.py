@@ -114,9 +114,10 @@ class Program:
         return self.inputs | self.derived
 
     @property
-    def needs_schedule(self) -> bool:
-        """Some rule derives facts at a timestamp no goal has: those timestamps must be visited on their own."""
-        return any(r.temporal and not r.anchored for r in self.rules)
+    def history(self) -> frozenset:
+        """The predicates some rule reads at an earlier timestamp (the bistate program's ``_old`` ones): the only
+        facts of past timestamps the evaluation needs."""
+        return frozenset(g.signature for r in self.rules for g in r.goals if g.order != EQUAL)
 
 
 # --- parsing -----------------------------------------------------------------------------------------------
