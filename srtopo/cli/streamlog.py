@@ -70,8 +70,8 @@ def run(args) -> int:
         print(note, file=sys.stderr)
     c = engine.counters
     unused = f" ({', '.join(sorted(c.unused_predicates)[:5])})" if c.unused else ""
-    print(f"srtopo: {c.facts} facts, {c.punctuations} punctuations, {c.rejected} rejected, {c.unused} of "
-          f"predicates the program does not read{unused}, {c.timestamps} timestamps evaluated, {c.written} written",
+    print(f"srtopo: {c.facts} facts, {c.punctuations} punctuations, {c.rejected} rejected, {c.unused} facts of "
+          f"predicates the program does not read{unused}; {c.timestamps} timestamps evaluated, {c.written} written",
           file=sys.stderr)
     if c.facts == 0:
         raise NothingUsable(f"no usable fact in {', '.join(specs)} ({c.rejected} rejected lines)",
