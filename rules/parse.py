@@ -543,19 +543,34 @@ def _window(src: _Source, toks: list[Tok], in_tok: Tok) -> Window:
                     hint="write [w], [w sec] or {d1,...,dm} with non-negative integers")
 
 
-def _clingo_parse(src: _Source, text: str, offset: int) -> list:
+_CLINGO_LOCATION = re.compile(r"<(?:string|block)>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", re.S)
+
+
+def clingo_error(message: str, file: str, detail: str | None = None, hint: str | None = None) -> ProgramError | None:
+    """clingo's ``<string>:L:C-...: error: what`` (or ``<block>:...``) as a ProgramError at file:L:C, or None when
+    the message has no location. ``detail`` replaces clingo's wording."""
+    m = _CLINGO_LOCATION.match(message.strip())
+    if not m:
+        return None
+    return ProgramError(detail or " ".join(m.group(3).split()), file=file, line=int(m.group(1)),
+                        col=int(m.group(2)), hint=hint)
+
+
+def parse_statements(text: str, file: str, unlocated) -> list:
+    """clingo.ast statements of ``text``; a syntax error is a ProgramError at its file:line:col, or
+    ``unlocated(message)`` when clingo gives no location."""
     messages: list[str] = []
     out: list = []
     try:
         ast.parse_string(text, out.append, logger=lambda code, msg: messages.append(msg), message_limit=5)
     except RuntimeError:
         msg = messages[0] if messages else "syntax error"
-        m = re.match(r"<string>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", msg.strip(), re.S)
-        if m:
-            detail = " ".join(m.group(3).split())
-            raise ProgramError(detail, file=src.file, line=int(m.group(1)), col=int(m.group(2))) from None
-        raise src.error(" ".join(msg.split()), offset) from None
+        raise (clingo_error(msg, file) or unlocated(" ".join(msg.split()))) from None
     return out
+
+
+def _clingo_parse(src: _Source, text: str, offset: int) -> list:
+    return parse_statements(text, src.file, lambda msg: src.error(msg, offset))
 
 
 def _placeholder(lit, streaming: dict[str, StreamingLiteral]):

@@ -7,19 +7,20 @@ atoms those of earlier steps, already in the Control), so a timestamp costs the 
 not a re-solve of the whole history. A rule whose head timestamp no goal has (``h(T) :- a(T0), T = T0 + 1``) also
 schedules that timestamp, so that it is visited even when no input reaches it.
 
-State: clingo keeps every fact of the stream and every derived fact. ``retain=N`` bounds it for long runs: the
-Control is rebuilt every N timestamps with only the facts of the last N timestamps, after which a rule that looks
-further back than N sees less than the unbounded semantics would.
+State: the Control is compacted to the facts rules read at earlier timestamps (``Evaluator``). ``retain=N`` bounds
+it for long runs: the Control is rebuilt every N timestamps with only the facts of the last N timestamps, after
+which a rule that looks further back than N sees less than the unbounded semantics would.
 """
 from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from clingo import Function, Number, Symbol, SymbolType, ast
+from clingo import Symbol, ast
 
 from srtopo.errors import ProgramError
+from srtopo.rules.parse import clingo_error
 from srtopo.rules.solver import StepSolver, grounding_errors
 from srtopo.streamlog.program import NOW, Program, now_term, substitute
 from srtopo.topology.records import Model
@@ -29,8 +30,6 @@ NEXT = "__sl_next"
 
 def _vars(n: int) -> str:
     return ",".join(f"X{i}" for i in range(1, n + 1))
-
-
 
 
 def _at_now(node):
@@ -61,7 +60,6 @@ class StepProgram:
     base: str
     step: str
     slots: tuple
-    history: tuple = field(default=())
 
 
 def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
@@ -125,7 +123,6 @@ class Evaluator:
         self.kept: deque = deque()           # (timestamp, history atoms at it), for a rebuild
         self.kept_atoms = 0
         self.rebuilt_at = None
-        self.steps = 0
 
     def evaluate(self, now: int, inputs: dict) -> tuple[list[Symbol], list[int]]:
         """The shown atoms at ``now`` and the later timestamps some rule scheduled. ``inputs``: signature ->
@@ -135,7 +132,6 @@ class Evaluator:
         for sig, atoms in inputs.items():
             lists[self.slot[sig]] = atoms
         found = self.solver.step(now, _Context(lists))
-        self.steps += 1
         atoms, later, history = [], [], []
         shown, kept = self.program.shown, self.kept_sigs
         for sym in found:
@@ -174,26 +170,13 @@ class Evaluator:
 
 
 def _located(message: str, file: str) -> ProgramError:
-    m = re.match(r"<(?:string|block)>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", message.strip(), re.S)
-    if not m:
-        return ProgramError(" ".join(message.split()), file=file)
-    detail = " ".join(m.group(3).split())
-    unsafe = re.findall(r"'([^']+)' is unsafe", detail)
-    if unsafe:
-        detail = f"unsafe rule: {', '.join(unsafe)} not bound by a positive goal"
-    return ProgramError(detail, file=file, line=int(m.group(1)), col=int(m.group(2)),
-                        hint="Streamlog rules must be safe, as in ASP: bind the head's timestamp by a goal at it, "
-                             "e.g. previous(T,X) :- msg(T,_), msg(T0,X), T0 < T.")
-
-
-def is_integer(sym: Symbol) -> bool:
-    return sym.type == SymbolType.Number
-
-
-def stamped(sym: Symbol, ts: int) -> Symbol:
-    return Function(sym.name, [Number(ts)] + list(sym.arguments), sym.positive)
+    unsafe = re.findall(r"'([^']+)' is unsafe", message)
+    detail = f"unsafe rule: {', '.join(unsafe)} not bound by a positive goal" if unsafe else None
+    return clingo_error(message, file, detail, hint="Streamlog rules must be safe, as in ASP: bind the head's "
+                                                    "timestamp by a goal at it, e.g. previous(T,X) :- msg(T,_), "
+                                                    "msg(T0,X), T0 < T.") \
+        or ProgramError(" ".join(message.split()), file=file)
 
 
 def model(now: int, atoms: list) -> Model:
     return Model(now, tuple(sorted(str(a) for a in atoms)))
-

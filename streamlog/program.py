@@ -24,15 +24,15 @@ one timestamp-free stream goal (``singlearc(T,X,Y) :- darc(X,Y), uts(T)``).
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
-from clingo import ast
+from clingo import ast, parse_term
 
 from srtopo.errors import ProgramError
 from srtopo.rules.ir import RESERVED, Loc, is_atom_term, term_signature, walk
+from srtopo.rules.parse import parse_statements
 from srtopo.streamlog.order import EARLIER, EQUAL, NOT_LATER, UNKNOWN, TimeOrder
 
 LGR = ("lgr", 3)
@@ -93,7 +93,7 @@ class Program:
     file: str
     rules: tuple                     # Rules, lgr and uts rewritten
     background: tuple                # texts of facts and rules without timestamps, and #const definitions
-    timed_facts: tuple               # clingo ASTs of ground facts of temporal predicates in the program
+    timed_facts: tuple               # Symbols: the program's ground facts of temporal predicates
     inputs: frozenset                # temporal signatures the stream may give (as stored: uts ones with +1 arity)
     derived: frozenset               # temporal signatures some rule derives
     statics: frozenset               # background signatures
@@ -137,21 +137,6 @@ def _loc(node, file: str) -> Loc:
 def _error(message: str, node, file: str, hint: str | None = None) -> ProgramError:
     loc = _loc(node, file)
     return ProgramError(message, file=loc.file, line=loc.line, col=loc.col, hint=hint)
-
-
-def parse_statements(text: str, file: str) -> list:
-    messages: list[str] = []
-    out: list = []
-    try:
-        ast.parse_string(text, out.append, logger=lambda _code, msg: messages.append(msg), message_limit=5)
-    except RuntimeError:
-        msg = messages[0] if messages else "syntax error"
-        m = re.match(r"<string>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", msg.strip(), re.S)
-        if m:
-            raise ProgramError(" ".join(m.group(3).split()), file=file, line=int(m.group(1)),
-                               col=int(m.group(2))) from None
-        raise ProgramError(" ".join(msg.split()), file=file) from None
-    return out
 
 
 def _atoms(node):
@@ -413,14 +398,12 @@ def dependency_graph(rules) -> nx.DiGraph:
     for r in rules:
         head = (r.head, "new") if r.temporal else (r.head, "static")
         graph.add_node(head)
-        targets = [((g.signature, "new"), g.use != POSITIVE) for g in r.goals if g.order in (EQUAL, NOT_LATER)]
-        targets += [((sig, "static"), False) for sig in r.statics]
-        for lit in (r.node.body if r.node is not None and not r.temporal else ()):
-            if lit.ast_type == _T.Literal and lit.atom.ast_type == _T.SymbolicAtom and lit.sign != ast.Sign.NoSign:
-                targets.append(((term_signature(lit.atom.symbol), "static"), True))
-            elif lit.ast_type != _T.Literal or lit.atom.ast_type == _T.BodyAggregate:
-                targets += [((term_signature(a.symbol), "static"), True)
-                            for a in (n for n in walk(lit) if n.ast_type == _T.SymbolicAtom)]
+        if r.temporal:
+            targets = [((g.signature, "new"), g.use != POSITIVE) for g in r.goals if g.order in (EQUAL, NOT_LATER)]
+            targets += [((sig, "static"), False) for sig in r.statics]    # background never depends back
+        else:
+            targets = [((term_signature(a.symbol), "static"), use != POSITIVE)
+                       for lit in r.node.body for a, use in _atoms(lit)]
         for target, negative in targets:
             old = graph.get_edge_data(head, target)
             graph.add_edge(head, target, negative=negative or bool(old and old["negative"]), rule=r)
@@ -540,7 +523,7 @@ def analyse(statements: list, file: str, text: str = "") -> Program:
             if first is None or first.ast_type != _T.SymbolicTerm or first.symbol.type.name != "Number":
                 raise _error(f"the fact '{r.head}' of the stream predicate {_head_sig(r)[0]}/{_head_sig(r)[1]} needs "
                              "an integer timestamp as first argument", r, file)
-            timed.append(r.head.atom.symbol)
+            timed.append(parse_term(str(r.head.atom.symbol)))
         else:
             background.append(str(r))
     derived = {r.head for r in out_rules if r.temporal}
@@ -556,7 +539,7 @@ def analyse(statements: list, file: str, text: str = "") -> Program:
 
 def parse_program(text: str, file: str = "<program>") -> Program:
     """Parse and classify; the findings are kept (``Program.check()`` raises the first)."""
-    return analyse(parse_statements(text, file), file, text)
+    return analyse(parse_statements(text, file, lambda msg: ProgramError(msg, file=file)), file, text)
 
 
 def load_program(path: str) -> Program:

@@ -99,8 +99,7 @@ class Streamlog:
         self.counters = Counters()
         self.temporal = program.temporal
         self.uts = program.uts
-        for fact in program.timed_facts:
-            sym = _symbol_of_fact(fact)
+        for sym in program.timed_facts:
             self._add(sym.arguments[0].number, sym)
 
     # --- input ------------------------------------------------------------------------------------------------
@@ -223,11 +222,6 @@ class Streamlog:
                 self.counters.written += 1
                 out.append(model(now, atoms))
         return out
-
-
-def _symbol_of_fact(term) -> Symbol:
-    from clingo import parse_term
-    return parse_term(str(term))
 
 
 # --- reading streams ---------------------------------------------------------------------------------------------

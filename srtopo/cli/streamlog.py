@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from srtopo.cli import engines
 from srtopo.cli.engines import NothingUsable
 from srtopo.errors import TopologyError
 from srtopo.streamlog import UNIONS, Streamlog, explain, load_program, run_streams
@@ -61,13 +62,7 @@ def run(args) -> int:
         for handle, owned in ((out, out_owned), (rejected, rejected_owned)):
             if owned:
                 handle.close()
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            pass
-    note = sink.close_note()
-    if note:
-        print(note, file=sys.stderr)
+    engines.finish(sink)
     c = engine.counters
     unused = f" ({', '.join(sorted(c.unused_predicates)[:5])})" if c.unused else ""
     print(f"srtopo: {c.facts} facts, {c.punctuations} punctuations, {c.rejected} rejected, {c.unused} facts of "
