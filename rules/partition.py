@@ -147,7 +147,8 @@ _EVALUATORS: dict = {}
 
 
 def evaluator(key: tuple, topology_json: str, part: int, partitions: int, strategy: str) -> PartitionEvaluator:
-    """The worker's evaluator for ``key`` (a run, a stage, a partition), built on first use."""
+    """The worker's evaluator for ``key`` (what a segment evaluates, and where), built on first use."""
+    key = key + (part, partitions, strategy)
     found = _EVALUATORS.get(key)
     if found is None:
         if len(_EVALUATORS) > 256:

@@ -22,6 +22,7 @@ Batch b reads only the entry of the last completed batch, so a replay rewrites t
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time as _time
 from fractions import Fraction
@@ -78,47 +79,59 @@ COMMIT_CONF = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
 #: a rule source's lines as the stream hands them to a batch: parsed in the batch (its time points depend on
 #: the store's meta), by Python in the executors
 LINE_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, fmt STRING, dup BOOLEAN"
+LINE_FIELDS = tuple(name for name, _type in (c.strip().split(" ", 1) for c in LINE_COLUMNS.split(",")))
+ORIGIN_COLUMNS = "src INT, file STRING, line BIGINT, skind STRING, sval BIGINT"
 
 
-def origin_frame(lines):
-    """Per accepted record with a timestamp, (src, file, line, kind, value), parsed by Python in the executors:
-    each source's first one is its time point 0, needed before its records can be timed."""
-    def parse(batches):
-        import pandas as pd
+def origins(lines) -> dict:
+    """Each source's time point 0, (kind, value) of its first accepted record with a timestamp in (file, line)
+    order, needed before its records can be timed: one Spark stage, each task handing back its own first
+    record per source (a handful of rows), the earliest taken on the driver."""
+    schema = arrow_schema(ORIGIN_COLUMNS)
 
+    def first(batches):
         from srtopo.rules.stream import GIVEN, record_row
-        for pdf in batches:
-            out = []
-            for src, file, line, raw, fmt, dup in zip(pdf["src"], pdf["file"], pdf["line"], pdf["raw"], pdf["fmt"],
-                                                      pdf["dup"]):
+        best: dict = {}
+        for batch in batches:
+            for src, file, line, raw, fmt, dup in _arrow_rows(batch, LINE_FIELDS):
+                if src in best and best[src][:2] <= (file, line):
+                    continue
                 row = record_row(raw if raw is not None else "", fmt, bool(dup))
                 if row is not None and row[5] is None and row[0] != GIVEN:
-                    out.append((src, file, line, row[0], row[1]))
-            yield pd.DataFrame(out, columns=["src", "file", "line", "skind", "sval"])
-    return lines.mapInPandas(parse, "src INT, file STRING, line BIGINT, skind STRING, sval BIGINT")
+                    best[src] = (file, line, row[0], row[1])
+        yield _arrow_batch([(src,) + found for src, found in best.items()], schema)
+    found: dict = {}
+    for r in lines.mapInArrow(first, ORIGIN_COLUMNS).collect():
+        key = (r["file"], r["line"])
+        if r["src"] not in found or key < found[r["src"]][0]:
+            found[r["src"]] = (key, [r["skind"], int(r["sval"])])
+    return {src: value for src, (_key, value) in found.items()}
 
 
-#: rows per pandas frame a parse task hands back
+#: rows per Arrow batch a parse task hands back
 _CHUNK = 20000
 
 
 def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int):
     """The function that parses and times a batch's lines in the executors (``rules.partition.parse_pass``)."""
+    schema = arrow_schema(SEGMENT_COLUMNS)
+
     def parse(batches):
         from itertools import islice
 
-        import pandas as pd
-
-        from srtopo.rules.partition import ROW_FIELDS, parse_pass
+        from srtopo.rules.partition import parse_pass
 
         def lines():
-            for pdf in batches:
-                yield from zip(pdf["src"].tolist(), pdf["file"].tolist(), _integers(pdf["line"].tolist()),
-                               pdf["raw"].tolist(), pdf["fmt"].tolist(), pdf["dup"].tolist())
+            for batch in batches:
+                yield from _arrow_rows(batch, LINE_FIELDS)
         rows = parse_pass(lines(), origin, closed, unit_us, number_scale, width)
         while chunk := list(islice(rows, _CHUNK)):
-            yield pd.DataFrame(chunk, columns=list(ROW_FIELDS))
+            yield _arrow_batch(chunk, schema)
     return parse
+
+
+#: partition count -> a grouping value per shuffle partition (``RulesJob._representatives``)
+_REPRESENTATIVES: dict[int, list[int]] = {}
 
 
 class RulesJob(MicroBatchJob):
@@ -140,9 +153,12 @@ class RulesJob(MicroBatchJob):
         self.positions = [merged_positions([topology.stages[i] for i in seg]) for seg in self.segments]
         self.specs = self._specs()
         self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
+        # a worker's evaluators are keyed by what they evaluate, not by the query: a restarted query, or a
+        # service's next query of the same program, finds them built (an evaluator's solvers are functions of
+        # their inputs and its history always comes from the rows given, so sharing one is safe)
+        self.stage_keys = [hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for text in self.stage_json]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "out")}
         self._broadcasts = None
-        self._reps = None
         self._persisted: list = []
 
     def _specs(self) -> list[SegmentSpec]:
@@ -176,14 +192,15 @@ class RulesJob(MicroBatchJob):
 
     def _representatives(self, spark) -> list[int]:
         """Per partition p, a grouping value that Spark's hash partitioning sends to shuffle partition p: one
-        group per task, whatever Murmur3 does with small integers."""
-        if self._reps is None:
-            n = self.partitions
+        group per task, whatever Murmur3 does with small integers (found once per driver and partition count:
+        they depend on Spark's hash function alone)."""
+        n = self.partitions
+        if n not in _REPRESENTATIVES:
             rows = spark.sql(f"SELECT p, min(id) AS r FROM (SELECT id, pmod(hash(id), {n}) AS p FROM range({n * 64})) "
                              "GROUP BY p").collect()
             reps = {int(r["p"]): int(r["r"]) for r in rows}
-            self._reps = [reps[p] for p in range(n)]
-        return self._reps
+            _REPRESENTATIVES[n] = [reps[p] for p in range(n)]
+        return _REPRESENTATIVES[n]
 
     def _previous(self, spark, previous) -> None:
         """The previous entry's rows (every kind) as a view, or an empty one."""
@@ -216,16 +233,14 @@ class RulesJob(MicroBatchJob):
         closed = int(meta["closed"])
         origin = {int(k): v for k, v in meta["origin"].items()}
         target = self.store.entry(batch_id)
-        from pyspark.sql import functions as F
         try:
             with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
                 if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
-                    for r in origin_frame(df).groupBy("src").agg(
-                            F.min_by(F.struct("skind", "sval"), F.struct("file", "line")).alias("o")).collect():
-                        origin.setdefault(int(r["src"]), [r["o"]["skind"], int(r["o"]["sval"])])
+                    for src, value in origins(df).items():
+                        origin.setdefault(int(src), value)
                 self._previous(spark, previous)
                 plan = self._plan(meta, origin)
-                records = df.mapInPandas(parse_task({k: tuple(v) for k, v in origin.items()}, closed, self.unit,
+                records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, closed, self.unit,
                                                     self.number_scale, self.specs[0].partitions), SEGMENT_COLUMNS)
                 outcome = self._write(spark, plan, target, records)
         finally:
@@ -262,8 +277,8 @@ class RulesJob(MicroBatchJob):
         for k, spec in enumerate(self.specs):
             frame = frame.selectExpr(*ROW_FIELDS[:-1], f"{self._part_expr(k)} AS part") \
                 .selectExpr("*", f"element_at({rep_array}, part + 1) AS rep")
-            task = _segment_task((self.uid, k), values[k], spec, plan, self.strategy)
-            frame = frame.groupBy("rep").applyInPandas(task, SEGMENT_COLUMNS)
+            task = _segment_task((self.stage_keys[k], k), values[k], spec, plan, self.strategy)
+            frame = frame.groupBy("rep").applyInArrow(task, SEGMENT_COLUMNS)
         # cached: the model, the history and the pending records are three reads of the last segment's rows
         frame = frame.persist()
         self._persisted.append(frame)
@@ -415,34 +430,40 @@ def _joins(topology: Topology, segment: list[int], stage) -> bool:
 
 def _segment_task(key: tuple, stage_value, spec: SegmentSpec, plan: BatchPlan, strategy: str):
     """The function each partition of a segment runs (in an executor's Python worker)."""
-    def task(pdf):
-        import pandas as pd
+    schema = arrow_schema(SEGMENT_COLUMNS)
 
+    def task(table):
         from srtopo.rules.partition import ROW_FIELDS, evaluator, segment_pass
-        part = int(pdf["part"].iloc[0])
-        ev = evaluator(key + (part, spec.partitions), stage_value.value, part, spec.partitions, strategy)
-        return pd.DataFrame(segment_pass(spec, plan, part, _rows(pdf), ev), columns=list(ROW_FIELDS))
+        rows = _arrow_rows(table, ROW_FIELDS)
+        part = int(rows[0][-1])
+        ev = evaluator(key, stage_value.value, part, spec.partitions, strategy)
+        return _arrow_batch(segment_pass(spec, plan, part, rows, ev), schema, table=True)
     return task
 
 
-#: positions in ``ROW_FIELDS`` of integer columns (pandas gives floats with NaN when a column has nulls) and of
-#: array columns (numpy arrays)
-_INTEGERS = tuple(ROW_FIELDS.index(name) for name in ("time", "src", "line", "part"))
-_ARRAYS = tuple(ROW_FIELDS.index(name) for name in ("args", "atoms"))
-_PERSISTENT = ROW_FIELDS.index("persistent")
+# --- rows between Spark and the Python passes: Arrow columns in, Arrow columns out (no pandas: its object
+# columns, NaN for null integers and numpy arrays cost more than the passes' own work on big batches)
+_ARROW_TYPES = {"STRING": "string", "BIGINT": "int64", "INT": "int32", "BOOLEAN": "bool_"}
 
 
-def _integers(values: list) -> list:
-    """A pandas integer column's values as ints (None for null: NaN when the column has nulls)."""
-    return [None if v is None or v != v else int(v) for v in values]
+def arrow_schema(ddl: str):
+    """The Arrow schema of a flat ``"name TYPE, ..."`` schema (STRING, BIGINT, INT, BOOLEAN, ARRAY<STRING>)."""
+    import pyarrow as pa
+    fields = []
+    for column in ddl.split(","):
+        name, typ = column.strip().split(" ", 1)
+        fields.append((name, pa.list_(pa.string()) if typ == "ARRAY<STRING>" else getattr(pa, _ARROW_TYPES[typ])()))
+    return pa.schema(fields)
 
 
-def _rows(pdf) -> list[tuple]:
-    """A task's pandas rows as tuples of Python values (None for null)."""
-    columns = [pdf[c].tolist() for c in ROW_FIELDS]
-    for i in _INTEGERS:
-        columns[i] = _integers(columns[i])
-    for i in _ARRAYS:
-        columns[i] = [None if v is None else list(v) for v in columns[i]]
-    columns[_PERSISTENT] = [None if v is None or v != v else bool(v) for v in columns[_PERSISTENT]]
-    return list(zip(*columns))
+def _arrow_rows(batch, fields) -> list[tuple]:
+    """An Arrow batch's (or table's) rows as tuples of Python values (None for null), columns ``fields``."""
+    return list(zip(*(batch.column(name).to_pylist() for name in fields)))
+
+
+def _arrow_batch(rows: list, schema, table: bool = False):
+    """Rows (tuples in the schema's column order) as an Arrow record batch (or table)."""
+    import pyarrow as pa
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    arrays = [pa.array(values, type=field.type) for values, field in zip(columns, schema)]
+    return (pa.Table if table else pa.RecordBatch).from_arrays(arrays, schema=schema)
