@@ -55,9 +55,40 @@ def bound_variables(rule: Rule, skip=None) -> set[str]:
     return _binding(rule, skip)[0]
 
 
+def head_variables(rule: Rule) -> set[str]:
+    """The head's variables that the body must bind: a choice's or a disjunction's element keeps local the
+    variables its condition binds; a weak constraint needs its weight, level and terms bound."""
+    head = rule.head
+    if rule.kind == "atom":
+        return variables(head)
+    if rule.kind == "constraint":
+        return set()
+    if rule.kind == "weak":
+        return variables(head.weight) | variables(head.priority) | variables(list(head.terms))
+    out: set[str] = set()
+    for guard in (getattr(head, "left_guard", None), getattr(head, "right_guard", None)):
+        if guard is not None:
+            out |= variables(guard.term)
+    for element in head.elements:
+        local = set()
+        for literal in element.condition:
+            if literal.ast_type == ast.ASTType.Literal and literal.sign == ast.Sign.NoSign \
+                    and literal.atom.ast_type == ast.ASTType.SymbolicAtom:
+                local |= variables(literal.atom)
+        out |= (variables(element.literal) | variables(list(element.condition))) - local
+    return out
+
+
+def head_conditions(rule: Rule) -> list[str]:
+    """The predicates of a choice's or a disjunction's element conditions (what the head reads)."""
+    if rule.kind not in ("choice", "disjunction"):
+        return []
+    return [sig_str(term_signature(a.symbol)) for e in rule.head.elements for a in symbolic_atoms(e.condition)]
+
+
 def _binding(rule: Rule, skip=None):
     bound: set[str] = set()
-    needed: dict[str, str] = {v: "the head" for v in variables(rule.head)}
+    needed: dict[str, str] = {v: "the head" for v in head_variables(rule)}
     pending = []
     for item in rule.body:
         if item is skip:
@@ -150,15 +181,17 @@ def stream_dependency_graph(program: Program) -> nx.DiGraph:
     heads = {sig_str(p) for p in program.head_preds}
     graph.add_nodes_from(sorted(heads))
     for rule in program.rules:
-        q = sig_str(rule.head_pred)
-        for p, _harmless, streaming, _item in body_predicates(rule):
-            if p not in heads:
-                continue
-            if graph.has_edge(p, q):
-                if streaming:
-                    graph[p][q]["label"] = "<"
-            else:
-                graph.add_edge(p, q, label="<" if streaming else "")
+        read = [(p, streaming) for p, _harmless, streaming, _item in body_predicates(rule)]
+        read += [(p, False) for p in head_conditions(rule)]
+        for q in (sig_str(h) for h in rule.head_preds):
+            for p, streaming in read:
+                if p not in heads:
+                    continue
+                if graph.has_edge(p, q):
+                    if streaming:
+                        graph[p][q]["label"] = "<"
+                else:
+                    graph.add_edge(p, q, label="<" if streaming else "")
     return graph
 
 
@@ -257,25 +290,62 @@ def streaming_recursive_rules(program: Program, sd: nx.DiGraph) -> frozenset[int
             labelled.add(comp)
     out = set()
     for i, rule in enumerate(program.rules):
-        q = sig_str(rule.head_pred)
-        if comp_of.get(q) not in labelled:
-            continue
-        if any(comp_of.get(p) is comp_of[q] for p, *_ in body_predicates(rule)):
-            out.add(i)
+        for q in (sig_str(h) for h in rule.head_preds):
+            if comp_of.get(q) in labelled and any(comp_of.get(p) is comp_of[q] for p, *_ in body_predicates(rule)):
+                out.add(i)
     return frozenset(out)
 
 
-def check_stratified(program: Program, sd: nx.DiGraph) -> None:
-    """Reject a non-harmless literal whose predicate lies on a cycle through the rule's head."""
+def choice_part(program: Program, sd: nx.DiGraph) -> frozenset:
+    """The predicates of the program's choice part: the heads of choices and disjunctions, the predicates on a
+    cycle through a plain non-harmless literal (negation or an aggregate: unstratified, several answer sets),
+    and every predicate that depends on one of them. Everything else is the stratified part, evaluated as
+    before; the choice part is one clingo call per time point after it (with the constraints and weak
+    constraints), which keeps one answer set."""
+    comp_of = {}
+    for comp in nx.strongly_connected_components(sd):
+        comp = frozenset(comp)
+        for n in comp:
+            comp_of[n] = comp
+    through_window = {comp for comp in set(comp_of.values())
+                      if any(sd[u][v]["label"] == "<" for u in comp for v in sd.successors(u) if v in comp)}
+    roots = set()
+    for rule in program.rules:
+        if rule.kind in ("choice", "disjunction"):
+            roots.update(sig_str(h) for h in rule.head_preds)
+            continue
+        if rule.kind != "atom":
+            continue
+        q = sig_str(rule.head_pred)
+        for p, harmless, streaming, _item in body_predicates(rule):
+            # a cycle through a window stays the stratified part's (and its error): windows are read before
+            # the choice part is solved
+            if not harmless and not streaming and p in comp_of and comp_of[p] is comp_of.get(q) \
+                    and comp_of[q] not in through_window:
+                roots.add(q)
+    out = set(roots)
+    for root in roots:
+        out |= nx.descendants(sd, root)
+    return frozenset(out)
+
+
+def check_stratified(program: Program, sd: nx.DiGraph, choice: frozenset = frozenset()) -> None:
+    """Reject a non-harmless literal whose predicate lies on a cycle through the rule's head, outside the choice
+    part (``choice``), and a non-harmless streaming literal on such a cycle anywhere (a window reads the
+    current time point's atoms before the rules that derive them are evaluated)."""
     comp_of = {}
     for comp in nx.strongly_connected_components(sd):
         comp = frozenset(comp)
         for n in comp:
             comp_of[n] = comp
     for rule in program.rules:
+        if rule.kind != "atom":
+            continue
         q = sig_str(rule.head_pred)
-        for p, harmless, _streaming, item in body_predicates(rule):
+        for p, harmless, streaming, item in body_predicates(rule):
             if harmless or p not in comp_of or comp_of[p] is not comp_of.get(q):
+                continue
+            if q in choice and not streaming:
                 continue
             path = nx.shortest_path(sd, q, p) if p != q else [q]
             cycle = " -> ".join(path + [q])
@@ -292,6 +362,7 @@ class Analysis:
     prec: frozenset
     order: tuple                  # macro-nodes, each a tuple of components (frozensets of "p/n")
     recursive_rules: frozenset    # indices into program.rules
+    choice: frozenset = frozenset()   # the choice part's predicates ("p/n"; ``choice_part``)
 
     @property
     def macro_nodes(self) -> list[frozenset]:
@@ -302,13 +373,18 @@ class Analysis:
         lines += [f"  {p} -> {q}{' <' if d['label'] else ''}" for p, q, d in sorted(self.sd.edges(data=True))]
         lines.append("processing order (macro-nodes):")
         lines += ["  " + " | ".join("{" + ",".join(sorted(c)) + "}" for c in m) for m in self.order]
+        if self.choice:
+            lines.append("choice part (one answer set per time point, after the above): "
+                         + ",".join(sorted(self.choice)))
         return "\n".join(lines)
 
 
 def analyse(program: Program) -> Analysis:
     check_safety(program)
     sd = stream_dependency_graph(program)
-    check_stratified(program, sd)
-    sc = stream_component_graph(sd)
+    choice = choice_part(program, sd)
+    check_stratified(program, sd, choice)
+    stratified = sd.subgraph(n for n in sd.nodes if n not in choice).copy()
+    sc = stream_component_graph(stratified)
     prec = precedes(sc)
-    return Analysis(sd, sc, prec, tuple(processing_order(sc, prec)), streaming_recursive_rules(program, sd))
+    return Analysis(sd, sc, prec, tuple(processing_order(sc, prec)), streaming_recursive_rules(program, sd), choice)

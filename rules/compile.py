@@ -35,7 +35,7 @@ from srtopo.rules.ir import (
 )
 from srtopo.rules.keys import partition_key
 from srtopo.rules.rewrite import Rewriting, rewrite
-from srtopo.topology.ir import AtomSource, ModelOutput, RulesNotes, RuleStage, Topology, WindowOp
+from srtopo.topology.ir import ONE_PARTITION, AtomSource, ModelOutput, RulesNotes, RuleStage, Topology, WindowOp
 
 #: how the stages are cut: the strategies of ``srtopo.rules.solver`` that keep solvers cut per component
 KEEPING_STRATEGIES = ("incremental", "incremental-strict")
@@ -149,7 +149,7 @@ def group_pass(c: Compilation) -> Compilation:
     strategy = resolve_strategy(c.strategy, bool(c.program.facts))
     if strategy not in KEEPING_STRATEGIES:
         return replace(c, strategy=strategy, groups=tuple(c.analysis.order))
-    with_windows = {sig_str(r.head_pred) for r in c.program.rules
+    with_windows = {sig_str(p) for r in c.program.rules for p in r.head_preds
                     if any(isinstance(b, StreamingLiteral) for b in r.body)}
     groups: list[list] = []
     for macro in c.analysis.order:
@@ -172,29 +172,23 @@ def stages_pass(c: Compilation) -> Compilation:
     stages = []
     for group in c.groups:
         preds = frozenset().union(*group)
-        rules = [r for r in c.rewriting.rules if sig_str(r.head_pred) in preds]
+        rules = [r for r in c.rewriting.rules if r.kind == "atom" and sig_str(r.head_pred) in preds]
         if not rules:
             continue           # only background facts: true at every time point
-        lines, inputs, heads = [], set(), []
-        for rule in rules:
-            lines.append(rule.asp())
-            for literal in rule.body:
-                inputs.update(sig_str(term_signature(a.symbol)) for a in symbolic_atoms(literal))
-            head = sig_str(rule.head_pred)
-            if head not in heads:
-                heads.append(head)
-            if not rule.temp and rule.head_pred in temporary:
-                # marks atoms derived by a rule of form (1): they persist although the predicate has #temp rules
-                lines.append(rule.asp(head=f"{c.keep}({rule.head.atom.symbol})"))
-        keeps = any(not r.temp and r.head_pred in temporary for r in rules)
-        stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
-        stages.append(RuleStage(
-            id=f"S{len(stages) + 1}", key=partition_key(rules, stage_windows), rules="\n".join(lines),
-            inputs=tuple(sorted(inputs)), heads=tuple(heads),
-            shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
-            windows=stage_windows,
-            recursive=any(r.origin in c.analysis.recursive_rules for r in rules),
-            components=tuple(tuple(sorted(comp)) for comp in group)))
+        stages.append(_stage(c, f"S{len(stages) + 1}", rules, windows, temporary,
+                             components=tuple(tuple(sorted(comp)) for comp in group)))
+    choice = c.analysis.choice
+    rules = [r for r in c.rewriting.rules if r.kind != "atom" or sig_str(r.head_pred) in choice]
+    if rules:
+        stage = _stage(c, f"S{len(stages) + 1}", rules, windows, temporary, choice=True,
+                       components=(tuple(sorted(choice)),) if choice else ())
+        for window in stage.windows:
+            if window.observed in choice and 0 in window.distances:
+                raise ProgramError(
+                    f"the window '{window.written}' over {window.observed} reads the current time point, where the "
+                    f"choice part is still being decided", file=c.program.file,
+                    hint="let windows over chosen atoms read earlier time points only, e.g. {1} or {1,2}")
+        stages.append(stage)
     program = c.program
     o = c.options
     topology = Topology(
@@ -209,6 +203,33 @@ def stages_pass(c: Compilation) -> Compilation:
                          order=tuple(tuple(tuple(sorted(comp)) for comp in macro) for macro in c.analysis.order),
                          tau=c.rewriting.tau, grouping=c.strategy))
     return replace(c, topology=topology)
+
+
+def _stage(c: Compilation, stage_id: str, rules, windows: dict, temporary: frozenset, components=(),
+           choice: bool = False) -> RuleStage:
+    """The rule stage of a group of flat rules: what it reads, derives and shows, its windows and key (the
+    choice part runs in one partition: a constraint may relate any atoms)."""
+    lines, inputs, heads = [], set(), []
+    for rule in rules:
+        lines.append(rule.asp())
+        for literal in rule.body:
+            inputs.update(sig_str(term_signature(a.symbol)) for a in symbolic_atoms(literal))
+        if rule.kind in ("choice", "disjunction"):
+            inputs.update(sig_str(term_signature(a.symbol)) for e in rule.head.elements
+                          for a in symbolic_atoms(e.condition))
+        for head in (sig_str(h) for h in rule.head_preds):
+            if head not in heads:
+                heads.append(head)
+        if rule.kind == "atom" and not rule.temp and rule.head_pred in temporary:
+            # marks atoms derived by a rule of form (1): they persist although the predicate has #temp rules
+            lines.append(rule.asp(head=f"{c.keep}({rule.head.atom.symbol})"))
+    keeps = any(r.kind == "atom" and not r.temp and r.head_pred in temporary for r in rules)
+    stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
+    return RuleStage(
+        id=stage_id, key=ONE_PARTITION if choice else partition_key(rules, stage_windows), rules="\n".join(lines),
+        inputs=tuple(sorted(inputs)), heads=tuple(heads), shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
+        windows=stage_windows, recursive=not choice and any(r.origin in c.analysis.recursive_rules for r in rules),
+        components=components, choice=choice)
 
 
 PASSES = (("analyse", analyse_pass), ("rewrite", rewrite_pass), ("windows", windows_pass), ("group", group_pass),

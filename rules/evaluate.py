@@ -22,7 +22,7 @@ from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
-from srtopo.rules.solver import STRATEGIES, SubprogramSpec, make_solver
+from srtopo.rules.solver import STRATEGIES, ChoiceSolver, SubprogramSpec, make_solver
 from srtopo.topology.ir import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 
 _EMPTY: frozenset = frozenset()
@@ -52,9 +52,10 @@ class StepResult:
     """The streaming model at ``time`` (all atoms, #show not applied), grouped by predicate; the flat set is
     built on first use only (hashing 60k clingo Symbols costs milliseconds per time point)."""
 
-    def __init__(self, time: int, by_sig: dict):
+    def __init__(self, time: int, by_sig: dict, satisfiable: bool = True):
         self.time = time
         self.by_sig = by_sig
+        self.satisfiable = satisfiable      # False: the choice part has no answer set at this time point
         self._atoms = None
 
     @property
@@ -113,8 +114,9 @@ class Reasoner:
         # a window operator's input atoms are the observed atoms themselves (renamed by the bridging rule)
         match = tuple(predicate_name(windows[sig].observed) if sig in windows else sig[0] for sig in inputs)
         spec = SubprogramSpec(stage.rules, inputs, tuple(signature(s) for s in stage.shown), match)
-        return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows,
-                          make_solver(self.strategy, spec, self.facts, self.externals),
+        solver = ChoiceSolver(spec, self.externals) if stage.choice else \
+            make_solver(self.strategy, spec, self.facts, self.externals)
+        return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows, solver,
                           len(stage.shown) > len(stage.heads))
 
     def stage_stats(self) -> list[dict]:
@@ -184,6 +186,7 @@ class Reasoner:
         current.update(clock)
         keep = set()
         keep_name = self.keep_name
+        satisfiable = True
         for sub in self.subprograms:
             while True:
                 inputs = {}
@@ -191,6 +194,9 @@ class Reasoner:
                     op = sub.windows.get(sig)
                     inputs[sig] = self._window(op, current, t) if op is not None else current.get(sig, _EMPTY)
                 out = sub.solver.solve(inputs)
+                if out is None:                 # the choice part has no answer set: it adds nothing
+                    satisfiable = False
+                    break
                 changed = self._merge(out, sub, current, keep, keep_name)
                 if not (sub.recursive and changed):
                     break
@@ -210,7 +216,7 @@ class Reasoner:
         for old in [k for k in self.history if k <= t - self.max_distance]:
             del self.history[old]
         self.time = t + 1
-        return StepResult(t, current)
+        return StepResult(t, current, satisfiable)
 
     @staticmethod
     def _merge(out, sub, current, keep, keep_name) -> bool:
@@ -270,8 +276,11 @@ class Reasoner:
         return [self.step(atoms) for atoms in timeline]
 
     def shown(self, atoms) -> list[str]:
-        """Sorted text of the atoms to output: ``#show`` respected, otherwise every atom."""
+        """Sorted text of the atoms to output: ``#show`` respected, otherwise every atom (none at a time point
+        whose choice part has no answer set)."""
         shows = self.shows
+        if isinstance(atoms, StepResult) and not atoms.satisfiable:
+            return []
         if isinstance(atoms, StepResult):
             if shows is not None:
                 return sorted(str(a) for sig in shows for a in atoms.by_sig.get(sig, ()))

@@ -155,29 +155,75 @@ class ExternalLiteral(PlainLiteral):
 BodyItem = Union[StreamingLiteral, PlainLiteral]
 
 
+#: what a rule's head is: an atom (``atom``), or one of the constructs of a program's choice part: a choice
+#: (``{ ... }``, with bounds), a disjunction (``a | b``), none (``constraint``: ``:- body.``) or a weak constraint
+#: (``weak``: ``:~ body. [w@p, t]``, and each element of ``#minimize`` / ``#maximize``)
+HEAD_KINDS = ("atom", "choice", "disjunction", "constraint", "weak")
+
+
 @dataclass(frozen=True)
 class Rule:
-    head: ast.AST            # clingo AST Literal with a SymbolicAtom
+    head: ast.AST            # clingo AST: a Literal with a SymbolicAtom (atom, constraint: #false), an Aggregate
+                             # (choice), a Disjunction, or the Minimize statement (weak: weight, priority, terms)
     body: tuple[BodyItem, ...]
     temp: bool
     loc: Loc
     text: str                # the source text, for messages
     trigger: Window | None = None   # ``#trigger_frequency(f unit)``: evaluated only at the time points f selects
+    kind: str = "atom"       # HEAD_KINDS
 
     @property
     def head_pred(self) -> Signature:
+        if self.kind != "atom":
+            raise ProgramError(f"a {self.kind} rule has no single head predicate")
         return term_signature(self.head.atom.symbol)
 
+    @property
+    def head_preds(self) -> tuple[Signature, ...]:
+        """The predicates the head can make true (none for constraints and weak constraints)."""
+        return head_predicates(self.head, self.kind)
+
+    @property
+    def choice(self) -> bool:
+        return self.kind != "atom"
+
     def __str__(self) -> str:
-        return rule_text(self.head, self.body, self.temp, self.trigger)
+        return rule_text(self.head, self.body, self.temp, self.trigger, self.kind)
 
 
-def rule_text(head, body, temp: bool, trigger: Window | None = None) -> str:
+def head_predicates(head, kind: str) -> tuple[Signature, ...]:
+    """The predicates of a head's atoms (a choice's and a disjunction's elements, not their conditions)."""
+    if kind == "atom":
+        return (term_signature(head.atom.symbol),)
+    if kind in ("constraint", "weak"):
+        return ()
+    out: list = []
+    for element in head.elements:
+        literal = element.literal
+        if literal.atom.ast_type == ast.ASTType.SymbolicAtom:
+            sig = term_signature(literal.atom.symbol)
+            if sig not in out:
+                out.append(sig)
+    return tuple(out)
+
+
+def weak_suffix(head) -> str:
+    """``[w@p, t1, ..., tn]`` of a weak constraint (its Minimize statement)."""
+    terms = "".join(f",{t}" for t in head.terms)
+    return f"[{head.weight}@{head.priority}{terms}]"
+
+
+def rule_text(head, body, temp: bool, trigger: Window | None = None, kind: str = "atom") -> str:
     """A rule in I-DLV-sr syntax (``#temp`` / ``#trigger_frequency`` prefix, body items joined by commas)."""
     prefix = ("#temp " if temp else "") + (f"#trigger_frequency({str(trigger)[1:-1]}) " if trigger else "")
+    joined = ", ".join(str(b) for b in body)
+    if kind == "constraint":
+        return f"{prefix}:- {joined}."
+    if kind == "weak":
+        return f"{prefix}:~ {joined}. {weak_suffix(head)}"
     if not body:
         return f"{prefix}{head}."
-    return f"{prefix}{head} :- {', '.join(str(b) for b in body)}."
+    return f"{prefix}{head} :- {joined}."
 
 
 @dataclass(frozen=True)
@@ -203,7 +249,12 @@ class Program:
 
     @property
     def head_preds(self) -> frozenset:
-        return frozenset(r.head_pred for r in self.rules) | frozenset(f.pred for f in self.facts)
+        return frozenset(p for r in self.rules for p in r.head_preds) | frozenset(f.pred for f in self.facts)
+
+    @property
+    def has_choice(self) -> bool:
+        """Whether the program has a choice part (choices, disjunctions, constraints, weak constraints)."""
+        return any(r.choice for r in self.rules)
 
     @property
     def streaming_literals(self) -> tuple[StreamingLiteral, ...]:

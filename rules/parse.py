@@ -117,6 +117,7 @@ def parse_program(text: str, file: str = "<string>") -> Program:
     streaming: dict[str, StreamingLiteral] = {}
     externals: dict[str, tuple] = {}
     facts: list[Fact] = []
+    optimize: list[Rule] = []
     for stmt in _statements(src, tokens):
         first = stmt[0]
         if first.kind == "directive" and first.text == "#show":
@@ -124,6 +125,9 @@ def parse_program(text: str, file: str = "<string>") -> Program:
             sig = _parse_show(src, stmt)
             if sig is not None and sig not in shows:
                 shows.append(sig)
+            continue
+        if first.kind == "directive" and first.text in ("#minimize", "#maximize"):
+            optimize.extend(_optimize_statement(src, stmt))
             continue
         fact = _simple_fact(stmt)
         if fact is not None:
@@ -135,7 +139,29 @@ def parse_program(text: str, file: str = "<string>") -> Program:
         raise ProgramError("clingo read a different number of statements than expected", file=file)
     rules = tuple(_finish_rule(src, stmt, temp, trigger, rule_ast, streaming, externals)
                   for (stmt, (temp, trigger)), rule_ast in zip(prepared, parsed))
-    return Program(rules, None if shows is None else tuple(shows), file, tuple(facts))
+    return Program(rules + tuple(optimize), None if shows is None else tuple(shows), file, tuple(facts))
+
+
+def _optimize_statement(src: _Source, stmt: list[Tok]) -> list[Rule]:
+    """``#minimize { w@p, t : body; ... }.`` / ``#maximize``: a weak constraint per element, as clingo reads it
+    (parsed on its own: one statement becomes several)."""
+    for i, tok in enumerate(stmt):
+        if tok.kind == "amp" or (tok.kind == "ident" and tok.text == "in" and
+                                 (i + 1 == len(stmt) or stmt[i + 1].text != "(")):
+            raise src.unsupported(f"{'external atom' if tok.kind == 'amp' else 'streaming literal'} inside "
+                                  f"{stmt[0].text}", tok.start)
+    start, end = stmt[0].start, stmt[-1].end
+    loc = src.loc(start)
+    text = "\n" * (loc.line - 1) + " " * (loc.col - 1) + src.text[start:end]
+    out = []
+    for statement in _clingo_parse(src, text, start):
+        if statement.ast_type != ast.ASTType.Minimize:
+            continue
+        for atom in symbolic_atoms(statement.body):
+            _check_atom_term(src, atom.symbol, start)
+        out.append(Rule(statement, tuple(PlainLiteral(b) for b in statement.body), False, loc,
+                        getattr(src, "original", src.text)[start:end], None, "weak"))
+    return out
 
 
 def _now_as_variable(src: _Source, tokens: list[Tok]):
@@ -178,17 +204,27 @@ def _statements(src: _Source, tokens: list[Tok]):
     """Split at top-level '.'; a ``#show p/n`` without '.' ends at the end of its line (as in the corpus)."""
     stmt: list[Tok] = []
     depth = 0
+    weight = False          # inside the [w@p, t] that ends a weak constraint
     for tok in tokens:
         if (stmt and stmt[0].text == "#show" and depth == 0
                 and "\n" in src.text[stmt[-1].end:tok.start]):
             yield stmt
             stmt = []
+        if (stmt and stmt[0].text == ":~" and depth == 0 and not weight and stmt[-1].text == "."
+                and tok.text != "["):
+            raise src.error("weak constraint without its [weight@level, terms]", stmt[0].start,
+                            hint="write :~ body. [w@p, t1, ..., tn]")
         if tok.kind == "punct" and tok.text in _OPEN:
             depth += 1
+            weight = weight or bool(tok.text == "[" and stmt and stmt[0].text == ":~" and stmt[-1].text == "."
+                                    and depth == 1)
         elif tok.kind == "punct" and tok.text in _CLOSE:
             depth = max(0, depth - 1)
         stmt.append(tok)
-        if tok.kind == "punct" and tok.text == "." and depth == 0:
+        if weight and depth == 0 and tok.text == "]":
+            yield stmt
+            stmt, weight = [], False
+        elif tok.kind == "punct" and tok.text == "." and depth == 0 and stmt[0].text != ":~":
             yield stmt
             stmt = []
     if stmt:
@@ -270,8 +306,6 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
     for tok in stmt:
         if tok.kind == "at":
             raise src.unsupported(f"{tok.text} (built-in function term; only @now is known)", tok.start)
-        if tok.kind == "op" and tok.text == ":~":
-            raise src.unsupported("weak constraint", tok.start)
     temp, trigger = False, None
     toks = stmt
     while toks and toks[0].kind == "directive":
@@ -291,20 +325,35 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
     if not toks:
         raise src.error("a rule directive without its rule", start)
     stmt_start = toks[0].start
-    parts = _split_top(toks[:-1], ":-")
-    if len(parts) > 2:
-        raise src.error("rule has more than one ':-'", start)
-    head_toks = parts[0]
-    if not head_toks:
-        raise src.unsupported("constraint (rule without head)", start)
+    if toks[0].text == ":~":
+        if temp or trigger is not None:
+            raise src.error("#temp and #trigger_frequency apply to rules with a head, not to weak constraints",
+                            start)
+        dot = next(i for i, t in enumerate(toks) if t.text == "." and _depth_at(toks, i) == 0)
+        head_toks, body_toks = [], toks[1:dot]
+        if not body_toks:
+            raise src.error("weak constraint with an empty body", start)
+    else:
+        parts = _split_top(toks[:-1], ":-")
+        if len(parts) > 2:
+            raise src.error("rule has more than one ':-'", start)
+        head_toks = parts[0]
+        body_toks = parts[1] if len(parts) == 2 else []
+        if len(parts) == 2 and not body_toks:
+            raise src.error("rule has ':-' but an empty body", start)
+        if not head_toks and not body_toks:
+            raise src.error("empty rule", start)
     if any(t.kind == "amp" for t in head_toks):
         raise src.error("an external atom cannot be a rule head", head_toks[0].start)
     for tok in head_toks:
-        if tok.text in ("|", ";", "{") or tok.kind == "directive":
-            raise src.unsupported("disjunctive, choice or aggregate head", tok.start)
-    body_toks = parts[1] if len(parts) == 2 else []
-    if len(parts) == 2 and not body_toks:
-        raise src.error("rule has ':-' but an empty body", start)
+        if tok.kind == "directive":
+            raise src.unsupported(f"{tok.text} in a rule head", tok.start)
+    choice = not head_toks or any(t.text in ("|", ";", "{") for t in head_toks) or (
+        head_toks[0].kind == "number" and any(t.text == "{" for t in head_toks))
+    if choice and (temp or trigger is not None):
+        raise src.error("#temp and #trigger_frequency apply to rules with an atom head, not to choices, "
+                        "disjunctions or constraints", start,
+                        hint="derive the atoms with a rule of its own and put the directive there")
     chars[stmt_start:stmt[-1].end] = src.text[stmt_start:stmt[-1].end]
     texts = {t.text for t in body_toks}
     kinds = {t.kind for t in body_toks}
@@ -408,14 +457,21 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, trigger, rule_ast, s
                  externals: dict) -> Rule:
     start = stmt[0].start
     loc = src.loc(start)
-    if rule_ast.ast_type != ast.ASTType.Rule:
-        raise src.unsupported(f"statement clingo reads as {rule_ast.ast_type.name}", start)
-    head = rule_ast.head
-    if head.ast_type != ast.ASTType.Literal or head.atom.ast_type != ast.ASTType.SymbolicAtom:
-        raise src.unsupported("non-atomic rule head", start)
-    if head.sign != ast.Sign.NoSign:
-        raise src.error("a rule head cannot be negated", start)
-    _check_atom_term(src, head.atom.symbol, start)
+    kind = _head_kind(src, rule_ast, start)
+    head = rule_ast if kind == "weak" else rule_ast.head
+    if kind in ("choice", "disjunction"):
+        if _mentions_placeholder(head, streaming) or _mentions_placeholder(head, externals):
+            raise src.unsupported("streaming literal or external atom inside a rule head", start)
+        for element in head.elements:
+            literal = element.literal
+            if literal.ast_type != ast.ASTType.Literal or literal.atom.ast_type != ast.ASTType.SymbolicAtom \
+                    or literal.sign != ast.Sign.NoSign:
+                raise src.unsupported(f"head element '{element}' (a choice or a disjunction chooses atoms)", start)
+            _check_atom_term(src, literal.atom.symbol, start)
+            for atom in symbolic_atoms(element.condition):
+                _check_atom_term(src, atom.symbol, start)
+    elif kind == "atom":
+        _check_atom_term(src, head.atom.symbol, start)
     body = []
     for lit in rule_ast.body:
         external = _placeholder(lit, externals)
@@ -445,7 +501,29 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, trigger, rule_ast, s
         now = ast.SymbolicAtom(ast.Function(where, NOW_PREDICATE, [ast.Variable(where, NOW_VARIABLE)], 0))
         body.append(PlainLiteral(ast.Literal(where, ast.Sign.NoSign, now)))
     text = getattr(src, "original", src.text)[start:stmt[-1].end]
-    return Rule(head, tuple(body), temp, loc, text, trigger)
+    return Rule(head, tuple(body), temp, loc, text, trigger, kind)
+
+
+def _head_kind(src: _Source, rule_ast, start: int) -> str:
+    """``HEAD_KINDS`` of a statement clingo read (a weak constraint is a Minimize statement)."""
+    if rule_ast.ast_type == ast.ASTType.Minimize:
+        return "weak"
+    if rule_ast.ast_type != ast.ASTType.Rule:
+        raise src.unsupported(f"statement clingo reads as {rule_ast.ast_type.name}", start)
+    head = rule_ast.head
+    if head.ast_type == ast.ASTType.Disjunction:
+        return "disjunction"
+    if head.ast_type == ast.ASTType.Aggregate:
+        return "choice"
+    if head.ast_type == ast.ASTType.Literal and head.atom.ast_type == ast.ASTType.BooleanConstant:
+        if head.atom.value or head.sign != ast.Sign.NoSign:
+            raise src.unsupported("#true or a negated #false as a rule head", start)
+        return "constraint"
+    if head.ast_type != ast.ASTType.Literal or head.atom.ast_type != ast.ASTType.SymbolicAtom:
+        raise src.unsupported(f"rule head '{head}' (an atom, a choice, a disjunction or none)", start)
+    if head.sign != ast.Sign.NoSign:
+        raise src.error("a rule head cannot be negated", start)
+    return "atom"
 
 
 def _external(found: tuple, negated: bool) -> ExternalLiteral:

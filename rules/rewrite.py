@@ -29,9 +29,11 @@ from srtopo.rules.ir import (
     Signature,
     StreamingLiteral,
     Window,
+    head_predicates,
     rule_text,
     term_signature,
     variables,
+    weak_suffix,
 )
 
 
@@ -55,20 +57,30 @@ class FlatRule:
     body: tuple[ast.AST, ...]
     temp: bool
     origin: int                # index of the source rule
+    kind: str = "atom"         # rules.ir.HEAD_KINDS
 
     @property
     def head_pred(self) -> Signature:
         return term_signature(self.head.atom.symbol)
 
+    @property
+    def head_preds(self) -> tuple[Signature, ...]:
+        return head_predicates(self.head, self.kind)
+
     def __str__(self) -> str:
-        return rule_text(self.head, self.body, self.temp)
+        return rule_text(self.head, self.body, self.temp, kind=self.kind)
 
     def asp(self, head: ast.AST | None = None) -> str:
-        """Plain ASP text (no #temp) clingo can read; optionally with another head."""
+        """Plain ASP text (no #temp) clingo can read; optionally with another (atom) head."""
+        body = "; ".join(str(b) for b in self.body)
+        if self.kind == "constraint":
+            return f":- {body}."
+        if self.kind == "weak":
+            return f":~ {body}. {weak_suffix(self.head)}"
         head = self.head if head is None else head
         if not self.body:
             return f"{head}."
-        return f"{head} :- {'; '.join(str(b) for b in self.body)}."
+        return f"{head} :- {body}."
 
 
 @dataclass(frozen=True)
@@ -186,7 +198,7 @@ def rewrite(program: Program, prefix: str = GENERATED_PREFIX) -> Rewriting:
             loc = rule.head.location
             tick = ast.Function(loc, TICK_PREDICATE, [ast.SymbolicTerm(loc, Number(triggers.index(rule.trigger)))], 0)
             body.append(ast.Literal(loc, ast.Sign.NoSign, ast.SymbolicAtom(tick)))
-        rules.append(FlatRule(rule.head, tuple(body), rule.temp, index))
+        rules.append(FlatRule(rule.head, tuple(body), rule.temp, index, rule.kind))
     return Rewriting(tuple(rules), program.facts, tuple(tau), tuple(fresh.values()), literal_map, tuple(triggers))
 
 

@@ -106,6 +106,30 @@ class RestartSolver:
         return _read(ctl)
 
 
+class ChoiceSolver(RestartSolver):
+    """The choice part of a program (choices, disjunctions, constraints, weak constraints, unstratified
+    negation): a new Control per time point, as the paper's RESTART; the answer is one answer set, the first
+    clingo finds, or under weak constraints the optimal one clingo proves (its last model), None when there is
+    none. clingo's search is deterministic for a given program and input, so a replay chooses the same model."""
+    kind = "choice"
+
+    def solve(self, inputs) -> list | None:
+        ctl = clingo.Control(_ARGS + ["--opt-mode=opt"])
+        ctl.add("base", [], self.text)
+        lists = [list(inputs.get(sig, _EMPTY)) for sig in self.spec.input_sigs]
+        ctl.ground([("base", [])], context=_Inputs(lists, self.externals))
+        self.stats["solves"] += 1
+        self.stats["groundings"] += 1
+        found = None
+        with ctl.solve(yield_=True) as handle:
+            for model in handle:
+                found = model.symbols(shown=True)
+            result = handle.get()
+        if not result.satisfiable:
+            return None
+        return found
+
+
 class IncrementalSolver:
     kind = "incremental"
 

@@ -145,6 +145,7 @@ class RuleStage(Stage):
     windows: tuple[WindowOp, ...] = ()
     recursive: bool = False
     components: tuple[tuple[str, ...], ...] = ()
+    choice: bool = False        # the program's choice part: one answer set per time point, or none
 
 
 STAGE_KINDS: dict[str, type[Stage]] = {ConsistencyStage.kind: ConsistencyStage, RuleStage.kind: RuleStage}
@@ -522,7 +523,9 @@ def _stage_text(stage: Stage) -> list[str]:
         if len(stage.inference_ops) > 20:
             lines.append(f"    ... {len(stage.inference_ops) - 20} more inference ops")
     elif isinstance(stage, RuleStage):
-        lines[0] += f", derives {', '.join(stage.heads)}" + (", streaming-recursive" if stage.recursive else "")
+        lines[0] += (f", derives {', '.join(stage.heads) or 'nothing'}"
+                     + (", streaming-recursive" if stage.recursive else "")
+                     + (", choice part: one answer set per time point" if stage.choice else ""))
         for window in stage.windows:
             lines.append(f"    window {window.signature}: {window.mode}"
                          + (f" {window.count}" if window.count is not None else "")

@@ -89,6 +89,7 @@ class Model:
     time: int
     atoms: tuple[str, ...]
     timestamp: str | None = None
+    satisfiable: bool = True        # False: the program's choice part has no answer set at this time point
 
     @property
     def key(self) -> int:
@@ -98,6 +99,8 @@ class Model:
         out = {"time": self.time, "atoms": list(self.atoms)}
         if self.timestamp is not None:
             out["timestamp"] = self.timestamp
+        if not self.satisfiable:
+            out["unsatisfiable"] = True
         return out
 
     def to_json(self) -> str:
@@ -105,4 +108,4 @@ class Model:
 
     @staticmethod
     def from_dict(data: dict) -> "Model":
-        return Model(int(data["time"]), tuple(data["atoms"]), data.get("timestamp"))
+        return Model(int(data["time"]), tuple(data["atoms"]), data.get("timestamp"), not data.get("unsatisfiable"))

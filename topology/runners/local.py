@@ -390,7 +390,7 @@ class LocalRunner:
             if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.advance)
                 shown = 0
                 for result in reasoner.advance(point.last, every=config.print_empty):
-                    sink.emit(Model(result.time, tuple(reasoner.shown(result)), None))
+                    sink.emit(Model(result.time, tuple(reasoner.shown(result)), None, result.satisfiable))
                     shown += 1
                 counters.outputs += shown
                 batches.append(BatchMetrics(point.time, 0, _time.perf_counter() - started, shown))
@@ -399,7 +399,7 @@ class LocalRunner:
                 reasoner.clock.set_origin_text(point.stamp)
             result = reasoner.step(point.atoms)
             seconds = _time.perf_counter() - started      # the evaluation; building the output is not timed
-            sink.emit(Model(point.time, tuple(reasoner.shown(result)), point.stamp))
+            sink.emit(Model(point.time, tuple(reasoner.shown(result)), point.stamp, result.satisfiable))
             counters.records += len(point.atoms)
             counters.outputs += 1
             batches.append(BatchMetrics(point.time, len(point.atoms), seconds, 1))

@@ -225,6 +225,10 @@ class SparkRunner:
         if options.out_format not in ("json", "parquet"):
             raise UnsupportedByRunner(f"unknown sink format {options.out_format!r}", hint="json or parquet")
         if topology.kind == "rules":
+            if any(getattr(stage, "choice", False) for stage in topology.stages):
+                raise UnsupportedByRunner("programs with a choice part (choices, disjunctions, constraints, weak "
+                                          "constraints, unstratified negation) run on the local engine",
+                                          hint="use --engine local")
             self._check_rules(sources, options)
             return
         for source in sources:

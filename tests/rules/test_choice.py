@@ -1,0 +1,195 @@
+"""The choice part of a program (choices, disjunctions, constraints, weak constraints, unstratified negation):
+one answer set per time point, an optimal one under weak constraints, or an explicit unsatisfiable record.
+Every answer is validated independently: by the problem's own checker (n-Queens Completion, Partner Units),
+by brute force over the candidate sets, and unsatisfiable time points by a fresh clingo."""
+from __future__ import annotations
+
+import itertools
+
+import clingo
+import pytest
+
+from srtopo.errors import ProgramError, UnsupportedByRunner
+from srtopo.experiments.reconfig import pup, queens
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.topology.runners import LocalRunner, RunConfig, SparkRunner
+from srtopo.topology.sources import AtomLog
+from tests.rules.conftest import reason_cli
+
+
+def run(tmp_path, program: str, lines: list[str]):
+    log = tmp_path / "s.log"
+    log.write_text("\n".join(lines) + "\n")
+    topology = compile_program(parse_program(program, "p.idlvsr"))
+    return LocalRunner().run(topology, [AtomLog(str(log))], RunConfig(lateness=0)).models
+
+
+def pairs(atoms, name: str) -> set:
+    out = set()
+    for text in atoms:
+        symbol = clingo.parse_term(text)
+        if symbol.name == name:
+            out.add(tuple(a.number for a in symbol.arguments))
+    return out
+
+
+def satisfiable(program: str, facts: list[str]) -> bool:
+    """A fresh clingo's verdict on the program with the facts (the independent check of unsatisfiability)."""
+    ctl = clingo.Control(["--warn=none"])
+    ctl.add("base", [], program + "".join(f"{f}.\n" for f in facts))
+    ctl.ground([("base", [])])
+    return ctl.solve().satisfiable
+
+
+@pytest.mark.parametrize("n,seed", [(8, 1), (10, 5)])
+def test_queens_completion_stream_every_answer_checked(tmp_path, n, seed):
+    stream = queens.qc_stream(n, steps=32, seed=seed)
+    models = run(tmp_path, queens.program(n), queens.log_lines(stream))
+    assert [m.time for m in models] == list(range(32))
+    for model, given in zip(models, stream):
+        assert model.satisfiable
+        assert queens.check(n, given, pairs(model.atoms, "queen")) == []
+
+
+@pytest.mark.parametrize("n", [4, 6])
+def test_partner_units_stream_every_answer_checked(tmp_path, n):
+    instance = pup.double_instance(n)
+    stream = pup.pup_stream(n, steps=24, seed=n, alpha=0.7)
+    models = run(tmp_path, pup.program(n), pup.log_lines(stream))
+    for model, off in zip(models, stream):
+        assert model.satisfiable
+        assert pup.check(instance, off, pairs(model.atoms, "zone2unit"), pairs(model.atoms, "sensor2unit")) == []
+
+
+def test_an_unsatisfiable_time_point_is_an_explicit_record_and_the_stream_goes_on(tmp_path):
+    n = 8                       # (6 queens have no completion with a corner queen: the verdicts below are clingo's)
+    lines = ["0 given(1,1)", "1 given(1,1); given(2,2)", "2 given(1,1); given(1,3)", "3 given(3,1)"]
+    models = run(tmp_path, queens.program(n), lines)
+    verdicts = [m.satisfiable for m in models]
+    assert verdicts == [True, False, False, True]
+    for model, line in zip(models, lines):
+        facts = [a.strip() for a in line.split(" ", 1)[1].split(";")]
+        assert satisfiable(queens.program(n), facts) == model.satisfiable
+        if not model.satisfiable:
+            assert model.atoms == () and model.to_dict()["unsatisfiable"] is True
+        else:
+            assert queens.check(n, [tuple(map(int, f[6:-1].split(","))) for f in facts],
+                                pairs(model.atoms, "queen")) == []
+
+
+def test_weak_constraints_give_an_optimal_answer(tmp_path):
+    """Pick at least two items, at most one per group, at the least cost: against brute force per time point."""
+    program = """
+    { pick(X) : item(X,G,C) }.
+    :- not 2 { pick(X) }.
+    :- pick(X), pick(Y), X < Y, item(X,G,_), item(Y,G,_).
+    :~ pick(X), item(X,G,C). [C@1,X]
+    #show pick/1.
+    """
+    lines = ["0 item(1,a,5); item(2,a,3); item(3,b,4); item(4,c,9)",
+             "1 item(1,a,2); item(2,b,2); item(3,b,1); item(4,c,1)",
+             "2 item(1,a,1); item(2,a,1)"]
+    models = run(tmp_path, program, lines)
+    for model, line in zip(models, lines):
+        items = [clingo.parse_term(a.strip()) for a in line.split(" ", 1)[1].split(";")]
+        table = {i.arguments[0].number: (str(i.arguments[1]), i.arguments[2].number) for i in items}
+        best = None
+        for size in range(2, len(table) + 1):
+            for subset in itertools.combinations(table, size):
+                if len({table[x][0] for x in subset}) == size:
+                    cost = sum(table[x][1] for x in subset)
+                    best = cost if best is None else min(best, cost)
+        if best is None:
+            assert not model.satisfiable
+            continue
+        chosen = {p[0] for p in pairs(model.atoms, "pick")}
+        assert len({table[x][0] for x in chosen}) == len(chosen) >= 2
+        assert sum(table[x][1] for x in chosen) == best
+
+
+def test_maximize_and_priorities(tmp_path):
+    program = """
+    { on(X) : light(X) }.
+    :- on(X), on(Y), X != Y, clash(X,Y).
+    #maximize { 1@2,X : on(X) }.
+    #minimize { X@1,X : on(X) }.
+    """
+    models = run(tmp_path, program, ["0 light(1); light(2); light(3); clash(1,2); clash(2,3)"])
+    # most lights first (two: 1 and 3), then the smallest sum among those: only {1,3}
+    assert pairs(models[0].atoms, "on") == {(1,), (3,)}
+
+
+def test_disjunction_and_unstratified_negation_give_one_minimal_answer(tmp_path):
+    program = """
+    a(X) | b(X) :- c(X).
+    p(X) :- c(X), not q(X).
+    q(X) :- c(X), not p(X).
+    both(X) :- a(X), b(X).
+    """
+    models = run(tmp_path, program, ["0 c(1); c(2)", "1 c(3)"])
+    for model, domain in zip(models, ([1, 2], [3])):
+        for x in domain:
+            assert len(pairs(model.atoms, "a") & {(x,)}) + len(pairs(model.atoms, "b") & {(x,)}) == 1
+            assert len(pairs(model.atoms, "p") & {(x,)}) + len(pairs(model.atoms, "q") & {(x,)}) == 1
+        assert not pairs(model.atoms, "both")
+
+
+def test_constraints_over_a_stratified_program_mark_violating_time_points(tmp_path):
+    program = """
+    alarm(S) :- high(S) always in [2 sec].
+    :- alarm(S), not acknowledged(S).
+    """
+    models = run(tmp_path, program, ["0 high(1)", "1 high(1)", "2 high(1); acknowledged(1)", "3 high(2)"])
+    # 'always' over a window reaching before time point 0 holds on what it sees (I-DLV-sr without
+    # --complete-windows), so time point 0 raises the alarm too
+    assert [m.satisfiable for m in models] == [False, False, True, True]
+    assert "alarm(1)" in models[2].atoms
+
+
+def test_a_window_over_chosen_atoms_reads_earlier_time_points(tmp_path):
+    """A sticky choice: one server per time point among those up, changed only when the previous one is down."""
+    program = """
+    1 { use(S) : up(S) } 1.
+    before(S) :- use(S) in {1}.
+    :~ use(S), not before(S). [1@1,S]
+    #show use/1.
+    """
+    models = run(tmp_path, program, ["0 up(1); up(2)", "1 up(1); up(2); up(3)", "2 up(2); up(3)",
+                                     "3 up(1); up(2); up(3)", "4 up(3)"])
+    used = [pairs(m.atoms, "use") for m in models]
+    assert all(len(u) == 1 for u in used)
+    assert used[1] == used[0]                        # no reason to move
+    if used[1] == {(1,)}:
+        assert used[2] in ({(2,)}, {(3,)})           # forced to move
+    assert used[3] == used[2]                        # and stays where it went
+    assert used[4] == {(3,)}
+
+
+def test_choice_part_errors_are_located_and_say_what_to_do():
+    with pytest.raises(ProgramError, match="reads the current time point"):
+        compile_program(parse_program("1 { use(S) : up(S) } 1.\nbad(S) :- use(S) in [1 sec].\n", "p.lp"))
+    with pytest.raises(ProgramError, match="not to choices") as error:
+        parse_program("a.\n#temp { b } :- a.\n", "p.lp")
+    assert error.value.line == 2
+    with pytest.raises(ProgramError, match="weak constraint without"):
+        parse_program(":~ a.\nb.\n", "p.lp")
+    with pytest.raises(ProgramError, match="streaming literal inside #minimize"):
+        parse_program("#minimize { 1,X : p(X) in [2] }.\n", "p.lp")
+    with pytest.raises(ProgramError, match="not stratified"):   # negation through a window stays stratified only
+        compile_program(parse_program("p(X) :- q(X), not p(X) in [1 sec].\n", "p.lp"))
+
+
+def test_the_spark_runner_declines_the_choice_part_up_front():
+    topology = compile_program(parse_program(queens.program(6), "qc.lp"))
+    assert topology.stages[-1].choice and topology.stages[-1].key.name == ""
+    with pytest.raises(UnsupportedByRunner, match="local engine"):
+        SparkRunner().check(topology, [], RunConfig())
+
+
+def test_reason_cli_writes_the_unsatisfiable_record(tmp_path):
+    code, lines = reason_cli(tmp_path, queens.program(5), "0 given(1,1)\n1 given(1,1); given(2,2)\n")
+    assert code == 0
+    assert lines[0]["time"] == 0 and "unsatisfiable" not in lines[0] and len(lines[0]["atoms"]) == 5
+    assert lines[1] == {"time": 1, "atoms": [], "unsatisfiable": True} or \
+        {k: v for k, v in lines[1].items() if k != "timestamp"} == {"time": 1, "atoms": [], "unsatisfiable": True}
