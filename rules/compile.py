@@ -42,9 +42,11 @@ KEEPING_STRATEGIES = ("incremental", "incremental-strict")
 
 
 def resolve_strategy(strategy: str, has_background: bool) -> str:
-    """``auto``: kept solvers where background facts fix (most of) the input domain (Photo-voltaic's 60k links),
-    restarting ones otherwise (small per-time-point programs over open stream domains restart cheaper)."""
-    if strategy == "auto":
+    """The stratified part's strategy. ``auto`` (and the strategies that only concern the choice part, see
+    ``rules.solver.CHOICE_STRATEGIES``): kept solvers where background facts fix (most of) the input domain
+    (Photo-voltaic's 60k links), restarting ones otherwise (small per-time-point programs over open stream
+    domains restart cheaper)."""
+    if strategy not in ("restart", "incremental", "incremental-strict"):
         return "incremental" if has_background else "restart"
     return strategy
 

@@ -22,7 +22,7 @@ from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
-from srtopo.rules.solver import STRATEGIES, ChoiceSolver, SubprogramSpec, make_solver
+from srtopo.rules.solver import ALL_STRATEGIES, SubprogramSpec, make_choice_solver, make_solver
 from srtopo.topology.ir import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 
 _EMPTY: frozenset = frozenset()
@@ -76,8 +76,9 @@ class Reasoner:
 
     def __init__(self, program: Program | Topology, *, strategy: str = "auto", unit: str = "sec",
                  prefix: str = GENERATED_PREFIX, options: Options | None = None):
-        if strategy not in STRATEGIES:
-            raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(STRATEGIES))
+        if strategy not in ALL_STRATEGIES:
+            raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))
+        self.choice_strategy = strategy
         if isinstance(program, Program):
             self.topology = compile_program(program, unit=unit, strategy=strategy, prefix=prefix, options=options)
             background = [f.symbol for f in program.facts]      # already symbols: no second parse
@@ -114,7 +115,7 @@ class Reasoner:
         # a window operator's input atoms are the observed atoms themselves (renamed by the bridging rule)
         match = tuple(predicate_name(windows[sig].observed) if sig in windows else sig[0] for sig in inputs)
         spec = SubprogramSpec(stage.rules, inputs, tuple(signature(s) for s in stage.shown), match)
-        solver = ChoiceSolver(spec, self.externals) if stage.choice else \
+        solver = make_choice_solver(self.choice_strategy, spec, self.facts, self.externals) if stage.choice else \
             make_solver(self.strategy, spec, self.facts, self.externals)
         return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows, solver,
                           len(stage.shown) > len(stage.heads))

@@ -106,6 +106,16 @@ class RestartSolver:
         return _read(ctl)
 
 
+def _chosen(ctl) -> list | None:
+    """One answer set's shown atoms (the optimal one under optimisation: clingo's last model), None if none."""
+    found = None
+    with ctl.solve(yield_=True) as handle:
+        for model in handle:
+            found = model.symbols(shown=True)
+        result = handle.get()
+    return found if result.satisfiable else None
+
+
 class ChoiceSolver(RestartSolver):
     """The choice part of a program (choices, disjunctions, constraints, weak constraints, unstratified
     negation): a new Control per time point, as the paper's RESTART; the answer is one answer set, the first
@@ -120,22 +130,16 @@ class ChoiceSolver(RestartSolver):
         ctl.ground([("base", [])], context=_Inputs(lists, self.externals))
         self.stats["solves"] += 1
         self.stats["groundings"] += 1
-        found = None
-        with ctl.solve(yield_=True) as handle:
-            for model in handle:
-                found = model.symbols(shown=True)
-            result = handle.get()
-        if not result.satisfiable:
-            return None
-        return found
+        return _chosen(ctl)
 
 
 class IncrementalSolver:
     kind = "incremental"
 
-    def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None):
+    def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None, args=None):
         self.spec = spec
         self.externals = externals
+        self.args = list(_ARGS if args is None else args)
         # background facts are ground as facts, not externals: 60k true externals would be 60k assumptions
         # in every solve call; only atoms beyond them (from the stream or earlier subprograms) are externals
         self.static = [frozenset((static or {}).get(sig, _EMPTY)) for sig in spec.input_sigs]
@@ -182,14 +186,18 @@ class IncrementalSolver:
                     assign(Function(name, atom.arguments), False)
                     changed = True
                 self.true[k] = c if isinstance(c, frozenset) else frozenset(c)
-        if changed or self.last is None:
-            # same externals as last call: the (unique) answer set cannot differ, so it is reused
+        if changed or self.stats["solves"] == 0:
+            # same externals as last call: the answer set is reused (the unique one of a stratified program,
+            # the chosen one of a choice part)
             self.stats["solves"] += 1
-            self.last = _read(self.ctl)
+            self.last = self._answer()
         return self.last
 
+    def _answer(self):
+        return _read(self.ctl)
+
     def _rebuild(self, current) -> None:
-        ctl = clingo.Control(_ARGS)
+        ctl = clingo.Control(self.args)
         ctl.add("base", [], self.text)
         lists = [(list(c), [a for a in d if a not in c]) for c, d in zip(current, self.domain)]
         ctx = _Inputs(lists, self.externals)
@@ -230,9 +238,57 @@ class AdaptiveSolver:
         return out
 
 
+class KeptChoiceSolver(IncrementalSolver):
+    """The choice part on one Control kept across time points ("Managing caching strategies for stream reasoning
+    with reinforcement learning", section 3): every input atom seen so far is an ``#external`` (the program is
+    over-grounded once per input domain and rebuilt when an unseen input atom arrives), a time point assigns
+    the externals and solves again, and what clasp keeps from the previous solve call is what the strategy
+    says (clasp's ``--forget-on-step``: variable scores, saved signs, lemma scores, learned lemmas)."""
+
+    def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None, forget: str = "",
+                 extra: tuple = ()):
+        args = _ARGS + ["--opt-mode=opt"] + ([f"--forget-on-step={forget}"] if forget else []) + list(extra)
+        super().__init__(spec, static, externals, args)
+        self.kind = "kept" + (f" (forgets {forget})" if forget else "")
+
+    def _answer(self):
+        return _chosen(self.ctl)
+
+
 #: "incremental" keeps Controls and falls back to restarting a subprogram whose input domain keeps growing;
 #: "incremental-strict" never falls back (tests use it to exercise the external-flipping path everywhere)
 STRATEGIES = ("auto", "incremental", "restart", "incremental-strict")
+
+#: what the choice part keeps between time points, per strategy: a new Control per time point (``restart``)
+#: or one kept Control (``KeptChoiceSolver``) that forgets, at each time point, the parts of clasp's state
+#: named (``--forget-on-step``; extra clasp options after them). ``incremental`` keeps everything;
+#: ``progress`` keeps the saved phases (with progress saving on every backjump) and forgets the lemmas.
+CHOICE_STRATEGIES = {
+    "restart": None,
+    "incremental": ("", ()),
+    "forget": ("varScores,signs,lemmaScores,lemmas", ()),
+    "forget-lemmas": ("lemmaScores,lemmas", ()),
+    "forget-signs": ("signs", ()),
+    "forget-scores": ("varScores,lemmaScores", ()),
+    "progress": ("lemmaScores,lemmas", ("--save-progress=0",)),
+}
+#: the choice part's strategy when the program's says nothing about it (auto, and the stratified part's own)
+DEFAULT_CHOICE_STRATEGY = "incremental"
+ALL_STRATEGIES = STRATEGIES + tuple(s for s in CHOICE_STRATEGIES if s not in STRATEGIES)
+
+
+def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):
+    """The choice part's solver for ``strategy`` (``CHOICE_STRATEGIES``; the stratified part's strategies
+    give ``DEFAULT_CHOICE_STRATEGY``)."""
+    if strategy not in CHOICE_STRATEGIES:
+        if strategy not in STRATEGIES:
+            raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))
+        strategy = DEFAULT_CHOICE_STRATEGY
+    kept = CHOICE_STRATEGIES[strategy]
+    if kept is None:
+        return ChoiceSolver(spec, externals)
+    forget, extra = kept
+    return KeptChoiceSolver(spec, static, externals, forget, extra)
 
 
 def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):

@@ -37,9 +37,15 @@ def add_program_arguments(parser) -> None:
                         help="'always' does not hold over a window that reaches before the first time point")
     parser.add_argument("--py-script", action="append", default=[], metavar="A.py[,B.py]",
                         help="Python scripts defining the external atoms &f(...;...) (repeatable or comma-separated)")
-    parser.add_argument("--strategy", default="auto", choices=("auto", "incremental", "restart"),
+    from srtopo.rules.solver import CHOICE_STRATEGIES
+    parser.add_argument("--strategy", default="auto",
+                        choices=("auto", "incremental", "restart") + tuple(CHOICE_STRATEGIES)[2:],
                         help="how clingo is used (default auto: kept solvers where background facts fix the input "
-                             "domain); also decides how the program is cut into stages")
+                             "domain); also decides how the program is cut into stages. For a program's choice "
+                             "part: restart (a new Control per time point), incremental (one kept Control, "
+                             "everything kept; auto), forget, forget-lemmas, forget-signs, forget-scores (what the "
+                             "kept Control forgets at each time point) or progress (saved phases kept, lemmas "
+                             "forgotten)")
 
 
 def add_graph_argument(parser) -> None:

@@ -13,7 +13,7 @@ from srtopo.errors import ProgramError, UnsupportedByRunner
 from srtopo.experiments.reconfig import pup, queens
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
-from srtopo.topology.runners import LocalRunner, RunConfig, SparkRunner
+from srtopo.topology.runners import LocalOptions, LocalRunner, RunConfig, SparkRunner
 from srtopo.topology.sources import AtomLog
 from tests.rules.conftest import reason_cli
 
@@ -193,3 +193,53 @@ def test_reason_cli_writes_the_unsatisfiable_record(tmp_path):
     assert lines[0]["time"] == 0 and "unsatisfiable" not in lines[0] and len(lines[0]["atoms"]) == 5
     assert lines[1] == {"time": 1, "atoms": [], "unsatisfiable": True} or \
         {k: v for k, v in lines[1].items() if k != "timestamp"} == {"time": 1, "atoms": [], "unsatisfiable": True}
+
+
+STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_answers_every_time_point_validly(tmp_path, strategy):
+    """Each strategy on a QC stream with unsatisfiable time points mixed in: every answer checked, and all
+    strategies agree on satisfiability (a fresh clingo's verdict)."""
+    n = 8
+    stream = queens.qc_stream(n, steps=24, seed=3)
+    lines = queens.log_lines(stream)
+    lines[5] = "5 given(1,1); given(2,2)"                   # two queens on a diagonal
+    lines[11] = "11 given(1,1); given(8,8)"                 # no completion keeps both corners of a diagonal
+    log = tmp_path / "qc.log"
+    log.write_text("\n".join(lines) + "\n")
+    topology = compile_program(parse_program(queens.program(n), "qc.lp"))
+    result = LocalRunner().run(topology, [AtomLog(str(log))], RunConfig(lateness=0,
+                                                                         options=LocalOptions(strategy=strategy)))
+    for model, line in zip(result.models, lines):
+        given = {tuple(int(x) for x in a.strip()[6:-1].split(",")) for a in line.split(" ", 1)[1].split(";")}
+        facts = [f"given({r},{c})" for r, c in sorted(given)]
+        assert model.satisfiable == satisfiable(queens.program(n), facts), (strategy, line)
+        if model.satisfiable:
+            assert queens.check(n, given, pairs(model.atoms, "queen")) == []
+
+
+def test_reason_cli_takes_the_choice_strategies(tmp_path):
+    for strategy in ("forget", "progress"):
+        code, lines = reason_cli(tmp_path, queens.program(5), "0 given(1,1)\n1 given(3,1)\n",
+                                 "--strategy", strategy)
+        assert code == 0 and [len(x["atoms"]) for x in lines] == [5, 5]
+
+
+@pytest.mark.parametrize("strategy,groundings", [("restart", 12), ("incremental", 2), ("forget", 2),
+                                                 ("progress", 2)])
+def test_kept_strategies_ground_once_per_input_domain(tmp_path, strategy, groundings):
+    """Over a settled input domain a kept Control is grounded once and only its externals change; a restart
+    grounds every time point."""
+    n = 8
+    lines = [f"{t} given(1,1); given(2,5)" if t % 2 else f"{t} given(1,1)" for t in range(12)]
+    log = tmp_path / "qc.log"
+    log.write_text("\n".join(lines) + "\n")
+    topology = compile_program(parse_program(queens.program(n), "qc.lp"))
+    result = LocalRunner().run(topology, [AtomLog(str(log))], RunConfig(lateness=0,
+                                                                         options=LocalOptions(strategy=strategy)))
+    choice = result.counters.stages[-1]
+    assert choice.groundings == groundings      # kept: once, and once more when given(2,5) widens the domain
+    assert all(queens.check(n, {(1, 1), (2, 5)} if m.time % 2 else {(1, 1)}, pairs(m.atoms, "queen")) == []
+               for m in result.models)
