@@ -226,12 +226,15 @@ def _stage(c: Compilation, stage_id: str, rules, windows: dict, temporary: froze
             # marks atoms derived by a rule of form (1): they persist although the predicate has #temp rules
             lines.append(rule.asp(head=f"{c.keep}({rule.head.atom.symbol})"))
     keeps = any(r.kind == "atom" and not r.temp and r.head_pred in temporary for r in rules)
+    domains = [d for d in c.program.domains if sig_str(d.pred) in inputs] if choice else []
+    for domain in domains:          # what a domain's condition reads is bridged into the stage too
+        inputs.update(sig_str(term_signature(a.symbol)) for a in symbolic_atoms(domain.statement.body))
     stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
     return RuleStage(
         id=stage_id, key=ONE_PARTITION if choice else partition_key(rules, stage_windows), rules="\n".join(lines),
         inputs=tuple(sorted(inputs)), heads=tuple(heads), shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
         windows=stage_windows, recursive=not choice and any(r.origin in c.analysis.recursive_rules for r in rules),
-        components=components, choice=choice)
+        components=components, choice=choice, domains=tuple(str(d) for d in domains))
 
 
 PASSES = (("analyse", analyse_pass), ("rewrite", rewrite_pass), ("windows", windows_pass), ("group", group_pass),

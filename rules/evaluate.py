@@ -114,7 +114,7 @@ class Reasoner:
         windows = {signature(w.signature): w for w in stage.windows}
         # a window operator's input atoms are the observed atoms themselves (renamed by the bridging rule)
         match = tuple(predicate_name(windows[sig].observed) if sig in windows else sig[0] for sig in inputs)
-        spec = SubprogramSpec(stage.rules, inputs, tuple(signature(s) for s in stage.shown), match)
+        spec = SubprogramSpec(stage.rules, inputs, tuple(signature(s) for s in stage.shown), match, stage.domains)
         solver = make_choice_solver(self.choice_strategy, spec, self.facts, self.externals) if stage.choice else \
             make_solver(self.strategy, spec, self.facts, self.externals)
         return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows, solver,

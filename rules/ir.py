@@ -241,11 +241,29 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class InputDomain:
+    """``#external p(t) : body.``: the stream atoms of p the program may receive (clingo's own directive for
+    atoms that come from outside). A solver kept across time points grounds the program once over this domain
+    instead of widening it whenever an unseen atom arrives."""
+    statement: ast.AST       # the clingo External statement
+    loc: Loc
+
+    @property
+    def pred(self) -> Signature:
+        return term_signature(self.statement.atom.symbol)
+
+    def __str__(self) -> str:
+        body = ", ".join(str(b) for b in self.statement.body)
+        return f"#external {self.statement.atom}" + (f" : {body}." if body else ".")
+
+
+@dataclass(frozen=True)
 class Program:
     rules: tuple[Rule, ...]
     shows: tuple[Signature, ...] | None   # None: no #show, output every atom
     file: str = "<string>"
     facts: tuple[Fact, ...] = ()
+    domains: tuple[InputDomain, ...] = ()
 
     @property
     def head_preds(self) -> frozenset:
@@ -261,7 +279,7 @@ class Program:
         return tuple(b for r in self.rules for b in r.body if isinstance(b, StreamingLiteral))
 
     def __str__(self) -> str:
-        lines = [str(f) for f in self.facts] + [str(r) for r in self.rules]
+        lines = [str(f) for f in self.facts] + [str(r) for r in self.rules] + [str(d) for d in self.domains]
         if self.shows is not None:
             lines += [f"#show {n}/{a}." for n, a in self.shows]
         return "\n".join(lines)

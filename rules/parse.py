@@ -23,6 +23,7 @@ from srtopo.rules.ir import (
     UNIT_SECONDS,
     ExternalLiteral,
     Fact,
+    InputDomain,
     Loc,
     PlainLiteral,
     Program,
@@ -118,6 +119,7 @@ def parse_program(text: str, file: str = "<string>") -> Program:
     externals: dict[str, tuple] = {}
     facts: list[Fact] = []
     optimize: list[Rule] = []
+    domains: list[InputDomain] = []
     for stmt in _statements(src, tokens):
         first = stmt[0]
         if first.kind == "directive" and first.text == "#show":
@@ -129,6 +131,9 @@ def parse_program(text: str, file: str = "<string>") -> Program:
         if first.kind == "directive" and first.text in ("#minimize", "#maximize"):
             optimize.extend(_optimize_statement(src, stmt))
             continue
+        if first.kind == "directive" and first.text == "#external":
+            domains.append(_domain_statement(src, stmt))
+            continue
         fact = _simple_fact(stmt)
         if fact is not None:
             facts.append(Fact(fact, src.loc(stmt[0].start)))
@@ -139,7 +144,38 @@ def parse_program(text: str, file: str = "<string>") -> Program:
         raise ProgramError("clingo read a different number of statements than expected", file=file)
     rules = tuple(_finish_rule(src, stmt, temp, trigger, rule_ast, streaming, externals)
                   for (stmt, (temp, trigger)), rule_ast in zip(prepared, parsed))
-    return Program(rules + tuple(optimize), None if shows is None else tuple(shows), file, tuple(facts))
+    program = Program(rules + tuple(optimize), None if shows is None else tuple(shows), file, tuple(facts),
+                      tuple(domains))
+    derived = {p for r in program.rules for p in r.head_preds}
+    for domain in domains:
+        if domain.pred in derived:
+            name = f"{domain.pred[0]}/{domain.pred[1]}"
+            raise ProgramError(f"#external declares the stream atoms of {name}, which the program derives",
+                               file=file, line=domain.loc.line, col=domain.loc.col,
+                               hint="declare the input domain of predicates that only the stream gives")
+    return program
+
+
+def _domain_statement(src: _Source, stmt: list[Tok]) -> InputDomain:
+    """``#external p(t) : body.``: the input domain of stream predicate p (parsed on its own by clingo)."""
+    for i, tok in enumerate(stmt):
+        if tok.kind == "amp" or (tok.kind == "ident" and tok.text == "in" and
+                                 (i + 1 == len(stmt) or stmt[i + 1].text != "(")):
+            raise src.unsupported(f"{'external atom' if tok.kind == 'amp' else 'streaming literal'} inside "
+                                  "#external", tok.start)
+    start, end = stmt[0].start, stmt[-1].end
+    loc = src.loc(start)
+    text = "\n" * (loc.line - 1) + " " * (loc.col - 1) + src.text[start:end]
+    found = [s for s in _clingo_parse(src, text, start) if s.ast_type == ast.ASTType.External]
+    if len(found) != 1:
+        raise src.error("malformed #external", start, hint="write #external p(X) : body.")
+    statement = found[0]
+    if statement.atom.ast_type != ast.ASTType.SymbolicAtom:
+        raise src.error("#external declares an atom", start)
+    _check_atom_term(src, statement.atom.symbol, start)
+    for atom in symbolic_atoms(statement.body):
+        _check_atom_term(src, atom.symbol, start)
+    return InputDomain(statement, loc)
 
 
 def _optimize_statement(src: _Source, stmt: list[Tok]) -> list[Rule]:

@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 
 import clingo
-from clingo import Function, Number
+from clingo import Function, Number, ast
 
 from srtopo.errors import ProgramError, SrtopoError
 from srtopo.rules.ir import EXTERNAL_PREFIX
@@ -32,6 +32,7 @@ class SubprogramSpec:
     input_sigs: tuple                # ((name, arity), ...) read from the caller's inputs
     shown_sigs: tuple                # ((name, arity), ...) returned by solve
     input_match: tuple = ()          # per input sig: the predicate name its given atoms carry (default: same)
+    domains: tuple = ()              # ``#external p(t) : body.`` statements: the inputs' declared domains
 
     def match(self, k: int) -> str:
         return self.input_match[k] if self.input_match else self.input_sigs[k][0]
@@ -250,6 +251,33 @@ class KeptChoiceSolver(IncrementalSolver):
         args = _ARGS + ["--opt-mode=opt"] + ([f"--forget-on-step={forget}"] if forget else []) + list(extra)
         super().__init__(spec, static, externals, args)
         self.kind = "kept" + (f" (forgets {forget})" if forget else "")
+        self.text += "".join(self._declared(statement) for statement in spec.domains)
+
+    def _declared(self, statement: str) -> str:
+        """A declared input domain ``#external p(t) : body.`` as the externals of input p (text generated from
+        the program's own AST)."""
+        found: list = []
+        ast.parse_string(statement, found.append)
+        external = next(s for s in found if s.ast_type == ast.ASTType.External)
+        term = external.atom.symbol
+        sig = (term.name, len(term.arguments)) if term.ast_type == ast.ASTType.Function else (str(term), 0)
+        ks = [k for k, input_sig in enumerate(self.spec.input_sigs) if input_sig == sig and self.spec.match(k) == sig[0]]
+        if not ks:
+            return ""
+        args = "(" + ",".join(str(a) for a in term.arguments) + ")" if sig[1] else ""
+        body = "; ".join(str(b) for b in external.body)
+        return f"#external __sr_x{ks[0]}{args}" + (f" : {body}" if body else "") + ". [false]\n"
+
+    def _rebuild(self, current) -> None:
+        super()._rebuild(current)
+        if not self.spec.domains:
+            return
+        atoms = self.ctl.symbolic_atoms
+        for k, (_name, n) in enumerate(self.spec.input_sigs):       # the declared atoms widen the domain
+            match = self.spec.match(k)
+            self.domain[k].update(Function(match, a.symbol.arguments) for a in atoms.by_signature(f"__sr_x{k}", n))
+            for atom in current[k]:
+                self.ctl.assign_external(Function(f"__sr_x{k}", atom.arguments), True)
 
     def _answer(self):
         return _chosen(self.ctl)

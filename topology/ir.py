@@ -146,6 +146,7 @@ class RuleStage(Stage):
     recursive: bool = False
     components: tuple[tuple[str, ...], ...] = ()
     choice: bool = False        # the program's choice part: one answer set per time point, or none
+    domains: tuple[str, ...] = ()   # ``#external p(t) : body.`` of the inputs it reads (kept solvers' domain)
 
 
 STAGE_KINDS: dict[str, type[Stage]] = {ConsistencyStage.kind: ConsistencyStage, RuleStage.kind: RuleStage}

@@ -21,10 +21,12 @@ from collections.abc import Iterable
 
 from srtopo.experiments.reconfig.zipf import Zipf
 
-#: the project's QC encoding (I-DLV-sr syntax; the board size arrives as the background fact size(N))
+#: the project's QC encoding (I-DLV-sr syntax; the board size arrives as the background fact size(N); the
+#: ``#external`` line declares which given queens the stream may bring, so a kept solver grounds once)
 ENCODING = """\
 % n-Queens Completion: one queen per row and column, none on a shared diagonal, the given ones kept.
 row(1..N) :- size(N).
+#external given(R,C) : row(R), row(C).
 1 { queen(R,C) : row(C) } 1 :- row(R).
 :- queen(R1,C), queen(R2,C), R1 < R2.
 :- queen(R1,C1), queen(R2,C2), R1 < R2, R1 - C1 == R2 - C2.

@@ -176,6 +176,11 @@ def test_choice_part_errors_are_located_and_say_what_to_do():
         parse_program(":~ a.\nb.\n", "p.lp")
     with pytest.raises(ProgramError, match="streaming literal inside #minimize"):
         parse_program("#minimize { 1,X : p(X) in [2] }.\n", "p.lp")
+    with pytest.raises(ProgramError, match="which the program derives") as error:
+        parse_program("a(1).\nb(X) :- a(X).\n#external b(X) : a(X).\n", "p.lp")
+    assert error.value.line == 3
+    with pytest.raises(ProgramError, match="streaming literal inside #external"):
+        parse_program("#external b(X) : a(X) in [2].\n", "p.lp")
     with pytest.raises(ProgramError, match="not stratified"):   # negation through a window stays stratified only
         compile_program(parse_program("p(X) :- q(X), not p(X) in [1 sec].\n", "p.lp"))
 
@@ -229,17 +234,24 @@ def test_reason_cli_takes_the_choice_strategies(tmp_path):
 
 @pytest.mark.parametrize("strategy,groundings", [("restart", 12), ("incremental", 2), ("forget", 2),
                                                  ("progress", 2)])
-def test_kept_strategies_ground_once_per_input_domain(tmp_path, strategy, groundings):
+@pytest.mark.parametrize("declared", [False, True])
+def test_kept_strategies_ground_once_per_input_domain(tmp_path, strategy, groundings, declared):
     """Over a settled input domain a kept Control is grounded once and only its externals change; a restart
-    grounds every time point."""
+    grounds every time point. Declared with #external, the domain is known from the start."""
     n = 8
     lines = [f"{t} given(1,1); given(2,5)" if t % 2 else f"{t} given(1,1)" for t in range(12)]
     log = tmp_path / "qc.log"
     log.write_text("\n".join(lines) + "\n")
-    topology = compile_program(parse_program(queens.program(n), "qc.lp"))
+    program = queens.program(n)
+    if declared:
+        assert "#external given" in program
+        groundings = 1 if strategy != "restart" else groundings
+    else:
+        program = "\n".join(line for line in program.splitlines() if not line.startswith("#external"))
+    topology = compile_program(parse_program(program, "qc.lp"))
     result = LocalRunner().run(topology, [AtomLog(str(log))], RunConfig(lateness=0,
                                                                          options=LocalOptions(strategy=strategy)))
     choice = result.counters.stages[-1]
-    assert choice.groundings == groundings      # kept: once, and once more when given(2,5) widens the domain
+    assert choice.groundings == groundings      # undeclared: once more when given(2,5) widens the domain
     assert all(queens.check(n, {(1, 1), (2, 5)} if m.time % 2 else {(1, 1)}, pairs(m.atoms, "queen")) == []
                for m in result.models)
