@@ -261,7 +261,8 @@ class KeptChoiceSolver(IncrementalSolver):
         external = next(s for s in found if s.ast_type == ast.ASTType.External)
         term = external.atom.symbol
         sig = (term.name, len(term.arguments)) if term.ast_type == ast.ASTType.Function else (str(term), 0)
-        ks = [k for k, input_sig in enumerate(self.spec.input_sigs) if input_sig == sig and self.spec.match(k) == sig[0]]
+        ks = [k for k, input_sig in enumerate(self.spec.input_sigs)
+              if input_sig == sig and self.spec.match(k) == sig[0]]
         if not ks:
             return ""
         args = "(" + ",".join(str(a) for a in term.arguments) + ")" if sig[1] else ""
