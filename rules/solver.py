@@ -13,6 +13,7 @@ functions that return the parsed clingo Symbols, matched by ``p(X1,..,Xn) = @sr_
 """
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -125,13 +126,18 @@ class ChoiceSolver(RestartSolver):
     kind = "choice"
 
     def solve(self, inputs) -> list | None:
+        started = time.perf_counter()
         ctl = clingo.Control(_ARGS + ["--opt-mode=opt"])
         ctl.add("base", [], self.text)
         lists = [list(inputs.get(sig, _EMPTY)) for sig in self.spec.input_sigs]
         ctl.ground([("base", [])], context=_Inputs(lists, self.externals))
+        grounded = time.perf_counter()
         self.stats["solves"] += 1
         self.stats["groundings"] += 1
-        return _chosen(ctl)
+        answer = _chosen(ctl)
+        self.stats["ground_s"] = self.stats.get("ground_s", 0.0) + grounded - started
+        self.stats["search_s"] = self.stats.get("search_s", 0.0) + time.perf_counter() - grounded
+        return answer
 
 
 class IncrementalSolver:
@@ -270,7 +276,9 @@ class KeptChoiceSolver(IncrementalSolver):
         return f"#external __sr_x{ks[0]}{args}" + (f" : {body}" if body else "") + ". [false]\n"
 
     def _rebuild(self, current) -> None:
+        started = time.perf_counter()
         super()._rebuild(current)
+        self.stats["ground_s"] = self.stats.get("ground_s", 0.0) + time.perf_counter() - started
         if not self.spec.domains:
             return
         atoms = self.ctl.symbolic_atoms
@@ -281,7 +289,10 @@ class KeptChoiceSolver(IncrementalSolver):
                 self.ctl.assign_external(Function(f"__sr_x{k}", atom.arguments), True)
 
     def _answer(self):
-        return _chosen(self.ctl)
+        started = time.perf_counter()
+        answer = _chosen(self.ctl)
+        self.stats["search_s"] = self.stats.get("search_s", 0.0) + time.perf_counter() - started
+        return answer
 
 
 #: "incremental" keeps Controls and falls back to restarting a subprogram whose input domain keeps growing;
