@@ -28,7 +28,8 @@ from srtopo.experiments.common import progress, run_worker
 from srtopo.measure import percentile, rss_mb
 
 RESULTS = Path(__file__).parent / "results"
-STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress")
+STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress",
+              "auto")
 
 
 def stream_of(problem: str, size: int, steps: int, seed: int, alpha: float | None):

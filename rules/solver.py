@@ -312,14 +312,51 @@ CHOICE_STRATEGIES = {
     "forget-scores": ("varScores,lemmaScores", ()),
     "progress": ("lemmaScores,lemmas", ("--save-progress=0",)),
 }
-#: the choice part's strategy when the program's says nothing about it (auto, and the stratified part's own)
+#: the choice part's strategy under the stratified part's own strategy names (incremental-strict)
 DEFAULT_CHOICE_STRATEGY = "incremental"
+#: the strategies ``auto`` chooses among for the choice part (``rules.bandit``)
+AUTO_ARMS = ("incremental", "progress", "forget", "restart")
 ALL_STRATEGIES = STRATEGIES + tuple(s for s in CHOICE_STRATEGIES if s not in STRATEGIES)
 
 
+class AutoChoiceSolver:
+    """``auto`` for the choice part: a solver per strategy of ``AUTO_ARMS`` (built on first use, each keeping
+    its own Control), and a bandit over their measured step times (``rules.bandit.StepBandit``) that picks the
+    one to run at each time point. A kept solver that was not run for a while catches up on its next step: it
+    is given the whole current input, as at every step."""
+    kind = "auto"
+
+    def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None, arms=AUTO_ARMS):
+        from srtopo.rules.bandit import StepBandit
+        self.spec, self.static, self.externals = spec, static, externals
+        self.bandit = StepBandit(tuple(arms))
+        self.solvers: dict = {}
+
+    @property
+    def stats(self) -> dict:
+        out: dict = {"solves": 0, "groundings": 0, "ground_s": 0.0, "search_s": 0.0}
+        for solver in self.solvers.values():
+            for key in out:
+                out[key] += solver.stats.get(key, 0)
+        out["pulls"] = dict(self.bandit.pulls)
+        return out
+
+    def solve(self, inputs) -> list | None:
+        arm = self.bandit.choose()
+        solver = self.solvers.get(arm)
+        if solver is None:
+            solver = self.solvers[arm] = make_choice_solver(arm, self.spec, self.static, self.externals)
+        started = time.perf_counter()
+        answer = solver.solve(inputs)
+        self.bandit.record(arm, time.perf_counter() - started)
+        return answer
+
+
 def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):
-    """The choice part's solver for ``strategy`` (``CHOICE_STRATEGIES``; the stratified part's strategies
-    give ``DEFAULT_CHOICE_STRATEGY``)."""
+    """The choice part's solver for ``strategy`` (``CHOICE_STRATEGIES``, or ``auto``: a bandit among
+    ``AUTO_ARMS``; the stratified part's other strategy names give ``DEFAULT_CHOICE_STRATEGY``)."""
+    if strategy == "auto":
+        return AutoChoiceSolver(spec, static, externals)
     if strategy not in CHOICE_STRATEGIES:
         if strategy not in STRATEGIES:
             raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))

@@ -200,7 +200,8 @@ def test_reason_cli_writes_the_unsatisfiable_record(tmp_path):
         {k: v for k, v in lines[1].items() if k != "timestamp"} == {"time": 1, "atoms": [], "unsatisfiable": True}
 
 
-STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress")
+STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress",
+              "auto")
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
