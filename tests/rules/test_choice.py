@@ -256,3 +256,21 @@ def test_kept_strategies_ground_once_per_input_domain(tmp_path, strategy, ground
     assert choice.groundings == groundings      # undeclared: once more when given(2,5) widens the domain
     assert all(queens.check(n, {(1, 1), (2, 5)} if m.time % 2 else {(1, 1)}, pairs(m.atoms, "queen")) == []
                for m in result.models)
+
+
+def test_the_bundled_example_runs_as_the_readme_says(tmp_path):
+    from srtopo.cli import main
+    root = __file__.rsplit("/tests/", 1)[0]
+    out = tmp_path / "out.jsonl"
+    assert main(["reason", "--program", f"{root}/examples/queens.idlvsr", "--stream", f"{root}/examples/queens.log",
+                 "--strategy", "auto", "--out", str(out)]) == 0
+    import json
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    given = [line.split(" ", 1)[1] for line in open(f"{root}/examples/queens.log").read().splitlines()]
+    assert len(lines) == len(given) == 12
+    for record, text in zip(lines, given):
+        facts = [a.strip() for a in text.split(";")]
+        assert ("unsatisfiable" not in record) == satisfiable(queens.program(8), facts)
+        if "unsatisfiable" not in record:
+            queens_given = {tuple(int(x) for x in f[6:-1].split(",")) for f in facts}
+            assert queens.check(8, queens_given, pairs(record["atoms"], "queen")) == []
