@@ -70,13 +70,31 @@ def head_variables(rule: Rule) -> set[str]:
         if guard is not None:
             out |= variables(guard.term)
     for element in head.elements:
-        local = set()
-        for literal in element.condition:
-            if literal.ast_type == ast.ASTType.Literal and literal.sign == ast.Sign.NoSign \
-                    and literal.atom.ast_type == ast.ASTType.SymbolicAtom:
-                local |= variables(literal.atom)
-        out |= (variables(element.literal) | variables(list(element.condition))) - local
+        out |= (variables(element.literal) | variables(list(element.condition))) - condition_bound(element.condition)
     return out
+
+
+def condition_bound(literals) -> set[str]:
+    """The variables a condition (or a body) binds: its positive atoms, then ``V = term`` comparisons over bound
+    variables (intervals included), to a fixpoint."""
+    bound: set[str] = set()
+    pending = []
+    for literal in literals:
+        if literal.ast_type != ast.ASTType.Literal or literal.sign != ast.Sign.NoSign:
+            continue
+        if literal.atom.ast_type == ast.ASTType.SymbolicAtom:
+            bound |= variables(literal.atom)
+        elif literal.atom.ast_type == ast.ASTType.Comparison:
+            pending.append(literal.atom)
+    changed = True
+    while changed:
+        changed = False
+        for atom in pending:
+            for var in _assignable(atom, bound):
+                if var not in bound:
+                    bound.add(var)
+                    changed = True
+    return bound
 
 
 def head_conditions(rule: Rule) -> list[str]:
@@ -307,8 +325,13 @@ def choice_part(program: Program, sd: nx.DiGraph) -> frozenset:
         comp = frozenset(comp)
         for n in comp:
             comp_of[n] = comp
-    through_window = {comp for comp in set(comp_of.values())
-                      if any(sd[u][v]["label"] == "<" for u in comp for v in sd.successors(u) if v in comp)}
+    through_window = set()      # cycles through a window that reads the current time point
+    for rule in program.rules:
+        for q in (sig_str(h) for h in rule.head_preds):
+            for item in rule.body:
+                if isinstance(item, StreamingLiteral) and comp_of.get(sig_str(item.pred)) is comp_of.get(q) \
+                        and q in comp_of and (item.window.points is None or 0 in item.window.points):
+                    through_window.add(comp_of[q])
     roots = set()
     for rule in program.rules:
         if rule.kind in ("choice", "disjunction"):
@@ -318,8 +341,8 @@ def choice_part(program: Program, sd: nx.DiGraph) -> frozenset:
             continue
         q = sig_str(rule.head_pred)
         for p, harmless, streaming, _item in body_predicates(rule):
-            # a cycle through a window stays the stratified part's (and its error): windows are read before
-            # the choice part is solved
+            # a cycle through a window that reads the current time point stays the stratified part's (and
+            # its error): windows are read before the choice part is solved
             if not harmless and not streaming and p in comp_of and comp_of[p] is comp_of.get(q) \
                     and comp_of[q] not in through_window:
                 roots.add(q)

@@ -261,7 +261,7 @@ class Reasoner:
                     if every:
                         base = list(results)
                         for k in range(jump):
-                            yield StepResult(self.time + k, base[k % period].by_sig)
+                            yield StepResult(self.time + k, base[k % period].by_sig, base[k % period].satisfiable)
                     self.history = {t + jump: past for t, past in self.history.items()}
                     self.time += jump
                     outcomes.clear()       # the stretch goes on from the shifted history

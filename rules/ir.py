@@ -270,11 +270,6 @@ class Program:
         return frozenset(p for r in self.rules for p in r.head_preds) | frozenset(f.pred for f in self.facts)
 
     @property
-    def has_choice(self) -> bool:
-        """Whether the program has a choice part (choices, disjunctions, constraints, weak constraints)."""
-        return any(r.choice for r in self.rules)
-
-    @property
     def streaming_literals(self) -> tuple[StreamingLiteral, ...]:
         return tuple(b for r in self.rules for b in r.body if isinstance(b, StreamingLiteral))
 

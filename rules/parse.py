@@ -14,6 +14,7 @@ from typing import NamedTuple
 from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
+from srtopo.rules.analysis import condition_bound
 from srtopo.rules.externals import function_name
 from srtopo.rules.ir import (
     CLINGO_INT_MAX,
@@ -173,6 +174,10 @@ def _domain_statement(src: _Source, stmt: list[Tok]) -> InputDomain:
     if statement.atom.ast_type != ast.ASTType.SymbolicAtom:
         raise src.error("#external declares an atom", start)
     _check_atom_term(src, statement.atom.symbol, start)
+    unbound = sorted(variables(statement.atom) - condition_bound(statement.body))
+    if unbound:
+        raise src.error(f"#external declares atoms with the unbound variable(s) {', '.join(unbound)}", start,
+                        hint="bind them in its body, e.g. #external p(X) : dom(X).")
     for atom in symbolic_atoms(statement.body):
         _check_atom_term(src, atom.symbol, start)
     return InputDomain(statement, loc)
@@ -182,6 +187,10 @@ def _optimize_statement(src: _Source, stmt: list[Tok]) -> list[Rule]:
     """``#minimize { w@p, t : body; ... }.`` / ``#maximize``: a weak constraint per element, as clingo reads it
     (parsed on its own: one statement becomes several)."""
     for i, tok in enumerate(stmt):
+        if (tok.kind == "at" and tok.text[1].islower()) or (tok.kind == "ident" and tok.text == NOW_VARIABLE):
+            term = "@now" if tok.kind == "ident" else tok.text      # (@now is already the variable here)
+            raise src.unsupported(f"{term} inside {stmt[0].text} (write a weak constraint :~ body. [w@p, t])",
+                                  tok.start)
         if tok.kind == "amp" or (tok.kind == "ident" and tok.text == "in" and
                                  (i + 1 == len(stmt) or stmt[i + 1].text != "(")):
             raise src.unsupported(f"{'external atom' if tok.kind == 'amp' else 'streaming literal'} inside "
@@ -339,8 +348,9 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
     """Copy the statement after its #temp / #trigger_frequency into ``chars`` (blank elsewhere), with streaming
     literals and external atoms as placeholders; returns (temp, trigger window or None)."""
     start = stmt[0].start
+    weak_level = _weak_suffix_start(stmt)
     for tok in stmt:
-        if tok.kind == "at":
+        if tok.kind == "at" and tok.start < weak_level:
             raise src.unsupported(f"{tok.text} (built-in function term; only @now is known)", tok.start)
     temp, trigger = False, None
     toks = stmt
@@ -384,12 +394,7 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
     for tok in head_toks:
         if tok.kind == "directive":
             raise src.unsupported(f"{tok.text} in a rule head", tok.start)
-    choice = not head_toks or any(t.text in ("|", ";", "{") for t in head_toks) or (
-        head_toks[0].kind == "number" and any(t.text == "{" for t in head_toks))
-    if choice and (temp or trigger is not None):
-        raise src.error("#temp and #trigger_frequency apply to rules with an atom head, not to choices, "
-                        "disjunctions or constraints", start,
-                        hint="derive the atoms with a rule of its own and put the directive there")
+
     chars[stmt_start:stmt[-1].end] = src.text[stmt_start:stmt[-1].end]
     texts = {t.text for t in body_toks}
     kinds = {t.kind for t in body_toks}
@@ -413,6 +418,16 @@ def _prepare_rule(src: _Source, stmt: list[Tok], chars: list[str], streaming: di
             raise src.error("streaming literal too short to be rewritten", span_start)
         chars[span_start:span_end] = list(repl)
     return temp, trigger
+
+
+def _weak_suffix_start(stmt: list[Tok]) -> int:
+    """Where a weak constraint's ``[w@p, t]`` starts (past the end for other statements): ``@P`` there is a
+    level, not a function term."""
+    if stmt and stmt[0].text == ":~":
+        dots = [t.start for i, t in enumerate(stmt) if t.text == "." and _depth_at(stmt, i) == 0]
+        if dots:
+            return dots[0]
+    return stmt[-1].end + 1 if stmt else 0
 
 
 def _frequency(src: _Source, toks: list[Tok]):
@@ -494,6 +509,10 @@ def _finish_rule(src: _Source, stmt: list[Tok], temp: bool, trigger, rule_ast, s
     start = stmt[0].start
     loc = src.loc(start)
     kind = _head_kind(src, rule_ast, start)
+    if kind != "atom" and (temp or trigger is not None):
+        raise src.error("#temp and #trigger_frequency apply to rules with an atom head, not to choices, "
+                        "disjunctions or constraints", start,
+                        hint="derive the atoms with a rule of its own and put the directive there")
     head = rule_ast if kind == "weak" else rule_ast.head
     if kind in ("choice", "disjunction"):
         if _mentions_placeholder(head, streaming) or _mentions_placeholder(head, externals):

@@ -48,7 +48,8 @@ def _atom(name: str, n: int) -> str:
 
 
 def _shows(spec: SubprogramSpec) -> str:
-    return "".join(f"#show {name}/{n}.\n" for name, n in spec.shown_sigs)
+    """The subprogram's #show statements (``#show.`` when it shows nothing: clingo would show every atom)."""
+    return "".join(f"#show {name}/{n}.\n" for name, n in spec.shown_sigs) or "#show.\n"
 
 
 def _read(ctl) -> list:
@@ -218,8 +219,10 @@ class IncrementalSolver:
 class AdaptiveSolver:
     """Incremental first; restart once rebuilds happen in at least half of the last ``window`` calls."""
 
-    def __init__(self, spec: SubprogramSpec, window: int = 6, static: dict | None = None, externals=None):
-        self.inner = IncrementalSolver(spec, static, externals)
+    def __init__(self, spec: SubprogramSpec, window: int = 6, static: dict | None = None, externals=None,
+                 inner=None, fallback=RestartSolver):
+        self.inner = inner if inner is not None else IncrementalSolver(spec, static, externals)
+        self.fallback = fallback
         self.window = window
         self.recent: deque = deque(maxlen=window)
         self.calls = 0
@@ -240,8 +243,8 @@ class AdaptiveSolver:
                 self.recent.append(self.inner.last_rebuilt)
             if len(self.recent) == self.window and sum(self.recent) * 2 >= self.window:
                 stats = self.inner.stats
-                self.inner = RestartSolver(self.inner.spec, self.inner.externals)
-                self.inner.stats.update(solves=stats["solves"], groundings=stats["groundings"])
+                self.inner = self.fallback(self.inner.spec, self.inner.externals)
+                self.inner.stats.update({k: v for k, v in stats.items() if k != "mode"})
         return out
 
 
@@ -365,7 +368,9 @@ def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None 
     if kept is None:
         return ChoiceSolver(spec, externals)
     forget, extra = kept
-    return KeptChoiceSolver(spec, static, externals, forget, extra)
+    # a kept Control rebuilt at half of the recent time points (an input domain that keeps growing, e.g. @now)
+    # restarts instead, as the stratified part's kept solvers do
+    return AdaptiveSolver(spec, inner=KeptChoiceSolver(spec, static, externals, forget, extra), fallback=ChoiceSolver)
 
 
 def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):

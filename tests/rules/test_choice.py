@@ -274,3 +274,54 @@ def test_the_bundled_example_runs_as_the_readme_says(tmp_path):
         if "unsatisfiable" not in record:
             queens_given = {tuple(int(x) for x in f[6:-1].split(",")) for f in facts}
             assert queens.check(8, queens_given, pairs(record["atoms"], "queen")) == []
+
+
+@pytest.mark.parametrize("strategy", ["restart", "incremental", "auto"])
+def test_a_choice_part_of_constraints_only_shows_nothing_of_its_own(tmp_path, strategy):
+    program = "q(X) :- p(X).\n:- q(1).\n:~ q(X). [X@1]\n"
+    log = tmp_path / "s.log"
+    log.write_text("0 p(2)\n1 p(1)\n2 p(3)\n")
+    topology = compile_program(parse_program(program, "p.lp"))
+    models = LocalRunner().run(topology, [AtomLog(str(log))],
+                               RunConfig(lateness=0, options=LocalOptions(strategy=strategy))).models
+    assert [(m.atoms, m.satisfiable) for m in models] == [(("p(2)", "q(2)"), True), ((), False),
+                                                          (("p(3)", "q(3)"), True)]
+
+
+def test_an_empty_stretch_keeps_its_time_points_unsatisfiable():
+    from srtopo.rules.evaluate import Reasoner
+    reasoner = Reasoner(parse_program("s.\na :- not a, s.\n", "p.lp"))
+    assert not reasoner.step([]).satisfiable
+    assert [r.satisfiable for r in reasoner.advance(9)] == [False] * 9
+
+
+def test_kept_choice_solvers_restart_when_their_input_domain_keeps_growing():
+    from srtopo.rules.evaluate import Reasoner
+    reasoner = Reasoner(parse_program("{ pick(X) : item(X) } 1.\n:- not 1 { pick(X) }.\n", "p.lp"),
+                        strategy="incremental")
+    for t in range(10):
+        assert reasoner.step([clingo.Function("item", [clingo.Number(t)])]).satisfiable
+    assert reasoner.subprograms[-1].solver.inner.kind == "choice"      # fell back to a new Control per step
+
+
+def test_choice_heads_bind_through_conditions_and_levels_may_be_variables(tmp_path):
+    models = run(tmp_path, "{ a(X) : X = 1..3 } :- b.\nc(X) : X = 4..5 | d :- b.\n"
+                           ":~ p(X,P). [1@P, X]\n{ p(X,P) : w(X,P) }.\n:- not 1 { p(X,P) }.\n",
+                 ["0 b; w(1,1); w(2,2)"])
+    atoms = set(models[0].atoms)
+    assert {a for a in atoms if a.startswith("a(")} <= {"a(1)", "a(2)", "a(3)"}
+    assert len({a for a in atoms if a.startswith(("c(", "d"))}) == 1
+    assert {a for a in atoms if a.startswith("p(")} == {"p(1,1)"}        # the lower level costs less
+
+
+def test_more_choice_part_errors_are_located():
+    with pytest.raises(ProgramError, match="unbound variable"):
+        parse_program("#external p(X).\n{ a(X) } :- p(X).\n", "p.lp")
+    with pytest.raises(ProgramError, match="not to choices") as error:
+        parse_program("p(1).\nq.\n#temp a(X) : p(X) :- q.\n", "p.lp")
+    assert error.value.line == 3
+    with pytest.raises(ProgramError, match="@now inside #minimize"):
+        parse_program("p(1).\n#minimize { @now,X : p(X) }.\n", "p.lp")
+    # a cycle of negation through a window that reads only earlier time points is a choice part
+    topology = compile_program(parse_program("a :- not b.\nb :- not a.\nb :- a in {1}.\n", "p.lp"))
+    assert topology.stages[-1].choice
