@@ -283,6 +283,17 @@ def _plot(rows: list[dict], path: Path) -> None:
     names = list(dict.fromkeys(r["input"] for r in paced))
     if not names:
         return
+    if len(names) > 8:          # many inputs: one box of latencies per input and engine, the period as a line
+        fig, ax = plt.subplots(figsize=(max(8.0, 0.3 * len(paced)), 4))
+        ax.boxplot([r["latencies"] for r in paced], showfliers=True)
+        ax.set_xticks(range(1, len(paced) + 1), [f"{r['input']} {r['engine']}" for r in paced], rotation=90,
+                      fontsize=7)
+        ax.axhline(max(r["period_s"] for r in paced), color="grey", linewidth=0.8, linestyle="--")
+        ax.set_ylabel("latency per time point (s)")
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return
     fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
     for ax, name in zip(axes[0], names):
         for r in (r for r in paced if r["input"] == name):
