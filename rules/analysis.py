@@ -86,15 +86,7 @@ def condition_bound(literals) -> set[str]:
             bound |= variables(literal.atom)
         elif literal.atom.ast_type == ast.ASTType.Comparison:
             pending.append(literal.atom)
-    changed = True
-    while changed:
-        changed = False
-        for atom in pending:
-            for var in _assignable(atom, bound):
-                if var not in bound:
-                    bound.add(var)
-                    changed = True
-    return bound
+    return _close(bound, pending)
 
 
 def head_conditions(rule: Rule) -> list[str]:
@@ -143,14 +135,7 @@ def _binding(rule: Rule, skip=None):
             pending.append(atom)
         elif atom.ast_type == ast.ASTType.BodyAggregate and lit.sign == ast.Sign.NoSign:
             pending.append(atom)
-    changed = True
-    while changed:
-        changed = False
-        for atom in pending:
-            for var in _assignable(atom, bound):
-                if var not in bound:
-                    bound.add(var)
-                    changed = True
+    _close(bound, pending)
     for atom in pending:
         if not isinstance(atom, ExternalLiteral) and atom.ast_type == ast.ASTType.Comparison:
             needed.update({v: f"'{atom}'" for v in variables(atom) if v not in needed})
@@ -170,6 +155,20 @@ def check_safety(program: Program) -> None:
             raise ProgramError(f"rule '{rule.text.strip()}' is unsafe: variable {where} does not occur in a "
                                f"positive (streaming) literal", file=rule.loc.file, line=rule.loc.line,
                                col=rule.loc.col, hint="add a positive literal that binds it")
+
+
+def _close(bound: set[str], pending) -> set[str]:
+    """``bound`` grown (in place) by what the pending comparisons, aggregates and external atoms assign, to a
+    fixpoint."""
+    changed = True
+    while changed:
+        changed = False
+        for atom in pending:
+            for var in _assignable(atom, bound):
+                if var not in bound:
+                    bound.add(var)
+                    changed = True
+    return bound
 
 
 def _assignable(atom, bound: set[str]):

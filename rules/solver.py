@@ -99,13 +99,25 @@ class RestartSolver:
         self.text = spec.rules_text + "\n" + bridges + _shows(spec)
         self.stats = {"solves": 0, "groundings": 0}
 
+    #: the Control's arguments
+    args = _ARGS
+
     def solve(self, inputs) -> list:
-        ctl = clingo.Control(_ARGS)
+        started = time.perf_counter()
+        ctl = clingo.Control(self.args)
         ctl.add("base", [], self.text)
         lists = [list(inputs.get(sig, _EMPTY)) for sig in self.spec.input_sigs]
         ctl.ground([("base", [])], context=_Inputs(lists, self.externals))
+        grounded = time.perf_counter()
         self.stats["solves"] += 1
         self.stats["groundings"] += 1
+        answer = self._answer(ctl)
+        self.stats["ground_s"] = self.stats.get("ground_s", 0.0) + grounded - started
+        self.stats["search_s"] = self.stats.get("search_s", 0.0) + time.perf_counter() - grounded
+        return answer
+
+    @staticmethod
+    def _answer(ctl):
         return _read(ctl)
 
 
@@ -125,20 +137,8 @@ class ChoiceSolver(RestartSolver):
     clingo finds, or under weak constraints the optimal one clingo proves (its last model), None when there is
     none. clingo's search is deterministic for a given program and input, so a replay chooses the same model."""
     kind = "choice"
-
-    def solve(self, inputs) -> list | None:
-        started = time.perf_counter()
-        ctl = clingo.Control(_ARGS + ["--opt-mode=opt"])
-        ctl.add("base", [], self.text)
-        lists = [list(inputs.get(sig, _EMPTY)) for sig in self.spec.input_sigs]
-        ctl.ground([("base", [])], context=_Inputs(lists, self.externals))
-        grounded = time.perf_counter()
-        self.stats["solves"] += 1
-        self.stats["groundings"] += 1
-        answer = _chosen(ctl)
-        self.stats["ground_s"] = self.stats.get("ground_s", 0.0) + grounded - started
-        self.stats["search_s"] = self.stats.get("search_s", 0.0) + time.perf_counter() - grounded
-        return answer
+    args = _ARGS + ["--opt-mode=opt"]
+    _answer = staticmethod(_chosen)
 
 
 class IncrementalSolver:

@@ -53,6 +53,7 @@ from srtopo.topology.spark.sql import sql_string as q
 from srtopo.topology.spark.streaming import (
     BatchOutcome,
     MicroBatchJob,
+    columns,
     empty_frame,
     session_conf,
 )
@@ -79,7 +80,7 @@ COMMIT_CONF = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
 #: a rule source's lines as the stream hands them to a batch: parsed in the batch (its time points depend on
 #: the store's meta), by Python in the executors
 LINE_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, fmt STRING, dup BOOLEAN"
-LINE_FIELDS = tuple(name for name, _type in (c.strip().split(" ", 1) for c in LINE_COLUMNS.split(",")))
+LINE_FIELDS = tuple(name for name, _type in columns(LINE_COLUMNS))
 ORIGIN_COLUMNS = "src INT, file STRING, line BIGINT, skind STRING, sval BIGINT"
 
 
@@ -449,11 +450,8 @@ _ARROW_TYPES = {"STRING": "string", "BIGINT": "int64", "INT": "int32", "BOOLEAN"
 def arrow_schema(ddl: str):
     """The Arrow schema of a flat ``"name TYPE, ..."`` schema (STRING, BIGINT, INT, BOOLEAN, ARRAY<STRING>)."""
     import pyarrow as pa
-    fields = []
-    for column in ddl.split(","):
-        name, typ = column.strip().split(" ", 1)
-        fields.append((name, pa.list_(pa.string()) if typ == "ARRAY<STRING>" else getattr(pa, _ARROW_TYPES[typ])()))
-    return pa.schema(fields)
+    return pa.schema([(name, pa.list_(pa.string()) if typ == "ARRAY<STRING>" else getattr(pa, _ARROW_TYPES[typ])())
+                      for name, typ in columns(ddl)])
 
 
 def _arrow_rows(batch, fields) -> list[tuple]:

@@ -46,14 +46,14 @@ def session_conf(spark, settings: dict):
                 spark.conf.set(k, v)
 
 
-def _columns(schema: str) -> list[list[str]]:
+def columns(schema: str) -> list[list[str]]:
     """[name, TYPE] pairs of a flat ``"name TYPE, ..."`` schema."""
     return [c.strip().split(" ", 1) for c in schema.split(",")]
 
 
 def empty_frame(session, schema: str):
     """An empty DataFrame of a flat ``"name TYPE, ..."`` schema that is a LocalRelation (no job to read)."""
-    cols = _columns(schema)
+    cols = columns(schema)
     return session.sql("SELECT " + ", ".join(f"CAST(NULL AS {typ}) AS {col}" for col, typ in cols) + " WHERE false")
 
 
@@ -64,7 +64,7 @@ def local_view(session, rows: list, schema: str, name: str) -> None:
     Spark job to collect it again (measured: three such jobs, ~0.5 s per batch). A pandas frame converted
     through Arrow becomes a LocalRelation, which a broadcast reads on the driver without a job."""
     import pandas as pd
-    cols = _columns(schema)
+    cols = columns(schema)
     if not rows:
         empty_frame(session, schema).createOrReplaceTempView(name)
         return
