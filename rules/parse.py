@@ -275,6 +275,9 @@ def _statements(src: _Source, tokens: list[Tok]):
     if stmt:
         if stmt[0].text == "#show":
             yield stmt
+        elif stmt[0].text == ":~" and stmt[-1].text == ".":
+            raise src.error("weak constraint without its [weight@level, terms]", stmt[0].start,
+                            hint="write :~ body. [w@p, t1, ..., tn]")
         else:
             raise src.error("statement does not end with '.'", stmt[0].start, hint="add the final '.'")
 

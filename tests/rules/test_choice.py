@@ -172,8 +172,9 @@ def test_choice_part_errors_are_located_and_say_what_to_do():
     with pytest.raises(ProgramError, match="not to choices") as error:
         parse_program("a.\n#temp { b } :- a.\n", "p.lp")
     assert error.value.line == 2
-    with pytest.raises(ProgramError, match="weak constraint without"):
-        parse_program(":~ a.\nb.\n", "p.lp")
+    for text in (":~ a.\nb.\n", "{ a }.\n:~ a.\n"):        # followed by a statement, or last
+        with pytest.raises(ProgramError, match="weak constraint without"):
+            parse_program(text, "p.lp")
     with pytest.raises(ProgramError, match="streaming literal inside #minimize"):
         parse_program("#minimize { 1,X : p(X) in [2] }.\n", "p.lp")
     with pytest.raises(ProgramError, match="which the program derives") as error:
