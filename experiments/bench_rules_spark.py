@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from srtopo.experiments.common import first_log, models_digest, run_worker
-from srtopo.measure import percentile, rss_mb
+from srtopo.measure import busy_cpu_seconds, percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
 INPUTS = {
@@ -91,7 +91,7 @@ def run_one(engine: str, program: str, folder: str, partitions: int, files_per_b
     from srtopo.topology.sources import AtomLog
     topology = compile_program(parse_file(program))
     if engine == "local":
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), busy_cpu_seconds()
         result = LocalRunner().run(topology, [AtomLog(os.path.join(folder, "all.log"))], RunConfig(lateness=0))
         seconds = time.perf_counter() - started
         latencies = [b.seconds for b in result.batches]
@@ -107,19 +107,29 @@ def run_one(engine: str, program: str, folder: str, partitions: int, files_per_b
                        RunConfig(lateness=0, checkpoint=warm, options=options))
         finally:
             shutil.rmtree(warm, ignore_errors=True)
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), busy_cpu_seconds()
         result = runner.run(topology, [AtomLog(os.path.join(folder, "in"), files_per_batch=files_per_batch)],
                             RunConfig(lateness=0, options=options))
         seconds = time.perf_counter() - started
         latencies = [b.seconds for b in result.batches]
         memory = sum(v for v in result.memory_mb.values() if v)
+    cores = (busy_cpu_seconds() - busy) / seconds if busy is not None and seconds else None
     models = [m.to_dict() for m in result.models]
+    # the rate a running query sustains: time points per second of its micro-batches after the first (which also
+    # finds each source's time point 0); the single-process engine's whole run is its steady state
+    steady = result.batches[1:] if engine != "local" else []
+    steady_s = sum(b.seconds for b in steady)
+    steady_tps = sum(b.outputs for b in steady) / steady_s if steady_s else (len(models) / seconds if seconds else None)
     return {"engine": engine, "seconds": round(seconds, 3), "time_points": len(models),
             "tps": round(len(models) / seconds, 3) if seconds else None,
+            "steady_tps": round(steady_tps, 3) if steady_tps else None,
             "atoms_in": result.counters.records, "atoms_out": sum(len(m["atoms"]) for m in models),
             "latency_p50_s": round(percentile(latencies, 0.5), 4) if latencies else None,
             "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
             "batches": len(result.batches), "memory_mb": round(memory, 1),
+            # cores kept busy on average (machine-wide, so on a quiet machine): local[1]'s JVM threads and its
+            # Python worker overlap, so one task slot uses more than one core
+            "cores_busy": round(cores, 2) if cores is not None else None,
             "digest": models_digest(models)}
 
 
@@ -164,15 +174,19 @@ def main(argv=None) -> int:
         base = next((r for r in mine if r["engine"] == "local"), None)
         for r in mine:
             r["tps_vs_local"] = round(r["tps"] / base["tps"], 3) if base and base["tps"] else None
+            r["steady_vs_local"] = round(r["steady_tps"] / base["tps"], 3) if base and base["tps"] else None
+            r["tps_per_core"] = round(r["tps"] / r["cores_busy"], 3) if r.get("cores_busy") else None
             r["same_models_as_local"] = base is None or r["digest"] == base["digest"]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump({"date": time.strftime("%Y-%m-%d"), "args": {k: v for k, v in vars(args).items() if k != "worker"},
                    "rows": rows}, handle, indent=1)
-    print(f"{'input':14} {'engine':7} {'tps':>8} {'x local':>8} {'p50 s':>7} {'p95 s':>7} {'MB':>7} same")
+    print(f"{'input':14} {'engine':7} {'tps':>8} {'x local':>8} {'steady':>8} {'x local':>8} {'p50 s':>7} "
+          f"{'p95 s':>7} {'MB':>7} {'cores':>5} same")
     for r in rows:
         print(f"{r['input']:14} {r['engine']:7} {r['tps']:8.2f} {r['tps_vs_local'] or 0:8.2f} "
-              f"{r['latency_p50_s'] or 0:7.3f} {r['latency_p95_s'] or 0:7.3f} {r['memory_mb']:7.0f} "
+              f"{r['steady_tps'] or 0:8.2f} {r['steady_vs_local'] or 0:8.2f} "
+              f"{r['latency_p50_s'] or 0:7.3f} {r['latency_p95_s'] or 0:7.3f} {r['memory_mb']:7.0f} {r['cores_busy'] or 0:5.2f} "
               f"{r['same_models_as_local']}")
     return 0
 

@@ -22,3 +22,16 @@ def rss_mb(pid: int | None = None) -> float | None:
     except OSError:
         return None
     return None
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has spent busy since boot (all cores; /proc/stat, None without it): the
+    difference over a run, divided by its wall time, is the number of cores the run kept busy on an otherwise
+    quiet machine (a Spark run's JVM and Python workers included, which no per-process counter sees together)."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = handle.readline().split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")

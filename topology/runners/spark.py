@@ -113,9 +113,14 @@ class SparkRun:
         options = self.config.options
         emitted = None
         if collect and options.once:
-            order = ("time",) if self.topology.kind == "rules" else ("time", "subject")
-            emitted = _hand_over(self.sink, self.reports().orderBy(*order),
-                                 self.rejected().orderBy("source", "line"), self.origins, self.topology.kind)
+            if self.topology.kind == "rules" and options.out_format == "json":
+                # a model per time point, in files the batches wrote: read on the driver (a Spark job that
+                # re-reads and sorts them cost seconds on streams of millions of atoms)
+                outputs = sorted(self.job.sinks.written_rows(), key=lambda row: int(row["time"]))
+            else:
+                outputs = self.reports().orderBy(*(("time",) if self.topology.kind == "rules" else ("time", "subject")))
+            emitted = _hand_over(self.sink, outputs, self.rejected().orderBy("source", "line"), self.origins,
+                                 self.topology.kind, self.job.fs)
         metrics = list(self.job.batch_metrics)
         # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
         # the batch function's own duration for batches the query no longer remembers
@@ -392,7 +397,9 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency"
     from srtopo.topology.spark.sinks import WrittenFiles
 
     def rows(records):
-        return records.rows(fs) if isinstance(records, WrittenFiles) else records.toLocalIterator()
+        if isinstance(records, WrittenFiles):
+            return records.rows(fs)
+        return records if isinstance(records, list) else records.toLocalIterator()
     emitted = 0
     convert = model_of if kind == "rules" else report_of
     if outputs is not None:

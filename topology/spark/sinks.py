@@ -77,6 +77,13 @@ class BatchSinks:
             return reader.parquet(path)
         return reader.schema(schema + ", batch STRING").json(path)
 
+    def written_rows(self):
+        """Every output written so far (JSON lines), as dicts read on the driver, batch by batch."""
+        if not self.out:
+            return []
+        names = sorted(x for x in self.fs.list_names(self.out) if x.startswith("batch="))
+        return [json.loads(line) for name in names for line in self.fs.read_lines(f"{self.out.rstrip('/')}/{name}")]
+
     def rejected(self, spark):
         if not self.rejected_out or not [x for x in self.fs.list_names(self.rejected_out) if x.startswith("batch=")]:
             return spark.createDataFrame([], REJECTED_COLUMNS)
