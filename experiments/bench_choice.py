@@ -29,7 +29,7 @@ from srtopo.measure import percentile, rss_mb
 
 RESULTS = Path(__file__).parent / "results"
 STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress",
-              "auto")
+              "auto", "rl", "rl:lambda=1")
 
 
 def stream_of(problem: str, size: int, steps: int, seed: int, alpha: float | None):

@@ -1,11 +1,17 @@
-"""Which strategy to run next, learned from measured step times: the ``auto`` strategy of a program's choice part.
+"""Which strategy to run, learned from measured step times: the ``auto`` strategy of a program's choice part.
 
-A deterministic bandit over a few strategies (arms): it first tries every arm for ``explore`` steps, in blocks
-of ``block`` consecutive steps (a kept solver needs a few steps to show what its kept state is worth), then
-runs the arm whose recent steps took the least time (median of its last ``window`` steps), and every
-``period`` steps gives one block to the arm measured longest ago, so that a change in the stream can change
-the choice. Step times of different arms are measured on different steps of the stream; medians over blocks
-keep one hard time point from deciding.
+What a kept solver is worth depends on continuity: its saved phases and lemmas help the next time point only if
+it solved the one before. Running strategies in turns (a classic bandit's exploration) takes that away from
+every kept one and measures them on different time points, where one stretch of a stream can be ten times
+harder than the next. So this bandit runs one strategy, the incumbent, at every time point, and measures the
+others on the same time points: every ``period`` time points one challenger also solves the ``block`` time
+points just solved (its answer is not used; the first of them, where a kept strategy catches up on what changed
+since it last ran, is not measured), which gives paired ratios, challenger time over incumbent time. A challenger
+whose median ratio over its last ``window`` probes (all of them measured since the incumbent took over) is
+below ``1 / switch`` becomes the incumbent. A challenger
+much slower than the incumbent (a ratio above ``give_up``: on a hard instance a strategy that forgets the
+saved phases takes seconds where the best takes milliseconds) is probed again only after 2, 4, 8... periods,
+so that it costs the stream little.
 """
 from __future__ import annotations
 
@@ -13,45 +19,71 @@ from collections import deque
 from statistics import median
 
 
-class StepBandit:
-    def __init__(self, arms: tuple, explore: int = 8, block: int = 4, window: int = 16, period: int = 64):
+class ProbingBandit:
+    def __init__(self, arms: tuple, period: int = 8, window: int = 3, switch: float = 2.0, give_up: float = 8.0,
+                 first: int = 4, block: int = 3):
         if not arms:
             raise ValueError("a bandit needs an arm")
         self.arms = tuple(arms)
-        self.explore, self.block, self.period = explore, block, period
-        self.times = {arm: deque(maxlen=window) for arm in self.arms}
-        self.tried = {arm: 0 for arm in self.arms}
-        self.last_step = {arm: -1 for arm in self.arms}
+        self.period, self.switch, self.give_up, self.first, self.block = period, switch, give_up, first, block
+        self._current, self._left, self.warm = None, 0, False
+        self.incumbent = self.arms[0]
+        self.ratios = {arm: deque(maxlen=window) for arm in self.arms}
+        self.backoff = {arm: 0 for arm in self.arms}    # times in a row the arm was found far slower
+        self.next_probe = {arm: 0 for arm in self.arms}
         self.step = 0
-        self.current = self.arms[0]
-        self.left = block            # steps left in the current block
-        self.pulls = {arm: 0 for arm in self.arms}
+        self.pulls = {arm: 0 for arm in self.arms}       # time points each arm solved (probes included)
+        self.switches = 0
+        self._turn = 0
 
-    def choose(self):
-        """The arm for the next step."""
-        if self.left <= 0:
-            self.current = self._next()
-            self.left = self.block
-        return self.current
+    def challenger(self):
+        """The arm to probe at this time point after the incumbent, or None; ``warm`` says whether it also
+        solved the time point before (a probe's first time point is not measured: a kept strategy first catches
+        up on what changed since it last ran)."""
+        if self._left > 0 and self._current != self.incumbent:
+            self._left -= 1
+            self.warm = True
+            return self._current
+        self._left = 0
+        if self.step < self.first or (self.step - self.first) % self.period:
+            return None
+        others = [arm for arm in self.arms if arm != self.incumbent and self.next_probe[arm] <= self.step]
+        if not others:
+            return None
+        self._turn += 1
+        self._current = others[(self._turn - 1) % len(others)]
+        self._left = self.block - 1
+        self.warm = False
+        return self._current
 
-    def record(self, arm, seconds: float) -> None:
-        """The measured time of the step ``arm`` just ran."""
-        self.times[arm].append(seconds)
-        self.tried[arm] += 1
-        self.pulls[arm] += 1
-        self.last_step[arm] = self.step
+    def record(self, incumbent_seconds: float, challenger=None, challenger_seconds: float | None = None,
+               warm: bool = True) -> None:
+        """The time the incumbent took at this time point, and the probed challenger's if there was one."""
+        self.pulls[self.incumbent] += 1
+        if challenger is not None:
+            self.probed(challenger, challenger_seconds, incumbent_seconds, warm)
         self.step += 1
-        self.left -= 1
 
-    def best(self):
-        """The arm with the least median step time among those measured."""
-        measured = [arm for arm in self.arms if self.times[arm]]
-        return min(measured, key=lambda arm: (median(self.times[arm]), self.arms.index(arm)))
-
-    def _next(self):
-        unexplored = [arm for arm in self.arms if self.tried[arm] < self.explore]
-        if unexplored:
-            return unexplored[0]
-        if self.period and self.step % self.period < self.block:
-            return min(self.arms, key=lambda arm: (self.last_step[arm], self.arms.index(arm)))
-        return self.best()
+    def probed(self, challenger, challenger_seconds: float, incumbent_seconds: float, warm: bool = True) -> None:
+        """A probe's outcome: the challenger's and the incumbent's time on the same time point (a probe may end
+        after later time points were solved); only a ``warm`` probe is measured."""
+        if challenger == self.incumbent:
+            return
+        self.pulls[challenger] += 1
+        if not warm:
+            return
+        ratio = challenger_seconds / max(incumbent_seconds, 1e-6)
+        self.ratios[challenger].append(ratio)
+        if ratio > self.give_up:
+            if challenger == self._current:
+                self._left = 0
+            self.backoff[challenger] += 1
+            self.next_probe[challenger] = self.step + self.period * 2 ** self.backoff[challenger]
+        else:
+            self.backoff[challenger] = 0
+        found = self.ratios[challenger]
+        if len(found) == found.maxlen and median(found) < 1 / self.switch:
+            self.incumbent = challenger
+            self.switches += 1
+            for arm in self.arms:       # every arm is now measured against the new incumbent
+                self.ratios[arm].clear()

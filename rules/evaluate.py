@@ -22,7 +22,7 @@ from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
-from srtopo.rules.solver import ALL_STRATEGIES, SubprogramSpec, make_choice_solver, make_solver
+from srtopo.rules.solver import SubprogramSpec, check_strategy, make_choice_solver, make_solver
 from srtopo.topology.ir import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 
 _EMPTY: frozenset = frozenset()
@@ -76,8 +76,7 @@ class Reasoner:
 
     def __init__(self, program: Program | Topology, *, strategy: str = "auto", unit: str = "sec",
                  prefix: str = GENERATED_PREFIX, options: Options | None = None):
-        if strategy not in ALL_STRATEGIES:
-            raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))
+        check_strategy(strategy)
         self.choice_strategy = strategy
         if isinstance(program, Program):
             self.topology = compile_program(program, unit=unit, strategy=strategy, prefix=prefix, options=options)

@@ -13,12 +13,16 @@ functions that return the parsed clingo Symbols, matched by ``p(X1,..,Xn) = @sr_
 """
 from __future__ import annotations
 
+import atexit
+import os
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 
 import clingo
 from clingo import Function, Number, ast
+from clingo.application import Application, clingo_main
 
 from srtopo.errors import ProgramError, SrtopoError
 from srtopo.rules.ir import EXTERNAL_PREFIX
@@ -204,8 +208,11 @@ class IncrementalSolver:
     def _answer(self):
         return _read(self.ctl)
 
+    def _new_control(self):
+        return clingo.Control(self.args)
+
     def _rebuild(self, current) -> None:
-        ctl = clingo.Control(self.args)
+        ctl = self._new_control()
         ctl.add("base", [], self.text)
         lists = [(list(c), [a for a in d if a not in c]) for c, d in zip(current, self.domain)]
         ctx = _Inputs(lists, self.externals)
@@ -298,6 +305,319 @@ class KeptChoiceSolver(IncrementalSolver):
         return answer
 
 
+class _HostedControl:
+    """A Control made by clingo's own application (``clingo_main``) on a thread of its own, for the options the
+    library's Control refuses (``--lemma-out``). Its ``main`` hands the Control over and waits until ``close``;
+    the Control is used from the caller's thread meanwhile (it is never used by two threads at once)."""
+
+    def __init__(self, args: list):
+        ready, self._done = threading.Event(), threading.Event()
+        self.ctl = None
+        self._failed = None
+        host = self
+
+        class _Main(Application):
+            program_name = "srtopo"
+
+            def main(self, ctl, files):
+                host.ctl = ctl
+                ready.set()
+                host._done.wait()
+
+        def run():
+            try:
+                clingo_main(_Main(), args)
+            except BaseException as error:      # a bad option: reported to the caller below
+                host._failed = error
+            finally:
+                ready.set()
+        self._thread = threading.Thread(target=run, name="srtopo-clingo", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if self.ctl is None:
+            raise SrtopoError(f"clingo could not start with {' '.join(args)}: {self._failed}")
+        _HOSTED.add(self)
+
+    def close(self) -> None:
+        self._done.set()
+        self._thread.join()
+        _HOSTED.discard(self)
+
+
+#: hosted Controls still open: closed before the interpreter exits (a thread still inside clingo_main when
+#: Python finalizes is unwound through clingo's C++ frames, which aborts the process)
+_HOSTED: set = set()
+
+
+def _close_hosted() -> None:
+    for host in list(_HOSTED):
+        host.close()
+
+
+atexit.register(_close_hosted)
+
+
+class _LemmaPipe:
+    """Where clasp writes the lemmas it learns (``--lemma-out``): a pseudo-terminal, so that its C library
+    flushes each line as it is written (a file or a pipe would be flushed in 4 kB blocks, often only when the
+    Control ends), drained by a thread while clingo solves (a full terminal buffer would stop the solver)."""
+
+    def __init__(self):
+        import tty  # Unix only, as pseudo-terminals are
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.path = os.ttyname(self.slave)
+        self._chunks: list = []
+        self._rest = b""
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, name="srtopo-lemmas", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._chunks.append(chunk)
+
+    def lines(self) -> list[str]:
+        """The whole lines written since the last call."""
+        with self._lock:
+            data, self._chunks = self._rest + b"".join(self._chunks), []
+        *lines, self._rest = data.split(b"\n")
+        return [line.decode("utf-8", "replace") for line in lines if line.strip()]
+
+    def close(self) -> None:
+        for fd in (self.slave, self.master):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+@dataclass(frozen=True)
+class RlParams:
+    """The learned-constraint cache of ``rl`` ("Managing caching strategies for stream reasoning with
+    reinforcement learning", Alg. 2): learning rate, constraints stored (n) and activated (k) per time point,
+    and the largest LBD of a lemma clasp hands over."""
+    rate: float = 0.1
+    store: int = 400
+    active: int = 200
+    lbd: int = 4
+
+    @staticmethod
+    def parse(strategy: str) -> "RlParams":
+        """``rl`` or ``rl:lambda=0.1,store=400,active=200,lbd=4`` (any of them)."""
+        _name, _, text = strategy.partition(":")
+        values: dict = {}
+        names = {"lambda": ("rate", float), "store": ("store", int), "active": ("active", int), "lbd": ("lbd", int)}
+        for item in filter(None, (p.strip() for p in text.split(","))):
+            key, _, value = item.partition("=")
+            if key not in names:
+                raise ProgramError(f"unknown rl parameter {key!r} in {strategy!r}", hint="use lambda, store, "
+                                   "active and lbd, e.g. rl:lambda=0.1,store=400,active=200,lbd=4")
+            field_name, kind = names[key]
+            try:
+                values[field_name] = kind(value)
+            except ValueError:
+                raise ProgramError(f"rl parameter {key} must be a number, not {value!r}") from None
+        params = RlParams(**values)
+        if not 0 < params.rate <= 1 or params.store < 1 or not 0 <= params.active <= params.store or params.lbd < 1:
+            raise ProgramError(f"bad rl parameters in {strategy!r}", hint="0 < lambda <= 1, 0 <= active <= store, "
+                               "store >= 1, lbd >= 1")
+        return params
+
+    def name(self) -> str:
+        return f"rl:lambda={self.rate:g},store={self.store},active={self.active},lbd={self.lbd}"
+
+
+#: the reward's coefficient a and the optimistic initial weight w1 (Alg. 2 and section 3.1 of the paper)
+RL_SCALE, RL_INITIAL = 20.0, 1000.0
+
+
+class _Lemma:
+    __slots__ = ("literals", "lbd", "weight", "guard", "on")
+
+    def __init__(self, literals: tuple, lbd: int):
+        self.literals = literals        # ((positive, Symbol), ...): the constraint ":- l1, ..., ln."
+        self.lbd = lbd
+        self.weight = RL_INITIAL
+        self.guard = None               # the program literal of its switch in the current Control
+        self.on = False                 # active at the last solve
+
+
+class RlChoiceSolver(KeptChoiceSolver):
+    """``rl``: the paper's reinforcement-learned constraint cache on one kept Control. clasp forgets its own
+    lemmas at every time point (``--forget-on-step=lemmaScores,lemmas``, all constraints "frozen") and writes
+    the lemmas it learns over shown atoms with their LBD (``--lemma-out-txt``, ``--lemma-out-dom=output``,
+    ``--lemma-out-lbd``); a store keeps at most ``store`` of them with weights ``w <- w + lambda (R - w)`` and
+    adds the ``active`` best as integrity constraints, each switched by an external atom of its own (Alg. 2).
+
+    Approximations, where clingo does not expose what the paper's solver does (docs/reasoning.md): only lemmas
+    over shown atoms can be handed back (clasp names no other atom); a lemma counts as used when it was active
+    and binding in the answer (all its literals but one true); a lemma written after the answer was found is
+    counted at the next time point; LBD enters the reward relative to the ``lbd`` bound."""
+
+    def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None,
+                 params: RlParams = RlParams()):
+        self.params = params
+        self.lemmas: dict = {}          # literals -> _Lemma
+        self.dead = 0                   # switches turned off for good in the current Control
+        self._host = self._pipe = None
+        super().__init__(spec, static, externals, "lemmaScores,lemmas")
+        self.kind = "rl"
+
+    def _new_control(self):
+        self.close()
+        self._pipe = _LemmaPipe()
+        self._host = _HostedControl(self.args + ["--outf=3", "-V0", f"--lemma-out={self._pipe.path}",
+                                                 "--lemma-out-txt", "--lemma-out-dom=output",
+                                                 f"--lemma-out-lbd={self.params.lbd}"])
+        return self._host.ctl
+
+    def _rebuild(self, current) -> None:
+        super()._rebuild(current)
+        self.dead = 0
+        for lemma in self.lemmas.values():
+            lemma.guard = None
+        self._add(list(self.lemmas.values()))
+
+    def _add(self, lemmas: list) -> None:
+        """The lemmas' constraints, each guarded by a new external atom (false until activated)."""
+        atoms = self.ctl.symbolic_atoms
+        with self.ctl.backend() as backend:
+            for lemma in lemmas:
+                body = []
+                for positive, symbol in lemma.literals:
+                    found = atoms[symbol]
+                    if found is None:
+                        break
+                    body.append(found.literal if positive else -found.literal)
+                else:
+                    guard = backend.add_atom()
+                    backend.add_external(guard, clingo.TruthValue.False_)
+                    backend.add_rule([], body + [guard])
+                    lemma.guard = guard
+
+    def _answer(self):
+        started = time.perf_counter()
+        ranked = sorted(self.lemmas.values(), key=lambda c: -c.weight)
+        active = {id(c) for c in ranked[:self.params.active]}
+        for lemma in ranked:
+            on = id(lemma) in active and lemma.guard is not None
+            if lemma.guard is not None:
+                self.ctl.assign_external(lemma.guard, on)
+            lemma.on = on
+        answer = _chosen(self.ctl)
+        self._learn(answer, active)
+        self.stats["search_s"] = self.stats.get("search_s", 0.0) + time.perf_counter() - started
+        return answer
+
+    def _learn(self, answer, active: set) -> None:
+        """Alg. 2, lines 10-13: rewards of every stored lemma, the new ones added, the store cut to ``store``."""
+        learned = {}
+        for line in self._pipe.lines():
+            lemma = _parse_lemma(line)
+            if lemma is not None:
+                learned[lemma[0]] = lemma[1]
+        true = set(answer or ())
+        p, scale = self.params, RL_SCALE
+        new = {}
+        for literals, lbd in learned.items():
+            if literals not in self.lemmas:
+                lemma = self.lemmas[literals] = _Lemma(literals, lbd)
+                reward = scale * (1 - 2 * lbd / p.lbd)
+                lemma.weight = RL_INITIAL + p.rate * reward
+                new[literals] = lemma
+        for literals, lemma in self.lemmas.items():
+            if literals in new:
+                continue
+            rediscovered = literals in learned
+            if rediscovered:
+                lemma.lbd = learned[literals]
+            used = lemma.on and answer is not None and \
+                sum((symbol in true) == positive for positive, symbol in literals) == len(literals) - 1
+            frozen = id(lemma) not in active
+            reward = scale * (1 - 2 * lemma.lbd / p.lbd + used - (frozen and rediscovered)
+                              - 0.25 * (frozen and not rediscovered))
+            lemma.weight += p.rate * (reward - lemma.weight)
+        if len(self.lemmas) > p.store:
+            keep = sorted(self.lemmas.values(), key=lambda c: -c.weight)[:p.store]
+            kept = {id(c) for c in keep}
+            for literals in [k for k, c in self.lemmas.items() if id(c) not in kept]:
+                lemma = self.lemmas.pop(literals)
+                if lemma.guard is not None:
+                    self.ctl.release_external(lemma.guard)
+                    self.dead += 1
+        self._add([c for k, c in new.items() if k in self.lemmas])
+        if self.dead > 4 * p.store:             # released switches keep their rules: the next call starts over
+            self.ctl = None
+        self.stats["lemmas"] = len(self.lemmas)
+
+    def close(self) -> None:
+        if self._host is not None:
+            self._host.close()
+        if self._pipe is not None:
+            self._pipe.close()
+        self._host = self._pipe = self.ctl = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _parse_lemma(line: str):
+    """``:- a(1), not b(2).  %lbd = 3`` (clasp's text lemmas) as ((positive, Symbol), ...) sorted, and the LBD;
+    None for anything else. The atoms are read by clingo's term parser (clasp prints them from the symbols)."""
+    text, _, comment = line.partition("%")
+    text = text.strip()
+    if not text.startswith(":-") or not text.endswith("."):
+        return None
+    lbd = comment.replace("lbd", "").replace("=", "").strip()
+    literals = []
+    for piece in _top_level_split(text[2:-1]):
+        piece = piece.strip()
+        positive = not piece.startswith("not ")
+        try:
+            symbol = clingo.parse_term(piece if positive else piece[4:].strip())
+        except RuntimeError:
+            return None
+        literals.append((positive, symbol))
+    if not literals:
+        return None
+    return tuple(sorted(literals)), int(lbd) if lbd.isdigit() else 1
+
+
+def _top_level_split(text: str) -> list[str]:
+    """Split at commas outside brackets and strings."""
+    out, depth, start, in_str, i = [], 0, 0, False, 0
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+        i += 1
+    out.append(text[start:])
+    return out
+
+
 #: "incremental" keeps Controls and falls back to restarting a subprogram whose input domain keeps growing;
 #: "incremental-strict" never falls back (tests use it to exercise the external-flipping path everywhere)
 STRATEGIES = ("auto", "incremental", "restart", "incremental-strict")
@@ -317,23 +637,39 @@ CHOICE_STRATEGIES = {
 }
 #: the choice part's strategy under the stratified part's own strategy names (incremental-strict)
 DEFAULT_CHOICE_STRATEGY = "incremental"
-#: the strategies ``auto`` chooses among for the choice part (``rules.bandit``)
-AUTO_ARMS = ("incremental", "progress", "forget", "restart")
-ALL_STRATEGIES = STRATEGIES + tuple(s for s in CHOICE_STRATEGIES if s not in STRATEGIES)
+#: the strategies ``auto`` chooses among, the one most often best first (experiments/README.md, "Choice part")
+AUTO_ARMS = ("forget-lemmas", "rl", "incremental", "restart")
+#: the choice part's learned-constraint cache (``RlChoiceSolver``); ``rl:lambda=..,store=..,active=..,lbd=..``
+#: sets its parameters (``RlParams.parse``)
+RL = "rl"
+ALL_STRATEGIES = STRATEGIES + tuple(s for s in CHOICE_STRATEGIES if s not in STRATEGIES) + (RL,)
+
+
+def check_strategy(strategy: str) -> str:
+    """``strategy`` if it names one (an ``rl`` one with valid parameters), else a ProgramError."""
+    if strategy.partition(":")[0] == RL:
+        RlParams.parse(strategy)
+        return strategy
+    if strategy not in ALL_STRATEGIES:
+        raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))
+    return strategy
 
 
 class AutoChoiceSolver:
-    """``auto`` for the choice part: a solver per strategy of ``AUTO_ARMS`` (built on first use, each keeping
-    its own Control), and a bandit over their measured step times (``rules.bandit.StepBandit``) that picks the
-    one to run at each time point. A kept solver that was not run for a while catches up on its next step: it
-    is given the whole current input, as at every step."""
+    """``auto`` for the choice part: the strategies of ``AUTO_ARMS``, each a solver of its own (built on first
+    use, a kept one keeping its own Control), and a bandit over measured step times
+    (``rules.bandit.ProbingBandit``): the incumbent solves every time point, and now and then another strategy
+    solves the same time point too (its answer unused), so that they are compared on the same inputs; one
+    that is clearly faster takes over. A kept solver that was not run for a while catches up on its next
+    step: it is given the whole current input, as at every step."""
     kind = "auto"
 
     def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None, arms=AUTO_ARMS):
-        from srtopo.rules.bandit import StepBandit
+        from srtopo.rules.bandit import ProbingBandit
         self.spec, self.static, self.externals = spec, static, externals
-        self.bandit = StepBandit(tuple(arms))
+        self.bandit = ProbingBandit(tuple(arms))
         self.solvers: dict = {}
+        self._probe = None
 
     @property
     def stats(self) -> dict:
@@ -342,24 +678,78 @@ class AutoChoiceSolver:
             for key in out:
                 out[key] += solver.stats.get(key, 0)
         out["pulls"] = dict(self.bandit.pulls)
+        out["incumbent"] = self.bandit.incumbent
         return out
 
-    def solve(self, inputs) -> list | None:
-        arm = self.bandit.choose()
+    def _solver(self, arm):
         solver = self.solvers.get(arm)
         if solver is None:
-            solver = self.solvers[arm] = make_choice_solver(arm, self.spec, self.static, self.externals)
+            # not adaptive: an arm runs on some time points only, so its input domain grows between its calls
+            # and it would fall back to restarting; restart is an arm of its own, and the bandit picks it if it
+            # is faster
+            solver = self.solvers[arm] = make_choice_solver(arm, self.spec, self.static, self.externals,
+                                                            adaptive=False)
+        return solver
+
+    def solve(self, inputs) -> list | None:
+        self._collect(wait=False)
         started = time.perf_counter()
-        answer = solver.solve(inputs)
-        self.bandit.record(arm, time.perf_counter() - started)
+        incumbent = self.bandit.incumbent
+        answer = self._solver(incumbent).solve(inputs)
+        seconds = time.perf_counter() - started
+        challenger = self.bandit.challenger()
+        warm = self.bandit.warm
+        self.bandit.record(seconds)
+        if challenger is not None and self._probe is None:
+            # the challenger solves the same time point on a thread of its own once the answer is out: its
+            # answer is not used, and on a second core the probe does not delay the stream (clingo releases
+            # the GIL while it grounds and solves)
+            solver = self._solver(challenger)
+            box: dict = {}
+
+            def probe():
+                t0 = time.perf_counter()
+                solver.solve(inputs)
+                box["seconds"] = time.perf_counter() - t0
+            thread = threading.Thread(target=probe, name="srtopo-probe", daemon=True)
+            self._probe = (thread, challenger, seconds, box, warm)
+            _PROBES.add(self)
+            thread.start()
         return answer
 
+    def _collect(self, wait: bool) -> None:
+        """The running probe's outcome to the bandit once it has ended (``wait``: wait for it)."""
+        if self._probe is None:
+            return
+        thread, challenger, incumbent_seconds, box, warm = self._probe
+        if wait:
+            thread.join()
+        if thread.is_alive():
+            return
+        self._probe = None
+        _PROBES.discard(self)
+        if "seconds" in box:
+            self.bandit.probed(challenger, box["seconds"], incumbent_seconds, warm)
 
-def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):
+    def close(self) -> None:
+        self._collect(wait=True)
+
+
+#: ``auto`` solvers with a probe running: waited for before the interpreter exits (a thread inside clingo when
+#: Python finalizes aborts the process)
+_PROBES: set = set()
+atexit.register(lambda: [solver.close() for solver in list(_PROBES)])
+
+
+def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None,
+                       adaptive: bool = True):
     """The choice part's solver for ``strategy`` (``CHOICE_STRATEGIES``, or ``auto``: a bandit among
     ``AUTO_ARMS``; the stratified part's other strategy names give ``DEFAULT_CHOICE_STRATEGY``)."""
     if strategy == "auto":
         return AutoChoiceSolver(spec, static, externals)
+    if strategy.partition(":")[0] == RL:
+        kept = RlChoiceSolver(spec, static, externals, RlParams.parse(strategy))
+        return AdaptiveSolver(spec, inner=kept, fallback=ChoiceSolver) if adaptive else kept
     if strategy not in CHOICE_STRATEGIES:
         if strategy not in STRATEGIES:
             raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))
@@ -368,9 +758,10 @@ def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None 
     if kept is None:
         return ChoiceSolver(spec, externals)
     forget, extra = kept
+    solver = KeptChoiceSolver(spec, static, externals, forget, extra)
     # a kept Control rebuilt at half of the recent time points (an input domain that keeps growing, e.g. @now)
     # restarts instead, as the stratified part's kept solvers do
-    return AdaptiveSolver(spec, inner=KeptChoiceSolver(spec, static, externals, forget, extra), fallback=ChoiceSolver)
+    return AdaptiveSolver(spec, inner=solver, fallback=ChoiceSolver) if adaptive else solver
 
 
 def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):

@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
+        compile.fold_strategy(args)
         return int(args.handler(args) or 0)
     except SrtopoError as error:
         if args.debug:

@@ -37,15 +37,37 @@ def add_program_arguments(parser) -> None:
                         help="'always' does not hold over a window that reaches before the first time point")
     parser.add_argument("--py-script", action="append", default=[], metavar="A.py[,B.py]",
                         help="Python scripts defining the external atoms &f(...;...) (repeatable or comma-separated)")
-    from srtopo.rules.solver import CHOICE_STRATEGIES
+    from srtopo.rules.solver import CHOICE_STRATEGIES, RL
     parser.add_argument("--strategy", default="auto",
-                        choices=("auto", "incremental", "restart") + tuple(CHOICE_STRATEGIES)[2:],
+                        choices=("auto", "incremental", "restart") + tuple(CHOICE_STRATEGIES)[2:] + (RL,),
                         help="how clingo is used (default auto: kept solvers where background facts fix the input "
                              "domain); also decides how the program is cut into stages. For a program's choice "
                              "part: restart (a new Control per time point), incremental (one kept Control, "
-                             "everything kept; auto), forget, forget-lemmas, forget-signs, forget-scores (what the "
-                             "kept Control forgets at each time point) or progress (saved phases kept, lemmas "
-                             "forgotten)")
+                             "everything kept), forget, forget-lemmas, forget-signs, forget-scores (what the "
+                             "kept Control forgets at each time point), progress (saved phases kept, lemmas "
+                             "forgotten), rl (a cache of learned constraints weighted by reinforcement learning; "
+                             "--rl-*) or auto (a bandit over measured step times)")
+    g = parser.add_argument_group("--strategy rl (the choice part's cache of learned constraints)")
+    g.add_argument("--rl-lambda", type=float, default=None, help="learning rate, 0 < lambda <= 1 (default 0.1)")
+    g.add_argument("--rl-store", type=int, default=None, help="learned constraints kept, n (default 400)")
+    g.add_argument("--rl-active", type=int, default=None,
+                   help="learned constraints switched on at each time point, k <= n (default 200)")
+    g.add_argument("--rl-lbd", type=int, default=None,
+                   help="largest LBD of a learned constraint clasp hands over (default 4)")
+
+
+def fold_strategy(args) -> None:
+    """``--strategy rl`` with its ``--rl-*`` flags as one strategy name (``rules.solver.RlParams``)."""
+    from srtopo.errors import ProgramError
+    from srtopo.rules.solver import RL, RlParams
+    given = {k: getattr(args, f"rl_{k}", None) for k in ("lambda", "store", "active", "lbd")}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        return
+    if getattr(args, "strategy", None) != RL:
+        raise ProgramError("--rl-lambda, --rl-store, --rl-active and --rl-lbd set the rl strategy",
+                           hint="add --strategy rl")
+    args.strategy = RlParams.parse(RL + ":" + ",".join(f"{k}={v}" for k, v in given.items())).name()
 
 
 def add_graph_argument(parser) -> None:

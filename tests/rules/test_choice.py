@@ -202,7 +202,7 @@ def test_reason_cli_writes_the_unsatisfiable_record(tmp_path):
 
 
 STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress",
-              "auto")
+              "auto", "rl", "rl:lambda=1,store=6,active=3,lbd=8")
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -227,15 +227,22 @@ def test_every_strategy_answers_every_time_point_validly(tmp_path, strategy):
             assert queens.check(n, given, pairs(model.atoms, "queen")) == []
 
 
-def test_reason_cli_takes_the_choice_strategies(tmp_path):
-    for strategy in ("forget", "progress"):
+def test_reason_cli_takes_the_choice_strategies(tmp_path, capsys):
+    for strategy in (("forget",), ("progress",), ("rl",), ("rl", "--rl-lambda", "0.5", "--rl-store", "20",
+                                                           "--rl-active", "5", "--rl-lbd", "6")):
         code, lines = reason_cli(tmp_path, queens.program(5), "0 given(1,1)\n1 given(3,1)\n",
-                                 "--strategy", strategy)
+                                 "--strategy", *strategy)
         assert code == 0 and [len(x["atoms"]) for x in lines] == [5, 5]
+    capsys.readouterr()
+    code, _lines = reason_cli(tmp_path, queens.program(5), "0 given(1,1)\n", "--rl-lambda", "0.5")
+    assert code == 2 and "add --strategy rl" in capsys.readouterr().err
+    code, _lines = reason_cli(tmp_path, queens.program(5), "0 given(1,1)\n", "--strategy", "rl", "--rl-active", "9",
+                              "--rl-store", "3")
+    assert code == 2 and "active <= store" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("strategy,groundings", [("restart", 12), ("incremental", 2), ("forget", 2),
-                                                 ("progress", 2)])
+                                                 ("progress", 2), ("rl", 2)])
 @pytest.mark.parametrize("declared", [False, True])
 def test_kept_strategies_ground_once_per_input_domain(tmp_path, strategy, groundings, declared):
     """Over a settled input domain a kept Control is grounded once and only its externals change; a restart
@@ -326,3 +333,55 @@ def test_more_choice_part_errors_are_located():
     # a cycle of negation through a window that reads only earlier time points is a choice part
     topology = compile_program(parse_program("a :- not b.\nb :- not a.\nb :- a in {1}.\n", "p.lp"))
     assert topology.stages[-1].choice
+
+
+def test_rl_caches_learned_constraints_within_its_bounds_and_every_answer_is_valid():
+    """``rl`` on a hard enough PUP stream: clasp hands over lemmas, the store keeps at most ``store`` of them,
+    at most ``active`` are switched on per time point, and a store that keeps turning lemmas away starts its
+    Control over (switches of dropped lemmas cannot be removed) without changing any answer."""
+    from srtopo.rules.solver import RlChoiceSolver, RlParams, SubprogramSpec, make_choice_solver
+    n = 6
+    instance = pup.double_instance(n)
+    stream = pup.pup_stream(n, steps=40, seed=2, alpha=0.7)
+    topology = compile_program(parse_program(pup.program(n), "pup.lp"))
+    stage = topology.stages[-1]
+    assert stage.choice
+    from srtopo.rules.evaluate import Reasoner
+    reasoner = Reasoner(topology, strategy="rl:lambda=0.5,store=5,active=2,lbd=16")
+    solver = reasoner.subprograms[-1].solver.inner
+    assert isinstance(solver, RlChoiceSolver) and solver.params == RlParams(0.5, 5, 2, 16)
+    seen, actives = 0, []
+    from srtopo.rules.stream import read_records
+    for record, off in zip(read_records(pup.log_lines(stream)), stream):
+        result = reasoner.step(record.atoms)
+        assert result.satisfiable
+        atoms = [str(a) for a in reasoner.shown(result)]
+        assert pup.check(instance, off, pairs(atoms, "zone2unit"), pairs(atoms, "sensor2unit")) == []
+        assert len(solver.lemmas) <= 5
+        actives.append(sum(1 for c in solver.lemmas.values() if c.on))
+        seen = max(seen, solver.stats.get("lemmas", 0))
+    assert seen > 0 and max(actives) <= 2
+    assert solver.stats["groundings"] >= 2          # dropped lemmas' switches piled up: the Control started over
+    solver.close()
+    with pytest.raises(ProgramError, match="rl parameter"):
+        make_choice_solver("rl:lambda=x", SubprogramSpec("a.", (), ()))
+    with pytest.raises(ProgramError, match="unknown rl parameter"):
+        make_choice_solver("rl:k=3", SubprogramSpec("a.", (), ()))
+
+
+def test_auto_keeps_its_kept_arms_kept_while_the_input_domain_grows():
+    """An arm of ``auto`` runs on some time points only, so its input domain grows between its calls; it keeps
+    its Control (rebuilt when needed) instead of falling back to restarting, which is an arm of its own."""
+    from srtopo.rules.evaluate import Reasoner
+    from srtopo.rules.solver import AutoChoiceSolver, KeptChoiceSolver
+    from srtopo.rules.stream import read_records
+    n = 6
+    stream = pup.pup_stream(n, steps=48, seed=4, alpha=0.7)
+    reasoner = Reasoner(compile_program(parse_program(pup.program(n), "pup.lp")), strategy="auto")
+    for record in read_records(pup.log_lines(stream)):
+        assert reasoner.step(record.atoms).satisfiable
+    auto = reasoner.subprograms[-1].solver
+    assert isinstance(auto, AutoChoiceSolver)
+    kept = [s for arm, s in auto.solvers.items() if arm != "restart"]
+    assert kept and all(isinstance(s, KeptChoiceSolver) and s.ctl is not None for s in kept)
+    assert sum(s.stats["groundings"] for s in kept) < sum(s.stats["solves"] for s in kept)
