@@ -575,13 +575,14 @@ class RlChoiceSolver(KeptChoiceSolver):
 def _parse_lemma(line: str):
     """``:- a(1), not b(2).  %lbd = 3`` (clasp's text lemmas) as ((positive, Symbol), ...) sorted, and the LBD;
     None for anything else. The atoms are read by clingo's term parser (clasp prints them from the symbols)."""
-    text, _, comment = line.partition("%")
-    text = text.strip()
+    from srtopo.rules.stream import split_top_level
+    text, marked, comment = line.rpartition("%lbd")
+    text = text.strip() if marked else line.strip()
     if not text.startswith(":-") or not text.endswith("."):
         return None
-    lbd = comment.replace("lbd", "").replace("=", "").strip()
+    lbd = comment.replace("=", "").strip() if marked else ""
     literals = []
-    for piece in _top_level_split(text[2:-1]):
+    for piece in split_top_level(text[2:-1], ","):
         piece = piece.strip()
         positive = not piece.startswith("not ")
         try:
@@ -592,30 +593,6 @@ def _parse_lemma(line: str):
     if not literals:
         return None
     return tuple(sorted(literals)), int(lbd) if lbd.isdigit() else 1
-
-
-def _top_level_split(text: str) -> list[str]:
-    """Split at commas outside brackets and strings."""
-    out, depth, start, in_str, i = [], 0, 0, False, 0
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-        i += 1
-    out.append(text[start:])
-    return out
 
 
 #: "incremental" keeps Controls and falls back to restarting a subprogram whose input domain keeps growing;

@@ -113,6 +113,11 @@ def _short(text: str) -> str:
 
 def split_atoms(text: str) -> list[str]:
     """Split ``a(1); b("x;y"); c`` at top-level ';' (not inside strings or brackets)."""
+    return [p for p in (s.strip() for s in split_top_level(text, ";")) if p]
+
+
+def split_top_level(text: str, separator: str) -> list[str]:
+    """Split ``text`` at each ``separator`` outside strings and brackets."""
     out, depth, start, in_str, i = [], 0, 0, False, 0
     while i < len(text):
         c = text[i]
@@ -127,12 +132,12 @@ def split_atoms(text: str) -> list[str]:
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif c == ";" and depth == 0:
+        elif c == separator and depth == 0:
             out.append(text[start:i])
             start = i + 1
         i += 1
     out.append(text[start:])
-    return [p for p in (s.strip() for s in out) if p]
+    return out
 
 
 def parse_timestamp(text: str):

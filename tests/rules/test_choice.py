@@ -266,12 +266,13 @@ def test_kept_strategies_ground_once_per_input_domain(tmp_path, strategy, ground
                for m in result.models)
 
 
-def test_the_bundled_example_runs_as_the_readme_says(tmp_path):
+@pytest.mark.parametrize("strategy", [("auto",), ("rl", "--rl-lambda", "0.1")])
+def test_the_bundled_example_runs_as_the_readme_says(tmp_path, strategy):
     from srtopo.cli import main
     root = __file__.rsplit("/tests/", 1)[0]
     out = tmp_path / "out.jsonl"
     assert main(["reason", "--program", f"{root}/examples/queens.idlvsr", "--stream", f"{root}/examples/queens.log",
-                 "--strategy", "auto", "--out", str(out)]) == 0
+                 "--strategy", *strategy, "--out", str(out)]) == 0
     import json
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     given = [line.split(" ", 1)[1] for line in open(f"{root}/examples/queens.log").read().splitlines()]
@@ -385,3 +386,14 @@ def test_auto_keeps_its_kept_arms_kept_while_the_input_domain_grows():
     kept = [s for arm, s in auto.solvers.items() if arm != "restart"]
     assert kept and all(isinstance(s, KeptChoiceSolver) and s.ctl is not None for s in kept)
     assert sum(s.stats["groundings"] for s in kept) < sum(s.stats["solves"] for s in kept)
+
+
+def test_clasp_lemma_lines_become_literals_of_parsed_atoms():
+    from clingo import Function, Number, String
+
+    from srtopo.rules.solver import _parse_lemma
+    literals, lbd = _parse_lemma(':- not a(4), b("x,%y",(1,2)), not c.  %lbd = 3')
+    assert lbd == 3
+    assert set(literals) == {(False, Function("a", [Number(4)])), (False, Function("c")),
+                             (True, Function("b", [String("x,%y"), Function("", [Number(1), Number(2)])]))}
+    assert _parse_lemma("% a comment") is None and _parse_lemma(":- p(.") is None
