@@ -728,8 +728,7 @@ def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None 
         kept = RlChoiceSolver(spec, static, externals, RlParams.parse(strategy))
         return AdaptiveSolver(spec, inner=kept, fallback=ChoiceSolver) if adaptive else kept
     if strategy not in CHOICE_STRATEGIES:
-        if strategy not in STRATEGIES:
-            raise ProgramError(f"unknown strategy {strategy!r}", hint="use one of " + ", ".join(ALL_STRATEGIES))
+        check_strategy(strategy)
         strategy = DEFAULT_CHOICE_STRATEGY
     kept = CHOICE_STRATEGIES[strategy]
     if kept is None:
