@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -60,6 +61,7 @@ def run_strategy(program: str, lines: list[str], checks, strategy: str, budget: 
     seconds, verdicts, invalid = [], [], 0
     rss_at: dict = {}
     started = time.perf_counter()
+    solver = reasoner.subprograms[-1].solver
     for step, atoms in enumerate(points):
         t0 = time.perf_counter()
         result = reasoner.step(atoms)
@@ -68,20 +70,54 @@ def run_strategy(program: str, lines: list[str], checks, strategy: str, budget: 
         if result.satisfiable and checks is not None and checks[step](result.atoms):
             invalid += 1
         if step + 1 in (1000, len(points)):
-            rss_at[step + 1] = rss_mb()
+            rss_at[step + 1] = _rss(solver)
         if budget is not None and time.perf_counter() - started > budget:
             break
-    stats = reasoner.subprograms[-1].solver.stats
-    return {"strategy": strategy, "steps": len(seconds), "seconds": seconds, "satisfiable": verdicts,
-            "invalid": invalid, "ground_s": round(stats.get("ground_s", 0.0), 4),
-            "search_s": round(stats.get("search_s", 0.0), 4), "groundings": stats.get("groundings", 0),
-            "rss_mb": rss_mb(), "rss_at": rss_at}
+    stats = solver.stats
+    row = {"strategy": strategy, "steps": len(seconds), "seconds": seconds, "satisfiable": verdicts,
+           "invalid": invalid, "ground_s": round(stats.get("ground_s", 0.0), 4),
+           "search_s": round(stats.get("search_s", 0.0), 4), "groundings": stats.get("groundings", 0),
+           "rss_mb": _rss(solver), "rss_at": rss_at}
+    if "incumbent" in stats:
+        row["incumbent"], row["pulls"] = stats["incumbent"], stats["pulls"]
+    if hasattr(solver, "close"):
+        solver.close()
+    return row
+
+
+def _rss(solver) -> float | None:
+    """This process's RSS, plus the probe process's for ``auto`` (part of what it costs)."""
+    own, pid = rss_mb(), getattr(solver, "probe_pid", None)
+    probe = rss_mb(pid) if pid else None
+    return own if own is None or probe is None else round(own + probe, 1)
 
 
 def summary(row: dict) -> dict:
     s = row["seconds"]
     return {"median_ms": round(1000 * percentile(s, 0.5), 3), "p95_ms": round(1000 * percentile(s, 0.95), 3),
             "max_ms": round(1000 * max(s), 3) if s else None, "mean_ms": round(1000 * sum(s) / len(s), 3) if s else None}
+
+
+def families(rows: list[dict]) -> list[dict]:
+    """Per problem, the best fixed strategy over the family's sizes, and ``auto`` against it: each strategy's
+    geometric mean over the sizes of its median step time (every size counts alike, however slow), over the
+    sizes where every strategy ran."""
+    out = []
+    for problem in sorted({r["problem"] for r in rows}):
+        mine = [r for r in rows if r["problem"] == problem]
+        strategies = sorted({r["strategy"] for r in mine})
+        sizes = [n for n in sorted({r["size"] for r in mine})
+                 if all(any(r["size"] == n and r["strategy"] == s for r in mine) for s in strategies)]
+        if "auto" not in strategies or len(strategies) < 2 or not sizes:
+            continue
+        mean = {s: math.exp(sum(math.log(max(r["median_ms"], 1e-6)) for r in mine
+                                if r["strategy"] == s and r["size"] in sizes) / len(sizes)) for s in strategies}
+        best = min((s for s in strategies if s != "auto"), key=mean.get)
+        out.append({"problem": problem, "sizes": sizes, "best": best, "best_geomean_ms": round(mean[best], 3),
+                    "auto_geomean_ms": round(mean["auto"], 3),
+                    "auto_over_best": round(mean["auto"] / mean[best], 3),
+                    "geomean_ms": {s: round(v, 3) for s, v in mean.items()}})
+    return out
 
 
 def main(argv=None) -> int:
@@ -130,6 +166,11 @@ def main(argv=None) -> int:
             print(f"{problem} {size:3} {r['strategy']:14} median {row['median_ms']:8.2f} ms  p95 "
                   f"{row['p95_ms']:8.2f} ms  x{row.get('restart_over_this_median', 0):7.2f}  steps {r['steps']}",
                   file=sys.stderr)
+    family_rows = families(rows)
+    for f in family_rows:
+        print(f"{f['problem']}: best fixed strategy {f['best']} (geometric mean of medians "
+              f"{f['best_geomean_ms']} ms), auto {f['auto_geomean_ms']} ms: auto / best {f['auto_over_best']}",
+              file=sys.stderr)
     long_rows = []
     if args.long_steps:
         for strategy in progress(strategies, desc=f"{args.long_steps} steps"):
@@ -143,7 +184,7 @@ def main(argv=None) -> int:
         json.dump({"date": time.strftime("%Y-%m-%d"), "args": {k: v for k, v in vars(args).items() if k != "worker"},
                    "rows": [{k: v for k, v in r.items() if k != "seconds"} | {"seconds": [round(x, 5) for x in
                                                                                      r["seconds"]]} for r in rows],
-                   "long": long_rows, "failures": failures}, handle, indent=1)
+                   "families": family_rows, "long": long_rows, "failures": failures}, handle, indent=1)
     with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
         fields = ["problem", "size", "strategy", "steps", "median_ms", "p95_ms", "max_ms", "mean_ms",
                   "restart_over_this_median", "ground_s", "search_s", "groundings", "unsatisfiable_steps", "rss_mb"]

@@ -5,13 +5,13 @@ it solved the one before. Running strategies in turns (a classic bandit's explor
 every kept one and measures them on different time points, where one stretch of a stream can be ten times
 harder than the next. So this bandit runs one strategy, the incumbent, at every time point, and measures the
 others on the same time points: every ``period`` time points one challenger also solves the ``block`` time
-points just solved (its answer is not used; the first of them, where a kept strategy catches up on what changed
-since it last ran, is not measured), which gives paired ratios, challenger time over incumbent time. A challenger
-whose median ratio over its last ``window`` probes (all of them measured since the incumbent took over) is
-below ``1 / switch`` becomes the incumbent. A challenger
-much slower than the incumbent (a ratio above ``give_up``: on a hard instance a strategy that forgets the
-saved phases takes seconds where the best takes milliseconds) is probed again only after 2, 4, 8... periods,
-so that it costs the stream little.
+points that follow, in turn (elsewhere: its answers are not used; the first of them, where a kept strategy
+catches up on what changed since it last ran, is not measured), which gives paired ratios, challenger time over
+incumbent time. A challenger whose median ratio over its last ``window`` probes (all of them measured since the
+incumbent took over; by default one block's) is below ``1 / switch`` becomes the incumbent. A challenger much
+slower than the incumbent (a ratio above ``give_up``: on a hard instance a strategy that forgets the saved
+phases takes seconds where the best takes milliseconds) is probed again only after 2, 4, 8... periods, so that
+it costs little. A new block waits while earlier probes are still being solved.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from statistics import median
 
 
 class ProbingBandit:
-    def __init__(self, arms: tuple, period: int = 8, window: int = 3, switch: float = 2.0, give_up: float = 8.0,
-                 first: int = 4, block: int = 3):
+    def __init__(self, arms: tuple, period: int = 16, window: int = 7, switch: float = 1.5, give_up: float = 8.0,
+                 first: int = 4, block: int = 8):
         if not arms:
             raise ValueError("a bandit needs an arm")
         self.arms = tuple(arms)
@@ -32,21 +32,24 @@ class ProbingBandit:
         self.backoff = {arm: 0 for arm in self.arms}    # times in a row the arm was found far slower
         self.next_probe = {arm: 0 for arm in self.arms}
         self.step = 0
+        self._due = first                                # the step from which the next probe may start
         self.pulls = {arm: 0 for arm in self.arms}       # time points each arm solved (probes included)
         self.switches = 0
         self._turn = 0
 
-    def challenger(self):
+    def challenger(self, busy: bool = False):
         """The arm to probe at this time point after the incumbent, or None; ``warm`` says whether it also
         solved the time point before (a probe's first time point is not measured: a kept strategy first catches
-        up on what changed since it last ran)."""
+        up on what changed since it last ran). ``busy``: earlier probes are still running, so a new block
+        waits (a block under way goes on: its time points queue up behind each other)."""
         if self._left > 0 and self._current != self.incumbent:
             self._left -= 1
             self.warm = True
             return self._current
         self._left = 0
-        if self.step < self.first or (self.step - self.first) % self.period:
+        if busy or self.step < self._due:
             return None
+        self._due = self.step + self.period
         others = [arm for arm in self.arms if arm != self.incumbent and self.next_probe[arm] <= self.step]
         if not others:
             return None
@@ -55,6 +58,12 @@ class ProbingBandit:
         self._left = self.block - 1
         self.warm = False
         return self._current
+
+    def retire(self, arm) -> None:
+        """``arm`` cannot run (its solver failed): never probed again."""
+        self.next_probe[arm] = float("inf")
+        if arm == self._current:
+            self._left = 0
 
     def record(self, incumbent_seconds: float, challenger=None, challenger_seconds: float | None = None,
                warm: bool = True) -> None:
@@ -77,8 +86,9 @@ class ProbingBandit:
         if ratio > self.give_up:
             if challenger == self._current:
                 self._left = 0
-            self.backoff[challenger] += 1
-            self.next_probe[challenger] = self.step + self.period * 2 ** self.backoff[challenger]
+            if self.next_probe[challenger] <= self.step:        # once per block, whose probes may all be queued
+                self.backoff[challenger] += 1
+                self.next_probe[challenger] = self.step + self.period * 2 ** self.backoff[challenger]
         else:
             self.backoff[challenger] = 0
         found = self.ratios[challenger]

@@ -19,7 +19,7 @@ def play(bandit: ProbingBandit, cost, steps: int) -> tuple[list, list]:
 
 
 def test_the_first_arm_runs_until_another_is_measured_faster_on_the_same_steps():
-    bandit = ProbingBandit(("a", "b", "c"), period=16, first=4, window=3, switch=1.5)
+    bandit = ProbingBandit(("a", "b", "c"), period=16, first=4, window=3, switch=1.5, block=3)
     costs = {"a": 10.0, "b": 1.0, "c": 5.0}
     incumbents, probes = play(bandit, lambda arm, step: costs[arm], 256)
     assert incumbents[0] == "a" and incumbents[-1] == "b"
@@ -59,7 +59,7 @@ def test_a_far_slower_arm_is_probed_ever_more_rarely():
 
 
 def test_an_arm_faster_on_some_probes_only_does_not_take_over():
-    """The default needs five probes at least twice as fast, in the median: two lucky ones do not switch."""
+    """The default takes the median of a block's seven measured probes: lucky ones alone do not switch."""
     bandit = ProbingBandit(("a", "b"))
     incumbents, probes = play(bandit, lambda arm, step: {"a": 1.0, "b": 0.1 if step % 3 == 0 else 1.6}[arm], 400)
     assert set(incumbents) == {"a"} and len(probes) > 20

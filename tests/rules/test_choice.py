@@ -370,22 +370,36 @@ def test_rl_caches_learned_constraints_within_its_bounds_and_every_answer_is_val
         make_choice_solver("rl:k=3", SubprogramSpec("a.", (), ()))
 
 
-def test_auto_keeps_its_kept_arms_kept_while_the_input_domain_grows():
-    """An arm of ``auto`` runs on some time points only, so its input domain grows between its calls; it keeps
-    its Control (rebuilt when needed) instead of falling back to restarting, which is an arm of its own."""
+def test_auto_probes_its_challengers_in_a_process_of_its_own_that_keeps_their_controls():
+    """``auto``'s challengers solve in the probe process, on the same time points as the incumbent; an arm runs
+    on some time points only, so its input domain grows between its calls, and it keeps its Control (rebuilt
+    when needed) instead of falling back to restarting, which is an arm of its own. A probe process that dies
+    leaves the stream to the incumbent."""
     from srtopo.rules.evaluate import Reasoner
-    from srtopo.rules.solver import AutoChoiceSolver, KeptChoiceSolver
+    from srtopo.rules.solver import AutoChoiceSolver
     from srtopo.rules.stream import read_records
     n = 6
-    stream = pup.pup_stream(n, steps=48, seed=4, alpha=0.7)
+    instance = pup.double_instance(n)
+    stream = pup.pup_stream(n, steps=64, seed=4, alpha=0.7)
     reasoner = Reasoner(compile_program(parse_program(pup.program(n), "pup.lp")), strategy="auto")
-    for record in read_records(pup.log_lines(stream)):
-        assert reasoner.step(record.atoms).satisfiable
     auto = reasoner.subprograms[-1].solver
     assert isinstance(auto, AutoChoiceSolver)
-    kept = [s for arm, s in auto.solvers.items() if arm != "restart"]
-    assert kept and all(isinstance(s, KeptChoiceSolver) and s.ctl is not None for s in kept)
-    assert sum(s.stats["groundings"] for s in kept) < sum(s.stats["solves"] for s in kept)
+    records = list(read_records(pup.log_lines(stream)))
+    for step, (record, off) in enumerate(zip(records, stream)):
+        if step == 48:
+            auto._probes.process.kill()
+        result = reasoner.step(record.atoms)
+        assert result.satisfiable
+        atoms = [str(a) for a in reasoner.shown(result)]
+        assert pup.check(instance, off, pairs(atoms, "zone2unit"), pairs(atoms, "sensor2unit")) == []
+        auto.settle()
+    assert not auto.probe_errors and not auto.probing          # the killed process ended the probing only
+    probed = sum(pulls for arm, pulls in auto.bandit.pulls.items()) - len(records)
+    assert probed >= 8
+    kept = [s for arm, s in auto.probe_stats.items() if arm != "restart"]
+    assert kept and sum(s["groundings"] for s in kept) < sum(s["solves"] for s in kept)
+    auto.close()
+    assert auto._probes is None
 
 
 def test_clasp_lemma_lines_become_literals_of_parsed_atoms():
