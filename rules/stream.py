@@ -23,7 +23,7 @@ from clingo import Function, Number, String, Symbol, SymbolType, parse_term
 from srtopo.errors import StreamInputError
 from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
 from srtopo.topology.records import RejectedRecord
-from srtopo.topology.tnt import LINE_PATTERN, NOT_UTF8, NotUtf8, decoded_lines, file_lines
+from srtopo.topology.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8, decoded_lines, file_lines
 
 
 class RecordError(StreamInputError):
@@ -78,6 +78,8 @@ def parse_atom(text: str) -> Symbol:
     text = text.strip()
     if not text:
         raise RecordError("empty atom")
+    if "\x00" in text:         # clingo reads a C string: it would take the text up to the NUL as the atom
+        raise RecordError(f"'{_short(text)}' holds a NUL character")
     try:
         sym = parse_term(text, logger=_quiet)
     except (RuntimeError, UnicodeDecodeError):    # clingo's message may quote text it cannot decode back
@@ -322,7 +324,6 @@ def _tnt_record(line: str):
 
 #: what undecodable bytes become: a line holding it is rejected as not UTF-8 on every runner (the Spark reader
 #: sees only the decoded text)
-REPLACEMENT = "\ufffd"
 
 
 def record_row(raw: str, fmt: str, duplicates: bool = False):

@@ -100,3 +100,24 @@ def test_comments_cite_papers_by_title_not_planning_notes():
                     if pattern.search(line):
                         offenders.append(f"{os.path.relpath(path, ROOT)}:{number}: {line.strip()[:80]}")
     assert not offenders, "\n".join(offenders[:20])
+
+
+def test_no_eval_pickle_or_shell_anywhere_in_the_package():
+    """Stream data and programs are parsed, never run: no eval or exec, no pickle (or marshal, shelve), no
+    shell (``shell=True``, ``os.system``, ``os.popen``)."""
+    offenders = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            where = f"{os.path.relpath(path, ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Call):
+                func = node.func
+                called = func.id if isinstance(func, ast.Name) else \
+                    f"{getattr(func.value, 'id', '')}.{func.attr}" if isinstance(func, ast.Attribute) else ""
+                if called in ("eval", "exec", "os.system", "os.popen"):
+                    offenders.append(f"{where}: {called}()")
+                if any(k.arg == "shell" and getattr(k.value, "value", False) is True for k in node.keywords):
+                    offenders.append(f"{where}: shell=True")
+        offenders += [f"{os.path.relpath(path, ROOT)}: imports {m}" for m in IMPORTS[name]
+                      if m.split(".")[0] in ("pickle", "marshal", "shelve", "dill", "cloudpickle")]
+    assert not offenders, "\n".join(offenders)

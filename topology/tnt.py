@@ -94,7 +94,7 @@ def tnt_records(lines: Iterable[str], source: str = "<stream>") -> Iterator[tupl
     """(tuple, line number) for every tuple of a stream, a RejectedRecord for every malformed line, in order."""
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
-        if isinstance(raw, NotUtf8):
+        if isinstance(raw, NotUtf8) or REPLACEMENT in line:
             yield RejectedRecord(source, number, line, NOT_UTF8)
             continue
         stripped = line.strip(WS_CHARS)
@@ -134,6 +134,8 @@ class NotUtf8(str):
 
 
 NOT_UTF8 = "not UTF-8 text"
+#: what a decoder writes for bytes it cannot read (Spark's text source does): a line holding it is not UTF-8
+REPLACEMENT = "\ufffd"
 
 
 def decoded_lines(raw_lines: Iterable[bytes]) -> Iterator[str]:

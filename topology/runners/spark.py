@@ -13,6 +13,7 @@ Records held in memory (``Tuples``, ``Lines``) are written under the checkpoint 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar, Sequence
 from urllib.parse import urlparse
 
-from srtopo.errors import UnsupportedByRunner
+from srtopo.errors import TopologyError, UnsupportedByRunner
 from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
 from srtopo.topology.records import Model, RejectedRecord, Report
@@ -356,6 +357,7 @@ class SparkRunner:
         else:
             frames = [frame(spark, source, i) for i, source in enumerate(sources)]
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins)
+        claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources))
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle
 
@@ -419,6 +421,49 @@ def rejected_of(row, origins: dict) -> RejectedRecord:
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
     return RejectedRecord(source, line, _get(row, "text"), _get(row, "reason"))
+
+
+#: the file in a checkpoint directory that says which query wrote it
+QUERY_FILE = "srtopo-query.json"
+
+
+def query_identity(topology: Topology, window: int | None, physical_plan: str, n_sources: int) -> dict:
+    """What a checkpoint's state belongs to: the topology's stages, source and output (its name, label and
+    notes aside: renaming a file changes no state), the window, the physical plan and the number of sources."""
+    data = topology.to_dict()
+    body = {k: v for k, v in data.items() if k not in ("name", "label", "notes")}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=True)
+    return {"topology": topology.name, "kind": topology.kind, "stages": len(topology.stages), "window": window,
+            "physical_plan": physical_plan, "sources": n_sources,
+            "fingerprint": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
+def claim_checkpoint(fs, checkpoint: str, topology: Topology, window: int | None, physical_plan: str,
+                     n_sources: int) -> None:
+    """Refuse a checkpoint written for another query (another topology, TBox or program, window, plan or
+    number of sources): Spark would reuse its state and offsets silently. A checkpoint without the file
+    (new, or written before it existed) is claimed for this query."""
+    path = checkpoint.rstrip("/") + "/" + QUERY_FILE
+    mine = query_identity(topology, window, physical_plan, n_sources)
+    text = fs.read_text(path)
+    if text is not None:
+        try:
+            theirs = json.loads(text)
+        except ValueError:
+            theirs = {}
+        differs = [key for key in ("fingerprint", "window", "physical_plan", "sources") if theirs.get(key) != mine[key]]
+        if differs:
+            what = {"fingerprint": f"topology (a {theirs.get('kind')} topology {theirs.get('topology')!r} with "
+                                   f"{theirs.get('stages')} stage(s): another TBox or program)",
+                    "window": f"window ({theirs.get('window')})",
+                    "physical_plan": f"physical plan ({theirs.get('physical_plan')})",
+                    "sources": f"number of sources ({theirs.get('sources')})"}
+            raise TopologyError(f"checkpoint {checkpoint} was written for another query: its "
+                                + ", ".join(what[key] for key in differs) + " differs from this one's",
+                                hint="give a new --checkpoint directory, or delete this one to start over")
+        return
+    fs.mkdirs(checkpoint)
+    fs.write_text(path, json.dumps(mine, indent=1) + "\n")
 
 
 def _staged(source, checkpoint: str, index: int, origins: dict):

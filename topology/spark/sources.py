@@ -25,7 +25,9 @@ from srtopo.topology.tnt import (
     NO_DOT,
     NO_STATEMENT,
     NO_TIME,
+    NOT_UTF8,
     OUT_OF_RANGE,
+    REPLACEMENT,
     WS,
     WS_CHARS,
 )
@@ -56,6 +58,11 @@ def parse_lines(df, pre_reason: bool = False):
     pre = "pre_reason" if pre_reason else "CAST(NULL AS STRING) AS pre_reason"
     df = df.selectExpr("src", "file", "line", "raw", pre,
                        f"regexp_replace(raw, {_q(LINE_PATTERN)}, '$1{SEP}$2$3{SEP}$4{SEP}$5$6{SEP}$7') AS rep")
+    # U+FFFD is what the text source decodes bytes that are not UTF-8 into: such a line is rejected, as the
+    # local reader rejects it, never taken as data with altered characters
+    df = df.selectExpr("src", "file", "line", "raw",
+                       f"CASE WHEN pre_reason IS NULL AND contains(raw, {_q(REPLACEMENT)}) THEN {_q(NOT_UTF8)} "
+                       "ELSE pre_reason END AS pre_reason", "rep")
     df = df.selectExpr("src", "file", "line", "raw", "pre_reason", "rep <> raw AND pre_reason IS NULL AS ok",
                        f"CASE WHEN rep <> raw THEN split(rep, '{SEP}', 5) END AS f")
     # blank lines and comments other than punctuation are skipped (evaluated only off the fast path)

@@ -1,0 +1,161 @@
+"""Hostile lines for a running stream: what a careless or malicious feed sends, as bytes.
+
+Each kind is one line that every engine must reject as exactly one rejected record, wherever it stands in the
+stream (after its first line), without changing what the good lines give: garbage bytes, invalid UTF-8, NUL,
+truncated statements, bad IRIs and literals, times that are not numbers or do not fit in 64 bits, timestamps
+that cannot be compared with the stream's, 200 kB lines, and text written to be run. ``mixed`` puts ``count``
+of them into a clean stream at seeded random places and says where they went.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+BIG = 200_000
+
+#: (kind, line) for timestamped N-Triples streams
+TNT = [
+    ("garbage bytes", None),        # generated per line (seeded)
+    ("invalid UTF-8", b"5\t<http://ex.org/\xff\xfe> <http://ex.org/p> <http://ex.org/b> ."),
+    ("NUL", b"5\t<http://ex.org/a\x00> <http://ex.org/p> <http://ex.org/b> ."),
+    ("truncated statement", b"12\t<http://ex.org/a> <http://ex.org/p>"),
+    ("bad IRI", b"3\t<bad iri> <http://ex.org/p> <http://ex.org/b> ."),
+    ("bad literal", b'3\t<http://ex.org/a> <http://ex.org/p> "unterminated .'),
+    ("non-numeric time", b"x7\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
+    ("time beyond 64 bits", b"99999999999999999999999\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
+    ("negative time beyond 64 bits", b"-9223372036854775809\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
+    ("date-time in a numeric stream", b"2026-01-01T00:00:00\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
+    ("200 kB line", b"5\t<http://ex.org/" + b"a" * BIG),
+    ("injection text", b"5\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . ; DROP TABLE reports; --"),
+    ("SPARQL injection", b'5\t<http://ex.org/a> <http://ex.org/p> "x" } ; INSERT DATA { <a> <b> <c> } .'),
+]
+
+def log_kinds(stamp: str, foreign: list[str]) -> list:
+    """(kind, line) for I-DLV-sr logs whose timestamps look like ``stamp`` (a valid one of the stream), with
+    ``foreign``: timestamps of another kind, which cannot be compared with the stream's."""
+    s = stamp.encode("ascii")
+    return [
+        ("garbage bytes", None),
+        ("invalid UTF-8", s + b" p(\xff\xfe)"),
+        ("NUL", s + b" p(1)\x00; q(2)"),
+        ("truncated statement", s + b" p(1"),
+        ("bad atom", s + b" p(1,)"),
+        ("non-ASCII name", s + " café(1)".encode("utf-8")),
+        ("integer beyond 32 bits", s + b" p(1099511627776)"),
+        ("non-numeric time", b"x p(1)"),
+        ("time beyond 64 bits", b"99999999999999999999999 p(1)"),
+        ("200 kB line", s + b" p(" + b"1," * (BIG // 2)),
+        ("program injection", s + b' p(1). #script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
+        ("rule injection", s + b" p(X) :- q(X)"),
+    ] + [("timestamp of another kind", f.encode("ascii") + b" p(1)") for f in foreign]
+
+
+def _garbage(rng: random.Random) -> bytes:
+    """Bytes that are no statement: never a line break, never a leading '#' (a comment) or digit."""
+    body = bytes(rng.choice([b for b in range(256) if b not in (10, 13)]) for _ in range(rng.randint(5, 80)))
+    return b"\x7f" + body
+
+
+def hostile_lines(kinds: list, count: int, seed: int) -> list[tuple[str, bytes]]:
+    """``count`` hostile lines, every kind in turn."""
+    rng = random.Random(seed)
+    return [(kind, _garbage(rng) if line is None else line) for kind, line in (kinds[i % len(kinds)]
+                                                                               for i in range(count))]
+
+
+def mixed(clean: list[bytes], hostile: list[tuple[str, bytes]], seed: int) -> tuple[list[bytes], dict]:
+    """The clean lines with the hostile ones put in at random places after the first line; and
+    {line number (1-based) in the result: kind} for the hostile ones."""
+    rng = random.Random(seed)
+    places = sorted(rng.randint(1, len(clean)) for _ in hostile)
+    out, where, h = [], {}, 0
+    for i, line in enumerate(clean):
+        while h < len(places) and places[h] == i:
+            out.append(hostile[h][1])
+            where[len(out)] = hostile[h][0]
+            h += 1
+        out.append(line)
+    while h < len(hostile):
+        out.append(hostile[h][1])
+        where[len(out)] = hostile[h][0]
+        h += 1
+    return out, where
+
+
+# --- the checks (the test suite and the reliability command run them) --------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+CC = Path(__file__).resolve().parents[2] / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments" / "ContentCaching" / \
+    "events_variation_test" / "I-DLV-sr" / "50"
+
+
+def clean_tnt(n: int, seed: int) -> list[bytes]:
+    """``n`` statements over T_ex (examples/tex.ttl): class assertions on 300 subjects, 15 per time point."""
+    from srtopo.concepts import RDF_TYPE
+    from srtopo.ontology.owl import load_tbox
+    from srtopo.topology.tnt import format_tnt
+    rng = random.Random(seed)
+    classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
+    return [format_tnt(i // 15, f"http://ex.org/data/s{rng.randrange(300)}", RDF_TYPE, rng.choice(classes)).encode()
+            for i in range(n)]
+
+
+def _write(folder: Path, name: str, lines: list[bytes]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(b"\n".join(lines) + b"\n")
+    return folder / name
+
+
+def consistency_case(engine: str, options, folder: Path, statements: int = 4000, count: int = 400,
+                     seed: int = 6) -> dict:
+    """The clean stream and the same with ``count`` hostile lines, on one runner: what each gave."""
+    from srtopo.testing import run_topology
+    from srtopo.topology.choose import topology_from_tbox
+    from srtopo.topology.runners import get_runner
+    from srtopo.topology.sources import TntFiles
+    topology = topology_from_tbox(str(EXAMPLES / "tex.ttl"))
+    clean = clean_tnt(statements, seed)
+    dirty, where = mixed(clean, hostile_lines(TNT, count, seed), seed + 1)
+    runner = get_runner(engine)
+    got = {}
+    for name, lines in (("clean", clean), ("dirty", dirty)):
+        _write(folder / name, "part-0.tnt", lines)
+        got[name] = run_topology(runner, topology, [TntFiles(str(folder / name))], window=5, lateness=1000,
+                                 options=options)
+    return _compare(got, where, lambda r: r.keys, "reports")
+
+
+def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int = 8) -> dict | None:
+    """A real I-DLV-sr log (ICLP 2021, Content Caching, 50 events per time point) clean and with ``count``
+    hostile lines; None when the corpus is not there."""
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_file
+    from srtopo.testing import run_topology
+    from srtopo.topology.runners import get_runner
+    from srtopo.topology.sources import AtomLog
+    program, log = CC / "Program" / "cat_w05.idlvsr", CC / "Log" / "tp60etp50ce1.log"
+    if not log.exists():
+        return None
+    topology = compile_program(parse_file(program))
+    clean = log.read_bytes().splitlines()
+    stamp = clean[0].split()[0].decode("ascii")
+    dirty, where = mixed(clean, hostile_lines(log_kinds(stamp, foreign=["17", stamp + "+01:00"]), count, seed),
+                         seed + 1)
+    runner = get_runner(engine)
+    got = {}
+    for name, lines in (("clean", clean), ("dirty", dirty)):
+        path = _write(folder / name, "cc.log", lines)
+        spec = str(path.parent) if engine == "spark" else str(path)     # Spark reads a directory
+        got[name] = run_topology(runner, topology, [AtomLog(spec)], lateness=0, options=options)
+    return _compare(got, where, lambda r: [m.to_dict() for m in r.models], "models")
+
+
+def _compare(got: dict, where: dict, outputs, what: str) -> dict:
+    clean, dirty = got["clean"], got["dirty"]
+    rejected_lines = sorted(r.line for r in dirty.rejected)
+    return {"hostile": len(where), "kinds": len(set(where.values())), "what": what,
+            "outputs": len(outputs(clean)), "identical": outputs(dirty) == outputs(clean) and bool(outputs(clean)),
+            "clean_rejected": len(clean.rejected), "rejected": len(dirty.rejected),
+            "rejected_at_the_hostile_lines": rejected_lines == sorted(where),
+            "missed": sorted({where[n] for n in set(where) - set(rejected_lines)}),
+            "reasons": sorted({(r.line, r.reason) for r in dirty.rejected})}

@@ -1,0 +1,160 @@
+"""Exactly-once under kill -9: the Spark CLI killed at seeded random points and restarted, many times.
+
+    python -m srtopo.experiments.kill_campaign                  # 20 trials each for consistency and rules
+    python -m srtopo.experiments.kill_campaign --trials 3 --kinds rules
+
+A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch) or
+``srtopo reason`` (a window program over 210 time points in 6 files) on Spark with a checkpoint, kills its
+process group with SIGKILL at a random point (after a random number of batches have written their store entry,
+plus a random delay of up to a second, so that some kills fall into a batch's sink or commit), restarts it on
+the same checkpoint and lets it finish. Its output directory, as a multiset of lines, must equal that of one
+uninterrupted run of the same command. Results: ``results/kill_campaign.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from srtopo.experiments.common import progress
+
+RESULTS = Path(__file__).parent / "results"
+FILES = 6
+TEX_TBOX = (Path(__file__).resolve().parents[1] / "examples" / "tex.ttl")
+PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
+warm(S) :- temp(S,V) in [5 sec], V > 25.
+#temp spike(S) :- temp(S,V), V > 28.
+alert(S) :- spike(S) in [4 sec], hot(S).
+hot_sensors(N) :- #count{S: hot(S)} = N.
+"""
+
+
+def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
+    from srtopo.concepts import RDF_TYPE
+    from srtopo.ontology.owl import load_tbox
+    from srtopo.topology.tnt import write_tnt
+    classes = sorted(load_tbox(str(TEX_TBOX)).concepts)
+    n = 60_000
+    write_tnt(str(folder / "in"), ((i // 50, f"http://ex.org/data/s{rng.randrange(3000)}", RDF_TYPE, rng.choice(classes))
+                                   for i in range(n)), per_file=n // FILES)
+    return ["check", "--tbox", str(TEX_TBOX), "--stream", str(folder / "in"), "--window", "10", "--lateness", "0",
+            "--shuffle-partitions", "2"]
+
+
+def _rules_input(folder: Path, rng: random.Random) -> list[str]:
+    from srtopo.topology.tnt import write_tnt
+    (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
+    lines = []
+    for t in range(210):
+        atoms = [f"temp(s{s},{rng.randint(15, 32)})" for s in range(12) if rng.random() < 0.7]
+        if atoms or rng.random() < 0.5:
+            lines.append(f"{1000 + t} " + "; ".join(atoms))
+    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
+    return ["reason", "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"), "--partitions", "2"]
+
+
+INPUTS = {"consistency": _consistency_input, "rules": _rules_input}
+
+
+def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "srtopo", *base, "--engine", "spark", "--once", "--files-per-batch", "1",
+            "--master", "local[2]", "--checkpoint", str(checkpoint), "--out", str(out)]
+
+
+def _env() -> dict:
+    return dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable)
+
+
+def _store_entries(checkpoint: Path) -> int:
+    store = checkpoint / "store"
+    return max((int(x) for x in os.listdir(store) if x.isdigit()), default=-1) if store.is_dir() else -1
+
+
+def _output(out: Path) -> Counter:
+    lines: Counter = Counter()
+    for path in glob.glob(os.path.join(str(out), "batch=*", "*.json")):
+        with open(path, encoding="utf-8") as handle:
+            lines.update(line.strip() for line in handle if line.strip())
+    return lines
+
+
+def _finish(command: list[str]) -> None:
+    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"the run failed: {done.stderr[-2000:]}")
+
+
+def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
+    """One kill at a random point, a restart to the end; what was killed when, and whether the output is the
+    reference's (compared by the caller)."""
+    checkpoint, out = folder / "ck", folder / "out"
+    shutil.rmtree(checkpoint, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    after, delay = rng.randint(0, FILES - 2), round(rng.uniform(0.0, 1.0), 2)
+    proc = subprocess.Popen(_command(base, checkpoint, out), env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 600
+    try:
+        while _store_entries(checkpoint) < after and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        time.sleep(delay)
+        finished_first = proc.poll() is not None
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    killed_at = _store_entries(checkpoint)
+    _finish(_command(base, checkpoint, out))
+    return {"after_batches": after, "delay_s": delay, "store_entry_at_kill": killed_at,
+            "ended_before_kill": finished_first, "output": _output(out)}
+
+
+def campaign(kind: str, trials: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix=f"srtopo-kill-{kind}-") as tmp:
+        folder = Path(tmp)
+        base = INPUTS[kind](folder, random.Random(seed + 1))
+        started = time.perf_counter()
+        _finish(_command(base, folder / "ref-ck", folder / "ref"))
+        reference = _output(folder / "ref")
+        rows = []
+        for _ in progress(range(trials), desc=f"kill -9 ({kind})"):
+            row = trial(base, folder, rng)
+            row["identical"] = row.pop("output") == reference
+            rows.append(row)
+        return {"kind": kind, "trials": trials, "identical": sum(r["identical"] for r in rows),
+                "reference_lines": sum(reference.values()), "seconds": round(time.perf_counter() - started, 1),
+                "rows": rows}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--kinds", default="consistency,rules")
+    parser.add_argument("--seed", type=int, default=20)
+    parser.add_argument("--out", default=str(RESULTS / "kill_campaign.json"))
+    args = parser.parse_args(argv)
+    results = [campaign(kind, args.trials, args.seed) for kind in args.kinds.split(",")]
+    for r in results:
+        print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "
+              f"({r['reference_lines']} lines, {r['seconds']} s)", file=sys.stderr)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "seed": args.seed, "campaigns": results},
+                                         indent=1) + "\n", encoding="utf-8")
+    return 0 if all(r["identical"] == r["trials"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

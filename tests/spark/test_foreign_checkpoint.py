@@ -1,0 +1,38 @@
+"""A checkpoint written for another query is refused with a message saying so (Spark alone would reuse its
+offsets and state silently); the same query restarts on it."""
+import pytest
+
+from srtopo.errors import TopologyError
+from srtopo.ontology.model import TBox
+from srtopo.ontology.nis import analyse
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.testing import lines, run_topology
+from srtopo.topology.compile import compile_ntm
+from srtopo.topology.runners import SparkOptions, get_runner
+from srtopo.topology.tnt import format_tnt
+
+EX = "http://ex.org/c#"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+
+def _topology(nis):
+    return compile_ntm(analyse(TBox.build([], [(EX + a, EX + b) for a, b in nis])))
+
+
+def test_a_checkpoint_of_another_query_is_refused(spark, tmp_path):
+    runner = get_runner("spark")
+    checkpoint = str(tmp_path / "ck")
+    stream = lines([format_tnt(t, EX + "x", RDF_TYPE, EX + c) for t, c in ((1, "A"), (2, "B"), (3, "C"))])
+    first = _topology([("A", "B")])
+    run = lambda topology, window=5, source=stream: run_topology(   # noqa: E731
+        runner, topology, [source], window=window, lateness=10, checkpoint=checkpoint, options=SparkOptions())
+    assert run(first).keys == {(EX + "x", 2)}
+    again = run(first)                  # the same query on its own checkpoint: nothing new, nothing refused
+    assert not again.rejected
+    with pytest.raises(TopologyError, match="written for another query: its topology"):
+        run(_topology([("A", "C")]))   # another TBox
+    with pytest.raises(TopologyError, match=r"its window \(5\) differs"):
+        run(first, window=7)
+    with pytest.raises(TopologyError, match="another query: its topology .a consistency topology"):
+        run(compile_program(parse_program("b(X) :- a(X).")), source=lines(['{"time": 0, "atoms": ["a(1)"]}']))
