@@ -23,6 +23,16 @@ class MemorySink:
         self.rejected.append(record)
 
 
+def _write(handle: TextIO, text: str) -> None:
+    """Write, and name the file when that fails (a full disk: the OSError of a write has no file name)."""
+    try:
+        handle.write(text)
+    except OSError as error:
+        if error.filename is None and getattr(handle, "name", None):
+            raise OSError(error.errno, error.strerror, handle.name) from None
+        raise
+
+
 class JsonLinesSink:
     """Outputs as JSON lines to ``out`` (None: counted only); rejected records as JSON lines to ``rejected`` (if
     given), and the first ``echo_limit`` of them as one line each on ``echo`` (stderr by default)."""
@@ -41,14 +51,14 @@ class JsonLinesSink:
         self.outputs += 1
         if self.out is None:       # written elsewhere (RunConfig.out): only counted here
             return
-        self.out.write(output.to_json() + "\n")
+        _write(self.out, output.to_json() + "\n")
         if self.flush:
             self.out.flush()
 
     def reject(self, record: RejectedRecord) -> None:
         self.rejected += 1
         if self.rejected_out is not None:
-            self.rejected_out.write(record.to_json() + "\n")
+            _write(self.rejected_out, record.to_json() + "\n")
         if self.echo is not None and self.rejected <= self.echo_limit:
             print(f"srtopo: rejected {record}", file=self.echo)
 

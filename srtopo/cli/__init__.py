@@ -6,6 +6,7 @@ Errors raised as SrtopoError are printed as one line naming the file (and line) 
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from srtopo.cli import check, compile, reason, streamlog
@@ -38,3 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as error:        # a full disk, a directory we may not write: what, where, what to do
+        if args.debug:
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        hint = {errno.ENOSPC: "free space there and run again; with --checkpoint, a Spark run resumes where it "
+                              "stopped and rewrites what was not committed",
+                errno.EACCES: "write to a directory you may write to"}.get(error.errno, "check the path and the device")
+        print(f"srtopo: error: {where}{error.strerror or error} ({hint})", file=sys.stderr)
+        return 1

@@ -42,7 +42,7 @@ def run(args) -> int:
     print(f"srtopo: {c.records} tuples, {c.outputs} reports, {c.malformed} malformed, {c.late} late, "
           f"{c.irrelevant} irrelevant, {c.batches} batches, topology {topology.label}; {result.physical_plan}",
           file=sys.stderr)
-    if c.records == 0:
+    if c.records == 0 and not result.resumed:      # a restart after the end of input reads nothing new
         raise engines.NothingUsable(f"no usable tuple in {args.stream} ({c.malformed} rejected records)",
                                     hint="is it timestamped N-Triples: '<time><TAB><s> <p> <o> .' per line?")
     return 0

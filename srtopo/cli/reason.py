@@ -63,7 +63,7 @@ def run(args) -> int:
     engines.finish(sink)
     if sink.rejected:
         print(f"srtopo: {sink.rejected} stream record(s) rejected", file=sys.stderr)
-    if not result.counters.outputs:
+    if not result.counters.outputs and not result.resumed:
         raise engines.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
                                     hint="lines are '<timestamp> atom; atom; ...', {\"time\": t, \"atoms\": [...]} or "
                                          "'<time><TAB><s> <p> <o> .'")

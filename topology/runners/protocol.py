@@ -116,6 +116,7 @@ class RunResult:
     batches: list[BatchMetrics] = field(default_factory=list)
     seconds: float = 0.0                # the whole run, end of input included
     memory_mb: dict = field(default_factory=dict)    # resident memory of the run's processes at its end
+    resumed: bool = False               # the run went on from a checkpoint where batches were committed before
 
     @property
     def reports(self) -> list[Report]:

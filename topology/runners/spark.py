@@ -81,6 +81,7 @@ class SparkRun:
         self.origins = origins      # staged files of records held in memory -> (their name, line offset)
         self.started = time.perf_counter()
         self.seconds = 0.0
+        self.resumed = False        # batches were committed on the checkpoint before this run
 
     @property
     def query(self):
@@ -142,7 +143,7 @@ class SparkRun:
         return RunResult(
             runner="spark", physical_plan=self.runner.describe(self.topology, self.config),
             outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
-            counters=counters, seconds=self.seconds, memory_mb=self._memory(),
+            counters=counters, seconds=self.seconds, memory_mb=self._memory(), resumed=self.resumed,
             batches=[BatchMetrics(m["batch"], m["tuples"], m.get("trigger_s", m["duration_s"]), m["reports"], m)
                      for m in metrics])
 
@@ -303,6 +304,12 @@ class SparkRunner:
                 handle.finish()
             handle.seconds = handle.seconds or time.perf_counter() - handle.started
             return handle.result()
+        except Exception as error:      # a full disk or a refused write: an OSError naming the place
+            from srtopo.topology.spark.fs import io_error
+            found = io_error(error)
+            if found is None:
+                raise
+            raise found from None
         finally:
             handle.stop()
             handle.cleanup()
@@ -358,6 +365,7 @@ class SparkRunner:
             frames = [frame(spark, source, i) for i, source in enumerate(sources)]
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins)
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources))
+        handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle
 

@@ -1,7 +1,9 @@
 """File operations through Hadoop's FileSystem (so they work on HDFS/S3/... as on local disk)."""
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 from urllib.parse import urlparse
 
@@ -16,6 +18,22 @@ def local_path(path: str) -> str | None:
 def _data_file(name: str) -> bool:
     """What Spark's readers read in a directory: not ``_SUCCESS``, ``_meta.json``, ``.crc`` files and the like."""
     return not name.startswith(("_", "."))
+
+
+_IO_FAILURES = (("No space left on device", errno.ENOSPC), ("Disk quota exceeded", errno.EDQUOT),
+                ("Permission denied", errno.EACCES), ("Read-only file system", errno.EROFS))
+_WRITING = re.compile(r"writing rows to (?:file:)?(\S+?)(?:/_temporary|\.? SQLSTATE|\s|$)")
+
+
+def io_error(error: BaseException) -> OSError | None:
+    """The OSError a Spark failure stands for when a file system refused a write (a full disk, a quota, no
+    permission), naming the directory it was writing when Spark says; None for any other failure."""
+    text = str(error)
+    for phrase, code in _IO_FAILURES:
+        if phrase in text:
+            found = _WRITING.search(text)
+            return OSError(code, os.strerror(code), found.group(1) if found else None)
+    return None
 
 
 def qualify(path: str) -> str:

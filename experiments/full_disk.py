@@ -1,0 +1,93 @@
+"""A disk that fills up during a run: a clear error, and after space is freed, a restart completes with the
+output of a run that never failed.
+
+The output or the checkpoint directory of ``srtopo check --engine spark --once`` (T_ex, 20,000 tuples in 4
+files, one per micro-batch) is put on a small tmpfs filled with a ballast file up to a few kB (mounting needs
+root; ``case`` returns None without it). The first run must fail with one line naming the place and the
+device's complaint; after the ballast is deleted, the same command must finish and write what a run on an
+ordinary disk writes. The local engine's ``--out`` on a full disk must fail the same clear way.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+
+from srtopo.experiments.hostile import EXAMPLES, clean_tnt
+
+FREE_KB = {"out": 48, "checkpoint": 200}       # left free: less than the run writes there
+
+
+@contextmanager
+def tmpfs(path: Path, size_kb: int):
+    """A tmpfs of ``size_kb`` at ``path``; yields False (and mounts nothing) where mounting is not allowed."""
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(path)], capture_output=True)
+    try:
+        yield done.returncode == 0
+    finally:
+        if done.returncode == 0:
+            subprocess.run(["umount", str(path)], capture_output=True)
+
+
+def _cli(args: list[str]) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable)
+    return subprocess.run([sys.executable, "-m", "srtopo", *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def _lines(out: Path) -> Counter:
+    found: Counter = Counter()
+    for path in glob.glob(str(out / "batch=*" / "*.json")) + ([str(out)] if out.is_file() else []):
+        with open(path, encoding="utf-8") as handle:
+            found.update(line.strip() for line in handle if line.strip())
+    return found
+
+
+def stream(folder: Path) -> Path:
+    lines = clean_tnt(20_000, 1)
+    (folder / "in").mkdir(parents=True, exist_ok=True)
+    for f in range(4):
+        (folder / "in" / f"part-{f}.tnt").write_bytes(b"\n".join(lines[f * 5000:(f + 1) * 5000]) + b"\n")
+    return folder / "in"
+
+
+def _last_line(text: str) -> str:
+    return text.strip().splitlines()[-1] if text.strip() else ""
+
+
+def case(where: str, folder: Path, reference: Counter | None = None) -> dict | None:
+    """``where``: "out" or "checkpoint" on the full disk (Spark), or "local-out" (the local engine's --out)."""
+    source = stream(folder)
+    base = ["check", "--tbox", str(EXAMPLES / "tex.ttl"), "--stream", str(source), "--window", "5"]
+    disk = folder / "disk"
+    with tmpfs(disk, 4096) as mounted:
+        if not mounted:
+            return None
+        ballast = disk / "ballast"
+        ballast.write_bytes(b"\0" * ((4096 - FREE_KB.get(where, 48)) * 1024))
+        if where == "local-out":
+            failed = _cli(base + ["--out", str(disk / "reports.jsonl")])
+            return {"where": where, "failed_clearly": failed.returncode == 1 and
+                    _last_line(failed.stderr).startswith(f"srtopo: error: {disk / 'reports.jsonl'}: No space left"),
+                    "message": _last_line(failed.stderr), "restart_identical": None}
+        spark = base + ["--engine", "spark", "--master", "local[2]", "--once", "--files-per-batch", "1"]
+        checkpoint = disk / "ck" if where == "checkpoint" else folder / "ck"
+        out = disk / "out" if where == "out" else folder / "out"
+        args = spark + ["--checkpoint", str(checkpoint), "--out", str(out)]
+        failed = _cli(args)
+        message = _last_line(failed.stderr)
+        ballast.unlink()
+        restarted = _cli(args)
+        got = _lines(out)
+    if reference is None:
+        ok = _cli(spark + ["--checkpoint", str(folder / "ref-ck"), "--out", str(folder / "ref")])
+        reference = _lines(folder / "ref") if ok.returncode == 0 else Counter()
+    return {"where": where, "message": message, "reports": sum(reference.values()), "reference": reference,
+            "failed_clearly": failed.returncode == 1 and message.startswith(f"srtopo: error: {disk}")
+            and "No space left on device" in message,
+            "restart_ok": restarted.returncode == 0, "restart_identical": restarted.returncode == 0 and got == reference
+            and sum(reference.values()) > 0}
