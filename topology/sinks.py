@@ -5,7 +5,7 @@ import os
 import sys
 from typing import TextIO
 
-from srtopo.errors import SrtopoError
+from srtopo.errors import SrtopoError, StreamInputError
 from srtopo.topology.records import Model, RejectedRecord, Report
 
 
@@ -38,7 +38,9 @@ class JsonLinesSink:
     given), and the first ``echo_limit`` of them as one line each on ``echo`` (stderr by default)."""
 
     def __init__(self, out: TextIO | None, rejected: TextIO | None = None, echo: TextIO | None = sys.stderr,
-                 echo_limit: int = 20, flush: bool = False):
+                 echo_limit: int = 20, flush: bool = False, strict: bool = False):
+        """``strict``: the first rejected record stops the run (a StreamInputError at its source and line)."""
+        self.strict = strict
         self.out = out
         self.rejected_out = rejected
         self.echo = echo
@@ -59,6 +61,10 @@ class JsonLinesSink:
         self.rejected += 1
         if self.rejected_out is not None:
             _write(self.rejected_out, record.to_json() + "\n")
+        if self.strict:
+            raise StreamInputError(f"bad input: {record.reason}: {record.text[:200]!r}", file=record.source,
+                                   line=record.line, hint="without --fail-on-bad-input a bad line is a rejected "
+                                                          "record and the run goes on")
         if self.echo is not None and self.rejected <= self.echo_limit:
             print(f"srtopo: rejected {record}", file=self.echo)
 

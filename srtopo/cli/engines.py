@@ -38,8 +38,15 @@ def add_engine_arguments(parser) -> None:
     parser.add_argument("--checkpoint", default=None,
                         help="where a runner keeps its state (spark: exactly-once across restarts; default: a "
                              "temporary directory)")
+    add_strict_argument(parser)
     for cls in RUNNERS.values():
         cls.add_arguments(parser)
+
+
+def add_strict_argument(parser) -> None:
+    parser.add_argument("--fail-on-bad-input", action="store_true",
+                        help="stop at the first line that cannot be used, naming it (default: such a line is a "
+                             "rejected record and the run goes on)")
 
 
 def start(args, window: int | None = None, lateness: int | None = None, echo_every_rejected: bool = False,
@@ -54,7 +61,7 @@ def start(args, window: int | None = None, lateness: int | None = None, echo_eve
                        print_empty=print_empty)
     echo = sys.stderr if echo_every_rejected or not args.rejected_out else None
     sink = JsonLinesSink(sys.stdout if to_stdout else None, echo=echo, flush=to_stdout,
-                         echo_limit=10 ** 9 if echo_every_rejected else 20)
+                         echo_limit=10 ** 9 if echo_every_rejected else 20, strict=args.fail_on_bad_input)
     return runner, config, sink
 
 

@@ -37,6 +37,7 @@ def register(subparsers) -> None:
     parser.add_argument("--explain", action="store_true",
                         help="print the classification of every rule and predicate and the bistate program (to "
                              "stdout without --stream, else to stderr)")
+    engines.add_strict_argument(parser)
     parser.set_defaults(handler=run)
 
 
@@ -54,7 +55,7 @@ def run(args) -> int:
         else (None, False)
     specs = [args.stream] + list(args.also_stream)
     sink = JsonLinesSink(out, rejected=rejected, echo=None if rejected else sys.stderr, echo_limit=20,
-                         flush=not out_owned)
+                         flush=not out_owned, strict=args.fail_on_bad_input)
     engine = Streamlog(program, specs, args.union, args.retain, on_reject=sink.reject)
     try:
         run_streams(engine, specs, sink.emit, idle=args.idle)

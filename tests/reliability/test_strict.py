@@ -1,0 +1,29 @@
+"""``--fail-on-bad-input``: the first line that cannot be used stops the run, named by file and line; without
+it the same line is one rejected record and the run goes on to the good lines after it."""
+import pytest
+
+from srtopo.cli import main
+
+TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+
+@pytest.mark.parametrize("command, stream, extra, after", [
+    ("reason", "1 b(1)\n2 caf\u00e9(1)\n3 b(3)\n", ["--program", "p.idlvsr"], '"a(3)"'),
+    ("check", f"1\t<http://x/a> <{TYPE}> <http://example.org/tex#Student> .\nbad line\n"
+              f"3\t<http://x/a> <{TYPE}> <http://example.org/tex#Faculty> .\n",
+     ["--tbox", "TEX", "--window", "5"], '"time":3'),
+    ("streamlog", "arc(1,a,b,3).\narc(x).\narc(2,b,c,1).\n", ["--program", "SL"], "minpath(2,a,c,4)"),
+])
+def test_strict_mode_stops_at_the_bad_line_and_the_default_goes_on(command, stream, extra, after, tmp_path, capsys):
+    from srtopo.experiments.hostile import EXAMPLES
+    (tmp_path / "p.idlvsr").write_text("a(X) :- b(X).\n", encoding="utf-8")
+    path = tmp_path / "stream.txt"
+    path.write_text(stream, encoding="utf-8")
+    args = [command, "--stream", str(path)] + [{"p.idlvsr": str(tmp_path / "p.idlvsr"), "TEX": str(EXAMPLES / "tex.ttl"),
+                                                "SL": str(EXAMPLES / "shortest-paths.sl")}.get(a, a) for a in extra]
+    assert main(args + ["--fail-on-bad-input"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:2: bad input:" in err and "--fail-on-bad-input" in err
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert after in out and "rejected" in err        # what the line after the bad one gives
