@@ -14,7 +14,13 @@ The query runs until every time point's output has appeared. Per input and engin
   batch's models written to ``out/`` and handed to the sink), p50 / p95 / max;
 * **sustainable rate**: time points per second at full speed, one time point per batch (the replay with no
   pause), i.e. the highest period the engine could be fed without falling behind;
+* **backlog**: time points delivered and not yet answered, as each one arrived (its maximum in the table, the
+  series in the JSON), and time points **lost** (delivered, never answered);
 * process memory, and whether the models equal the local engine's.
+
+``--periods 0,2x`` first measures the sustainable rate, then feeds the same engine at twice it (overload): a
+query that falls behind must still answer every time point, with the models of the local engine, its latency
+and backlog growing while the feed lasts and draining after it.
 
 A Spark engine is measured as a running service: before the replay, a query of its own processes
 ``--warmup`` time points (default 20), one per micro-batch, so that the JVM has compiled the batch's code
@@ -27,6 +33,7 @@ and ``.csv``, a table on stdout, and a plot of latency per time point like the p
 from __future__ import annotations
 
 import argparse
+import bisect
 import csv
 import json
 import os
@@ -202,8 +209,12 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
     # accepted: the output appeared before the next time point arrived (the last one: within a period)
     accepted = sum(1 for t in sorted(sent) if t in sink.seen and sink.seen[t] - sent[t] <= (period or float("inf")))
     models = [sink.models[t] for t in sorted(sink.models)]
+    # backlog: time points delivered and not yet answered, as each time point arrived
+    answered_at = sorted(sink.seen.values())
+    backlog = [i + 1 - bisect.bisect_right(answered_at, sent[i]) for i in sorted(sent)]
     return {"engine": engine, "input": name, "period_s": period, "time_points": len(lines),
-            "answered": len(latencies), "accepted": accepted if period else None,
+            "answered": len(latencies), "lost": len(sent) - len(latencies), "accepted": accepted if period else None,
+            "backlog_max": max(backlog, default=0), "backlog": backlog,
             "accepted_pct": round(100.0 * accepted / len(lines), 1) if period else None,
             "latency_p50_s": round(percentile(latencies, 0.5), 4) if latencies else None,
             "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
@@ -217,7 +228,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", default=DEFAULT_INPUTS, help="comma-separated: " + ", ".join(INPUTS) + " or all")
     parser.add_argument("--engines", default="local,spark2")
-    parser.add_argument("--periods", default="1,0", help="seconds between time points (0: full speed)")
+    parser.add_argument("--periods", default="1,0",
+                        help="seconds between time points (0: full speed; Nx: N times the rate the same engine "
+                             "sustained at full speed on the same input earlier in this run, e.g. 0,2x: overload)")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_rules_paced.json"))
     parser.add_argument("--warmup", type=int, default=WARMUP,
@@ -238,10 +251,17 @@ def main(argv=None) -> int:
     if missing:
         print(f"unknown or absent inputs: {', '.join(missing)}", file=sys.stderr)
         return 2
-    periods = [float(p) for p in args.periods.split(",")]
+    periods = args.periods.split(",")
     rows = []
     jobs = [(n, e, p) for n in names for p in periods for e in args.engines.split(",")]
     for i, (name, engine, period) in enumerate(jobs, start=1):
+        if period.endswith("x"):        # a multiple of the sustained rate measured in this run
+            full = next((r for r in rows if r["input"] == name and r["engine"] == engine and r["period_s"] == 0), None)
+            if full is None or not full["tps"]:
+                print(f"{period}: measure period 0 first for {name} on {engine}", file=sys.stderr)
+                return 2
+            period = round(1.0 / (float(period[:-1]) * full["tps"]), 4)
+        period = float(period)
         print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
         row = run_worker("srtopo.experiments.bench_rules_paced",
                          [engine, name, str(period), str(args.partitions), str(args.warmup)])
@@ -249,8 +269,7 @@ def main(argv=None) -> int:
             return 1
         rows.append(row)
     for row in rows:
-        base = next((r for r in rows if r["input"] == row["input"] and r["period_s"] == row["period_s"]
-                     and r["engine"] == "local"), None)
+        base = next((r for r in rows if r["input"] == row["input"] and r["engine"] == "local"), None)
         row["same_models_as_local"] = base is None or row["digest"] == base["digest"]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -258,18 +277,18 @@ def main(argv=None) -> int:
         json.dump({"date": time.strftime("%Y-%m-%d"), "args": {k: v for k, v in vars(args).items() if k != "worker"},
                    "rows": rows}, handle, indent=1)
     columns = ["input", "engine", "period_s", "accepted_pct", "latency_p50_s", "latency_p95_s", "latency_max_s",
-               "tps", "memory_mb", "same_models_as_local"]
+               "tps", "backlog_max", "lost", "memory_mb", "same_models_as_local"]
     with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, columns, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     print(f"{'input':14} {'engine':7} {'period':>6} {'acc %':>6} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'tp/s':>7} "
-          f"{'MB':>6} same")
+          f"{'backlog':>7} {'lost':>4} {'MB':>6} same")
     for r in rows:
         acc = "-" if r["accepted_pct"] is None else f"{r['accepted_pct']:.0f}"
         print(f"{r['input']:14} {r['engine']:7} {r['period_s']:6.2f} {acc:>6} {r['latency_p50_s'] or 0:7.3f} "
               f"{r['latency_p95_s'] or 0:7.3f} {r['latency_max_s'] or 0:7.3f} {r['tps'] or 0:7.2f} "
-              f"{r['memory_mb']:6.0f} {r['same_models_as_local']}")
+              f"{r.get('backlog_max', 0):7d} {r.get('lost', 0):4d} {r['memory_mb']:6.0f} {r['same_models_as_local']}")
     _plot(rows, out.with_suffix(".png"))
     return 0
 

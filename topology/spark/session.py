@@ -54,6 +54,15 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         # broadcast tables: with 32 MB pages a 60-stage plan peaked at 1.8 GB of a 2 GB heap and failed to
         # broadcast; with 2 MB pages it peaked at 0.8 GB (docs/spark.md has the throughput check)
         "spark.buffer.pageSize": os.environ.get("SRTOPO_SPARK_PAGE_SIZE", "2m"),
+        # what the driver remembers of finished work, for a UI that is off by default: Spark keeps 1,000 SQL
+        # executions, jobs and stages, and a running query starts several of each per micro-batch, so the live
+        # heap of a long run grew with every batch until those limits were reached (+19-42% from the 20th to the
+        # 200th batch, experiments/long_run_memory.py); with these it levels off within the first batches
+        "spark.sql.ui.retainedExecutions": "50",
+        "spark.ui.retainedJobs": "100",
+        "spark.ui.retainedStages": "100",
+        "spark.ui.retainedTasks": "10000",
+        "spark.ui.dagGraph.retainedRootRDDs": "100",
         # the garbage collector of the workload (JAVA_OPTIONS)
         "spark.driver.extraJavaOptions": java_options,
         "spark.executor.extraJavaOptions": java_options,

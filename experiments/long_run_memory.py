@@ -1,0 +1,211 @@
+"""Memory of a long Spark run: driver, JVM and Python workers sampled while a stream ten times the benchmarks'
+length flows through, one file per micro-batch.
+
+    python -m srtopo.experiments.long_run_memory                  # consistency and rules, 200 batches each
+    python -m srtopo.experiments.long_run_memory --batches 40 --kinds rules
+
+Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time range, window 10 (1M tuples in
+200 batches: the consistency benchmarks stream 100k). Rules: the window program of the kill campaign, 12 sensors,
+one time point per batch (200 time points: the paced benchmarks replay 60). The window bounds what is kept,
+so memory must level off: the run reports the resident memory of each process kind, the JVM heap that is
+still alive after a full collection (every fifth sample: a JVM's resident memory also holds heap it grew
+and has not returned, which says little about what the run keeps), and the bytes of the checkpoint's state,
+at 10% and at 100% of the run (medians over the samples of 10-20% and of the last 10% of the batches), and
+their growth. Results: ``results/long_run_memory.json``
+and a plot of memory over the run (``.png``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from statistics import median
+
+from srtopo.experiments.hostile import EXAMPLES
+from srtopo.experiments.kill_campaign import PROGRAM
+from srtopo.measure import rss_mb
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = _children(p)
+        found += kids
+        todo += kids
+    return found
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _size(path: Path) -> int:
+    """Bytes of the files under ``path`` (files that Spark removes while they are counted are skipped)."""
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _write_inputs(kind: str, folder: Path, batches: int, seed: int) -> None:
+    from srtopo.concepts import RDF_TYPE
+    from srtopo.ontology.owl import load_tbox
+    from srtopo.topology.tnt import format_tnt
+    rng = random.Random(seed)
+    folder.mkdir(parents=True)
+    if kind == "consistency":
+        classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
+    for b in range(batches):
+        if kind == "consistency":
+            lines = [format_tnt(b * 5 + i // 1000, f"http://ex.org/data/s{rng.randrange(300)}", RDF_TYPE,
+                                rng.choice(classes)) for i in range(5000)]
+        else:
+            atoms = [f"temp(s{s},{rng.randint(15, 32)})" for s in range(12) if rng.random() < 0.7]
+            lines = [f"{1000 + b} " + "; ".join(atoms)]
+        path = folder / f"part-{b:06d}.txt"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        os.utime(path, ns=(b * 10 ** 9, b * 10 ** 9))      # the file source reads in modification-time order
+
+
+def run(kind: str, batches: int, seed: int = 1) -> dict:
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_program
+    from srtopo.topology.choose import topology_from_tbox
+    from srtopo.topology.runners import RunConfig, SparkOptions, SparkRunner
+    from srtopo.topology.sinks import JsonLinesSink
+    from srtopo.topology.sources import AtomLog, TntFiles
+    from srtopo.topology.spark.session import get_session
+    spark = get_session(master="local[2]", shuffle_partitions=2)
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    with tempfile.TemporaryDirectory(prefix=f"srtopo-long-{kind}-") as tmp:
+        folder = Path(tmp)
+        _write_inputs(kind, folder / "in", batches, seed)
+        if kind == "consistency":
+            topology, source = topology_from_tbox(str(EXAMPLES / "tex.ttl")), TntFiles(str(folder / "in"), files_per_batch=1)
+            config = RunConfig(window=10, lateness=0, checkpoint=str(folder / "ck"), out=str(folder / "out"),
+                               options=SparkOptions())
+        else:
+            topology, source = compile_program(parse_program(PROGRAM)), AtomLog(str(folder / "in"), "log", 1)
+            config = RunConfig(lateness=0, checkpoint=str(folder / "ck"), out=str(folder / "out"),
+                               options=SparkOptions(partitions=2))
+        samples: list[dict] = []
+        handle = SparkRunner(spark).start(topology, [source], config, JsonLinesSink(None, echo=None))
+        stop = threading.Event()
+
+        runtime = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
+
+        def sample():
+            n = 0
+            while not stop.is_set():
+                workers = [p for p in _tree(jvm) if "python" in _command(p)]
+                row = {"t": time.perf_counter(), "batches": len(handle.batch_metrics), "driver_mb": rss_mb(),
+                       "jvm_mb": rss_mb(jvm), "workers_mb": round(sum(rss_mb(p) or 0 for p in workers), 1),
+                       "state_mb": round(_size(folder / "ck" / "store") / 2 ** 20, 2)}
+                if n % 5 == 0:      # the heap the JVM keeps alive: RSS also holds heap it grew and never returned
+                    spark.sparkContext._jvm.java.lang.System.gc()
+                    row["heap_live_mb"] = round((runtime.totalMemory() - runtime.freeMemory()) / 2 ** 20, 1)
+                samples.append(row)
+                n += 1
+                stop.wait(1.0)
+        sampler = threading.Thread(target=sample, daemon=True)
+        started = time.perf_counter()
+        sampler.start()
+        try:
+            handle.await_termination()
+            handle.finish()
+        finally:
+            stop.set()
+            sampler.join()
+            handle.stop()
+        seconds = time.perf_counter() - started
+    return summarise({"kind": kind, "batches": batches, "seconds": round(seconds, 1), "samples": samples})
+
+
+KEYS = ("driver_mb", "jvm_mb", "heap_live_mb", "workers_mb", "state_mb")
+
+
+def summarise(result: dict) -> dict:
+    """Per measure, the median of its samples over the batches from 10% to 20% of the run ("10%") and over the
+    last 10% ("100%"), and the growth from one to the other (medians: one sample of the live heap can catch a
+    collection that has not finished)."""
+    batches, samples = result["batches"], result["samples"]
+    spans = {"10%": (0.1 * batches, 0.2 * batches), "100%": (0.9 * batches, batches + 1)}
+    at = {}
+    for name, (lo, hi) in spans.items():
+        inside = [s for s in samples if lo <= s["batches"] < hi]
+        at[name] = {k: median(v) for k in KEYS if (v := [s[k] for s in inside if s.get(k) is not None])}
+    growth = {k: round(at["100%"][k] / at["10%"][k] - 1, 3) if at["10%"].get(k) and k in at["100%"] else None
+              for k in KEYS}
+    return result | {"at": at, "growth": growth}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--kinds", default="consistency,rules")
+    parser.add_argument("--out", default=str(RESULTS / "long_run_memory.json"))
+    args = parser.parse_args(argv)
+    results = [run(kind, args.batches) for kind in args.kinds.split(",")]
+    for r in results:
+        print(f"{r['kind']}: {r['batches']} batches in {r['seconds']} s; growth from 10% to 100%: "
+              + ", ".join(f"{k} {v:+.1%}" for k, v in r["growth"].items() if v is not None), file=sys.stderr)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1) + "\n",
+                              encoding="utf-8")
+    _plot(results, Path(args.out).with_suffix(".png"))
+    return 0
+
+
+def _plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 3.4), squeeze=False)
+    for ax, r in zip(axes[0], results):
+        xs = [s["batches"] for s in r["samples"]]
+        for key in ("driver_mb", "jvm_mb", "workers_mb", "state_mb"):
+            ax.plot(xs, [s[key] for s in r["samples"]], label=key.replace("_mb", ""))
+        live = [s for s in r["samples"] if "heap_live_mb" in s]
+        ax.plot([s["batches"] for s in live], [s["heap_live_mb"] for s in live], label="JVM heap live", marker=".")
+        ax.set_title(f"{r['kind']} on Spark local[2]")
+        ax.set_xlabel("micro-batches done")
+        ax.set_ylabel("MB")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
