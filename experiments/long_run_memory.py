@@ -8,8 +8,8 @@ Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time ra
 200 batches: the consistency benchmarks stream 100k). Rules: the window program of the kill campaign, 12 sensors,
 one time point per batch (200 time points: the paced benchmarks replay 60). The window bounds what is kept,
 so memory must level off: the run reports the resident memory of each process kind, the JVM heap that is
-still alive after a full collection (every fifth sample: a JVM's resident memory also holds heap it grew
-and has not returned, which says little about what the run keeps), and the bytes of the checkpoint's state,
+still alive (every fifth sample, from ``jmap -histo:live``, which collects fully first: a JVM's resident memory
+also holds heap it grew and has not returned, which says little about what the run keeps), and the bytes of the checkpoint's state,
 at 10% and at 100% of the run (medians over the samples of 10-20% and of the last 10% of the batches), and
 their growth. Results: ``results/long_run_memory.json``
 and a plot of memory over the run (``.png``).
@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
@@ -56,6 +57,22 @@ def _tree(pid: int) -> list[int]:
         found += kids
         todo += kids
     return found
+
+
+def _live_heap_mb(pid: int, spark, runtime) -> float:
+    """The JVM's live heap: the bytes of every object still reachable, from ``jmap -histo:live`` (which runs a
+    full collection first), or after ``System.gc()`` where there is no jmap (a hint the collector may answer
+    with a concurrent cycle: noisier)."""
+    from srtopo.environment import java_executable
+    java = java_executable()
+    jmap = os.path.join(os.path.dirname(os.path.realpath(java)), "jmap") if java else None
+    if jmap and os.path.exists(jmap):
+        done = subprocess.run([jmap, "-histo:live", str(pid)], capture_output=True, text=True, timeout=120)
+        total = [line.split() for line in done.stdout.splitlines() if line.startswith("Total")]
+        if total:
+            return round(int(total[-1][2]) / 2 ** 20, 1)
+    spark.sparkContext._jvm.java.lang.System.gc()
+    return round((runtime.totalMemory() - runtime.freeMemory()) / 2 ** 20, 1)
 
 
 def _command(pid: int) -> str:
@@ -133,8 +150,7 @@ def run(kind: str, batches: int, seed: int = 1) -> dict:
                        "jvm_mb": rss_mb(jvm), "workers_mb": round(sum(rss_mb(p) or 0 for p in workers), 1),
                        "state_mb": round(_size(folder / "ck" / "store") / 2 ** 20, 2)}
                 if n % 5 == 0:      # the heap the JVM keeps alive: RSS also holds heap it grew and never returned
-                    spark.sparkContext._jvm.java.lang.System.gc()
-                    row["heap_live_mb"] = round((runtime.totalMemory() - runtime.freeMemory()) / 2 ** 20, 1)
+                    row["heap_live_mb"] = _live_heap_mb(jvm, spark, runtime)
                 samples.append(row)
                 n += 1
                 stop.wait(1.0)
