@@ -1,12 +1,12 @@
 """Memory of a long Spark run: driver, JVM and Python workers sampled while a stream ten times the benchmarks'
 length flows through, one file per micro-batch.
 
-    python -m srtopo.experiments.long_run_memory                  # consistency and rules, 200 batches each
+    python -m srtopo.experiments.long_run_memory                  # consistency and rules, 500 batches each
     python -m srtopo.experiments.long_run_memory --batches 40 --kinds rules
 
-Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time range, window 10 (1M tuples in
-200 batches: the consistency benchmarks stream 100k). Rules: the window program of the kill campaign, 12 sensors,
-one time point per batch (200 time points: the paced benchmarks replay 60). The window bounds what is kept,
+Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time range, window 10 (2.5M tuples in
+500 batches, 25 times the kill tests' 100k). Rules: the window program of the kill campaign, 12 sensors, one
+time point per batch (500 time points: the paced benchmarks replay 60). The window bounds what is kept,
 so memory must level off: the run reports the resident memory of each process kind, the JVM heap that is
 still alive (every fifth sample, from ``jmap -histo:live``, which collects fully first: a JVM's resident memory
 also holds heap it grew and has not returned, which says little about what the run keeps), and the bytes of the checkpoint's state,
@@ -188,7 +188,7 @@ def summarise(result: dict) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--batches", type=int, default=500)
     parser.add_argument("--kinds", default="consistency,rules")
     parser.add_argument("--out", default=str(RESULTS / "long_run_memory.json"))
     args = parser.parse_args(argv)
