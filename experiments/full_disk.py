@@ -9,8 +9,6 @@ ordinary disk writes. The local engine's ``--out`` on a full disk must fail the 
 """
 from __future__ import annotations
 
-import glob
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -18,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from srtopo.experiments.hostile import EXAMPLES, clean_tnt
+from srtopo.experiments.kill_campaign import cli_env, output_lines
 
 FREE_KB = {"out": 48, "checkpoint": 200}       # left free: less than the run writes there
 
@@ -35,16 +34,8 @@ def tmpfs(path: Path, size_kb: int):
 
 
 def _cli(args: list[str]) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable)
-    return subprocess.run([sys.executable, "-m", "srtopo", *args], env=env, capture_output=True, text=True, timeout=600)
-
-
-def _lines(out: Path) -> Counter:
-    found: Counter = Counter()
-    for path in glob.glob(str(out / "batch=*" / "*.json")) + ([str(out)] if out.is_file() else []):
-        with open(path, encoding="utf-8") as handle:
-            found.update(line.strip() for line in handle if line.strip())
-    return found
+    return subprocess.run([sys.executable, "-m", "srtopo", *args], env=cli_env(), capture_output=True, text=True,
+                          timeout=600)
 
 
 def stream(folder: Path) -> Path:
@@ -82,10 +73,10 @@ def case(where: str, folder: Path, reference: Counter | None = None) -> dict | N
         message = _last_line(failed.stderr)
         ballast.unlink()
         restarted = _cli(args)
-        got = _lines(out)
+        got = output_lines(out)
     if reference is None:
         ok = _cli(spark + ["--checkpoint", str(folder / "ref-ck"), "--out", str(folder / "ref")])
-        reference = _lines(folder / "ref") if ok.returncode == 0 else Counter()
+        reference = output_lines(folder / "ref") if ok.returncode == 0 else Counter()
     return {"where": where, "message": message, "reports": sum(reference.values()), "reference": reference,
             "failed_clearly": failed.returncode == 1 and message.startswith(f"srtopo: error: {disk}")
             and "No space left on device" in message,

@@ -51,14 +51,21 @@ def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
             "--shuffle-partitions", "2"]
 
 
-def _rules_input(folder: Path, rng: random.Random) -> list[str]:
-    from srtopo.topology.tnt import write_tnt
-    (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
+def sensor_lines(rng: random.Random, points: int) -> list[str]:
+    """Log lines for PROGRAM: 12 sensors, each read at a time point with probability 0.7; a time point with no
+    reading has no line half of the time (an empty time point)."""
     lines = []
-    for t in range(210):
+    for t in range(points):
         atoms = [f"temp(s{s},{rng.randint(15, 32)})" for s in range(12) if rng.random() < 0.7]
         if atoms or rng.random() < 0.5:
             lines.append(f"{1000 + t} " + "; ".join(atoms))
+    return lines
+
+
+def _rules_input(folder: Path, rng: random.Random) -> list[str]:
+    from srtopo.topology.tnt import write_tnt
+    (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
+    lines = sensor_lines(rng, 210)
     write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
     return ["reason", "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"), "--partitions", "2"]
 
@@ -71,7 +78,7 @@ def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
             "--master", "local[2]", "--checkpoint", str(checkpoint), "--out", str(out)]
 
 
-def _env() -> dict:
+def cli_env() -> dict:
     return dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable)
 
 
@@ -80,7 +87,7 @@ def _store_entries(checkpoint: Path) -> int:
     return max((int(x) for x in os.listdir(store) if x.isdigit()), default=-1) if store.is_dir() else -1
 
 
-def _output(out: Path) -> Counter:
+def output_lines(out: Path) -> Counter:
     lines: Counter = Counter()
     for path in glob.glob(os.path.join(str(out), "batch=*", "*.json")):
         with open(path, encoding="utf-8") as handle:
@@ -89,7 +96,7 @@ def _output(out: Path) -> Counter:
 
 
 def _finish(command: list[str]) -> None:
-    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, env=cli_env(), capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"the run failed: {done.stderr[-2000:]}")
 
@@ -101,7 +108,7 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
     shutil.rmtree(checkpoint, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     after, delay = rng.randint(0, FILES - 2), round(rng.uniform(0.0, 1.0), 2)
-    proc = subprocess.Popen(_command(base, checkpoint, out), env=_env(), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(_command(base, checkpoint, out), env=cli_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 600
     try:
@@ -118,7 +125,7 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
     killed_at = _store_entries(checkpoint)
     _finish(_command(base, checkpoint, out))
     return {"after_batches": after, "delay_s": delay, "store_entry_at_kill": killed_at,
-            "ended_before_kill": finished_first, "output": _output(out)}
+            "ended_before_kill": finished_first, "output": output_lines(out)}
 
 
 def campaign(kind: str, trials: int, seed: int) -> dict:
@@ -128,7 +135,7 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
         base = INPUTS[kind](folder, random.Random(seed + 1))
         started = time.perf_counter()
         _finish(_command(base, folder / "ref-ck", folder / "ref"))
-        reference = _output(folder / "ref")
+        reference = output_lines(folder / "ref")
         rows = []
         for _ in progress(range(trials), desc=f"kill -9 ({kind})"):
             row = trial(base, folder, rng)

@@ -670,19 +670,9 @@ class _ProbeProcess:
 
     def probe(self, step: int, arm: str, inputs) -> None:
         """Have ``arm`` solve the time point ``step`` with ``inputs`` (sig -> atoms)."""
-        texts = self._texts
-        if len(texts) > 1 << 16:        # a stream whose atoms keep changing: the cache stays bounded
-            texts.clear()
-        rows = []
-        for (name, n), found in inputs.items():
-            row = []
-            for atom in found:
-                text = texts.get(atom)
-                if text is None:
-                    text = texts[atom] = str(atom)
-                row.append(text)
-            rows.append([name, n, row])
-        self._send({"step": step, "arm": arm, "inputs": rows})
+        if len(self._texts) > 1 << 16:      # a stream whose atoms keep changing: the cache stays bounded
+            self._texts.clear()
+        self._send({"step": step, "arm": arm, "inputs": _rows(inputs, None, self._texts)})
 
     def close(self) -> None:
         _PROBES.discard(self)
@@ -699,9 +689,17 @@ class _ProbeProcess:
         self._reader.join(timeout=10)
 
 
-def _rows(atoms: dict, sigs) -> list:
-    """sig -> Symbols as JSON rows [name, arity, [text of each Symbol]] (only ``sigs`` when given)."""
-    return [[name, n, [str(a) for a in found]] for (name, n), found in atoms.items()
+def _rows(atoms: dict, sigs, texts: dict | None = None) -> list:
+    """sig -> Symbols as JSON rows [name, arity, [text of each Symbol]] (only ``sigs`` when given); ``texts``
+    caches the text of each Symbol."""
+    def text(atom) -> str:
+        if texts is None:
+            return str(atom)
+        found = texts.get(atom)
+        if found is None:
+            found = texts[atom] = str(atom)
+        return found
+    return [[name, n, [text(a) for a in found]] for (name, n), found in atoms.items()
             if sigs is None or (name, n) in sigs]
 
 

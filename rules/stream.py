@@ -322,10 +322,6 @@ def _tnt_record(line: str):
         raise RecordError(f"the literal {_short(literal or '')} has an escape that is not a character") from None
 
 
-#: what undecodable bytes become: a line holding it is rejected as not UTF-8 on every runner (the Spark reader
-#: sees only the decoded text)
-
-
 def record_row(raw: str, fmt: str, duplicates: bool = False):
     """A line as a distributed runner stores it before time points are known: None for a blank line, else
     (time kind, time value, timestamp text, [(predicate "p/n", atom text, [argument texts])], whole, reason); a

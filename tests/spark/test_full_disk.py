@@ -3,8 +3,9 @@ allowed): one clear line naming the place, and after space is freed a restart on
 with the output of a run that never failed."""
 import pytest
 
-from srtopo.experiments.full_disk import _lines, case, stream
+from srtopo.experiments.full_disk import case, stream
 from srtopo.experiments.hostile import EXAMPLES
+from srtopo.experiments.kill_campaign import output_lines
 
 
 def _reference(tmp_path):
@@ -15,7 +16,7 @@ def _reference(tmp_path):
     source = stream(tmp_path / "ref-in")
     SparkRunner().run(topology_from_tbox(str(EXAMPLES / "tex.ttl")), [TntFiles(str(source), files_per_batch=1)],
                       RunConfig(window=5, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref")))
-    return _lines(tmp_path / "ref")
+    return output_lines(tmp_path / "ref")
 
 
 def test_a_full_checkpoint_disk_is_a_clear_error_and_a_restart_completes(spark, tmp_path):
