@@ -1,21 +1,12 @@
 """Exactly-once: a 100k-tuple stream, the CLI killed with SIGKILL at three points and restarted; the final
 sink equals an uninterrupted run's as a multiset of report lines."""
-import glob
 import os
 import random
-from collections import Counter
 
+from srtopo.experiments.kill_campaign import output_lines
 from tests.spark.helpers import kill_three_times, srtopo, tex_stream, write_tex, write_tnt_files
 
 FILES = 6
-
-
-def _lines(out_dir):
-    lines = []
-    for path in glob.glob(os.path.join(str(out_dir), "batch=*", "*.json")):
-        with open(path, encoding="utf-8") as handle:
-            lines += [line.strip() for line in handle if line.strip()]
-    return Counter(lines)
 
 
 def _batches(ck):
@@ -41,7 +32,7 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_sink(spark, tm
     topo = topology_from_tbox(str(tmp_path / "tex.ttl"))     # the CLI's defaults
     SparkRunner().run(topo, [TntFiles(str(tmp_path / "in"), files_per_batch=1)],
                       RunConfig(window=10, lateness=0, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref")))
-    expected = _lines(tmp_path / "ref")
-    got = _lines(tmp_path / "out")
+    expected = output_lines(tmp_path / "ref")
+    got = output_lines(tmp_path / "out")
     assert sum(expected.values()) > 1000
     assert got == expected

@@ -4,26 +4,17 @@ commit) and restarted; the models written equal an uninterrupted run's."""
 import os
 import random
 
+from srtopo.experiments.kill_campaign import PROGRAM, output_lines, sensor_lines
 from tests.spark.helpers import kill_three_times, srtopo
-from tests.spark.test_kill import _batches, _lines
+from tests.spark.test_kill import _batches
 
-PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
-warm(S) :- temp(S,V) in [5 sec], V > 25.
-#temp spike(S) :- temp(S,V), V > 28.
-alert(S) :- spike(S) in [4 sec], hot(S).
-hot_sensors(N) :- #count{S: hot(S)} = N.
-"""
 POINTS = 210
 FILES = 6
 
 
 def _write_stream(directory, rng):
     from srtopo.topology.tnt import write_tnt
-    lines = []
-    for t in range(POINTS):
-        atoms = [f"temp(s{s},{rng.randint(15, 32)})" for s in range(12) if rng.random() < 0.7]
-        if atoms or rng.random() < 0.5:        # some time points have no line: empty time points
-            lines.append(f"{1000 + t} " + "; ".join(atoms))
+    lines = sensor_lines(rng, POINTS)       # some time points have no line: empty time points
     write_tnt(str(directory), lines, per_file=-(-len(lines) // FILES))
 
 
@@ -46,8 +37,8 @@ def test_sigkill_three_times_then_restart_gives_the_uninterrupted_models(spark, 
     SparkRunner().run(topology, [AtomLog(str(tmp_path / "in"), files_per_batch=1)],
                       RunConfig(lateness=0, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref"),
                                 options=SparkOptions(partitions=2)))
-    expected = _lines(tmp_path / "ref")
-    got = _lines(tmp_path / "out")
+    expected = output_lines(tmp_path / "ref")
+    got = output_lines(tmp_path / "out")
     assert sum(expected.values()) == POINTS
     assert got == expected
     # and the content is the local engine's, file by file concatenated in order
