@@ -3,8 +3,8 @@
 Each kind is one line that every engine must reject as exactly one rejected record, wherever it stands in the
 stream (after its first line), without changing what the good lines give: garbage bytes, invalid UTF-8, NUL,
 truncated statements, bad IRIs and literals, times that are not numbers or do not fit in 64 bits, timestamps
-that cannot be compared with the stream's, 200 kB lines, and text written to be run. ``mixed`` puts ``count``
-of them into a clean stream at seeded random places and says where they went.
+that cannot be compared with the stream's or are mistyped years ahead, 200 kB lines, and text written to be
+run. ``mixed`` puts ``count`` of them into a clean stream at seeded random places and says where they went.
 """
 from __future__ import annotations
 
@@ -47,7 +47,15 @@ def log_kinds(stamp: str, foreign: list[str]) -> list:
         ("200 kB line", s + b" p(" + b"1," * (BIG // 2)),
         ("program injection", s + b' p(1). #script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
         ("rule injection", s + b" p(X) :- q(X)"),
+        ("mistyped far-future timestamp", _far_ahead(stamp).encode("ascii") + b" p(1)"),
     ] + [("timestamp of another kind", f.encode("ascii") + b" p(1)") for f in foreign]
+
+
+def _far_ahead(stamp: str) -> str:
+    """``stamp`` with a mistyped digit that puts it years ahead (2031 for 2021; a number 10^9 larger)."""
+    if stamp[:4].isdigit() and stamp[4:5] == "-":
+        return str(int(stamp[:4]) + 10) + stamp[4:]
+    return str(int(stamp) + 10 ** 9)
 
 
 def _garbage(rng: random.Random) -> bytes:

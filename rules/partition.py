@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from clingo import parse_term
 
 from srtopo.rules.evaluate import Reasoner, signature
-from srtopo.rules.stream import GIVEN, RecordError, atom_fields, late_reason, record_row, time_point_of
+from srtopo.rules.stream import GIVEN, RecordError, ahead_reason, atom_fields, late_reason, record_row, time_point_of
 from srtopo.topology.ir import Topology
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
@@ -311,11 +311,13 @@ def _row(kind, time=None, sig=None, atom=None, args=None, persistent=None, src=N
     return (kind, time, sig, atom, args, persistent, src, source, line, stamp, atoms, text, reason, part)
 
 
-def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, width: int) -> Iterator[tuple]:
+def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, width: int,
+               max_gap: int | None = None) -> Iterator[tuple]:
     """The batch's lines (src, file, line, text, stream format, duplicates) as rows (``ROW_FIELDS``): one per
     atom of an accepted record (one without an atom for a record without atoms), one per rejected line, and at
     the end, per source, its statistics once for each of the first segment's ``width`` partitions (they compute
-    the batch's bounds from them). ``origin``: source -> the (kind, value) of its time point 0."""
+    the batch's bounds from them). ``origin``: source -> the (kind, value) of its time point 0; a record more
+    than ``max_gap`` time points after ``closed`` is rejected (``rules.stream.ahead_reason``)."""
     stats: dict = {}
     for src, file, number, raw, fmt, duplicates in lines:
         raw = raw if raw is not None else ""
@@ -335,7 +337,7 @@ def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, wid
                 reason = error.message
             else:
                 late = time <= closed
-                reason = late_reason(time, closed) if late else None
+                reason = late_reason(time, closed) if late else ahead_reason(time, closed, max_gap, kind == GIVEN)
         if reason is not None:
             entry["late" if late else "malformed"] += 1
             yield _row(REJECTED, source=file, line=number, text=raw.rstrip("\r\n")[:2000], reason=reason)

@@ -39,6 +39,7 @@ class Record:
     text: str = ""
     whole: bool = False     # the record is its time point whole (a log line), not one of its records (JSON)
     source: str | None = None   # the file it came from when its stream is a directory
+    given: bool = False     # its time point is given (JSON, .tnt), not counted from the first record's timestamp
 
 
 Reject = Callable[[RejectedRecord], None]
@@ -404,7 +405,7 @@ def read_records(lines: Iterable[str], unit: str = "sec", fmt: str = "detect", r
         except RecordError as error:
             reject(RejectedRecord(file or source, number, line[:2000], error.message))
             continue
-        yield Record(number, time, stamp_text, atoms, line[:2000], whole, file)
+        yield Record(number, time, stamp_text, atoms, line[:2000], whole, file, time_kind == GIVEN)
 
 
 def _json_record(line: str, number: int):
@@ -429,6 +430,21 @@ def _json_record(line: str, number: int):
 def late_reason(time: int, closed: int) -> str:
     """Why a record is rejected as late (the same words on every runner)."""
     return f"late: time point {time} arrives after time point {closed} was evaluated"
+
+
+def ahead_reason(time: int, closed: int, max_gap: int | None, given: bool) -> str | None:
+    """Why a record is rejected as too far ahead, or None: its time point is more than ``max_gap`` after the last
+    evaluated one (``closed``; time point 0, the first record's, while none was evaluated). A mistyped timestamp
+    (2031 for 2021) would otherwise close every time point up to it and make every later good record late. A
+    record whose time point is given (JSON, .tnt) may start anywhere: it is measured once one was evaluated."""
+    if max_gap is None or (given and closed < 0):
+        return None
+    reference = max(closed, 0)
+    if time - reference <= max_gap:
+        return None
+    # the words do not name the reference: it depends on how far a runner has evaluated, the reason must not
+    return (f"ahead: time point {time} is more than {max_gap} time points after the last evaluated one (a mistyped "
+            f"timestamp? if the stream has gaps this long, raise --max-gap or give --max-gap none)")
 
 
 def time_points(records: Iterable[Record], rejected=None, source: str = "<stream>", lateness: int | None = 0):
@@ -457,7 +473,8 @@ class Point:
     last: int | None = None
 
 
-def merged_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0):
+def merged_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0,
+                  max_gap: int | None = None):
     """The time points of several record streams merged by event time, in order: a ``Point`` per time point
     some record reached, one per stretch of empty time points between them (however long).
 
@@ -465,7 +482,8 @@ def merged_points(streams: list, rejected=None, names: list | None = None, laten
     time point whole (``Record.whole``: a log line, unless fragmented time points are allowed). Time point t is
     evaluated once every unfinished source has completed t + lateness (a source that ended holds nothing back),
     so records of one time point are merged, gaps become empty time points, and a record for an evaluated time
-    point is rejected as late; ``lateness`` None waits for the end of input. The timestamp of a time point is the
+    point is rejected as late; ``lateness`` None waits for the end of input. A record more than ``max_gap`` time
+    points ahead of the last evaluated one is rejected (``ahead_reason``). The timestamp of a time point is the
     one of its first record (by source, then line) that carries one. Sources are read in turn, one record at a
     time."""
     reject = _collector(rejected)
@@ -500,6 +518,9 @@ def merged_points(streams: list, rejected=None, names: list | None = None, laten
                 done[index] = True
             elif rec.time <= closed:
                 reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, late_reason(rec.time, closed)))
+                continue
+            elif (ahead := ahead_reason(rec.time, closed, max_gap, rec.given)) is not None:
+                reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, ahead))
                 continue
             else:
                 entry = pending.get(rec.time)
@@ -556,7 +577,8 @@ def open_lines(spec: str) -> Iterator:
         raise StreamInputError(f"cannot read stream: {error.strerror}", file=spec) from None
 
 
-def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0, number_unit: str | None = None):
+def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0, number_unit: str | None = None,
+                    max_gap: int | None = None):
     """The ``Point``s of atom sources (``topology.sources.AtomLog``, ``Timeline``, ``Lines``) merged by event
     time; rejected records go to ``sink.reject`` and are counted in ``counters.malformed`` or ``counters.late``."""
     from srtopo.topology.sources import AtomLog, Lines, Timeline
@@ -583,4 +605,4 @@ def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0
         streams.append(read_records(lines, unit=unit, fmt=fmt, rejected=reject, source=name, duplicates=duplicates,
                                     number_unit=number_unit))
         names.append(name)
-    yield from merged_points(streams, reject, names, lateness)
+    yield from merged_points(streams, reject, names, lateness, max_gap)

@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 from srtopo.errors import UnsupportedByRunner
 from srtopo.topology.ir import Topology
 from srtopo.topology.runners import RUNNERS, RunConfig, Runner, RunResult
+from srtopo.topology.runners.protocol import MAX_GAP
 from srtopo.topology.sinks import MemorySink  # noqa: F401 (part of the testing API)
 from srtopo.topology.sources import Lines, Timeline, Tuples
 
@@ -46,8 +47,9 @@ def unsupported(runner: Runner, topology: Topology, sources: Sequence = (), conf
 
 
 def run_topology(runner: Runner, topology: Topology, sources: Sequence, *, window: int | None = None,
-                 lateness: int | None = None, checkpoint: str | None = None, options=None) -> RunResult:
+                 lateness: int | None = None, checkpoint: str | None = None, options=None,
+                 max_gap: int | None = MAX_GAP) -> RunResult:
     """Run to the end of the (bounded) sources; outputs and rejected records are kept in the result."""
     config = RunConfig(window=window, lateness=lateness, checkpoint=checkpoint,
-                       options=options if options is not None else runner.options_type())
+                       options=options if options is not None else runner.options_type(), max_gap=max_gap)
     return runner.run(topology, sources, config)

@@ -50,7 +50,7 @@ def add_strict_argument(parser) -> None:
 
 
 def start(args, window: int | None = None, lateness: int | None = None, echo_every_rejected: bool = False,
-          print_empty: bool = False):
+          print_empty: bool = False, max_gap: int | None = None):
     """(runner, config, sink) for a command's arguments. Rejected records are shown on stderr (the first 20, or
     every one with ``echo_every_rejected``) unless --rejected-out takes them."""
     runner = get_runner(args.engine)
@@ -58,7 +58,7 @@ def start(args, window: int | None = None, lateness: int | None = None, echo_eve
     to_stdout = args.out in (None, "", "-")
     config = RunConfig(window=window, lateness=lateness, checkpoint=args.checkpoint,
                        out=None if to_stdout else args.out, rejected_out=args.rejected_out, options=options,
-                       print_empty=print_empty)
+                       print_empty=print_empty, max_gap=max_gap)
     echo = sys.stderr if echo_every_rejected or not args.rejected_out else None
     sink = JsonLinesSink(sys.stdout if to_stdout else None, echo=echo, flush=to_stdout,
                          echo_limit=10 ** 9 if echo_every_rejected else 20, strict=args.fail_on_bad_input)

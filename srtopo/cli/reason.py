@@ -1,11 +1,13 @@
 """``srtopo reason``: run an I-DLV-sr program over a stream with clingo, one JSON line per time point."""
 from __future__ import annotations
 
+import argparse
 import sys
 
 from srtopo.cli import engines
 from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_topology
 from srtopo.errors import TopologyError
+from srtopo.topology.runners.protocol import MAX_GAP
 from srtopo.topology.sources import AtomLog
 
 
@@ -29,6 +31,9 @@ def register(subparsers) -> None:
     parser.add_argument("--lateness", type=int, default=0,
                         help="allowed lateness in time points (default 0: a time point is evaluated once every "
                              "stream completed it; a record for an evaluated time point is rejected)")
+    parser.add_argument("--max-gap", type=_gap, default=MAX_GAP, metavar="N|none",
+                        help=f"reject a record more than N time points after the last evaluated one, as a mistyped "
+                             f"timestamp would be (default {MAX_GAP}: a day of seconds; 'none' accepts any gap)")
     parser.add_argument("--t-duplicate", dest="duplicates", action="store_true",
                         help="as I-DLV-sr: several log lines may make one time point; it is complete when a line "
                              "ends it with '@end;' or a later time point arrives (default: a line is a time point)")
@@ -44,6 +49,18 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def _gap(text: str) -> int | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'none', got {text!r}")
+    return value
+
+
 def run(args) -> int:
     if args.stream is None and args.port is None:
         raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port (or --log FILE, or --port-number N)")
@@ -56,7 +73,7 @@ def run(args) -> int:
         raise TopologyError(f"--lateness must be >= 0, got {args.lateness}")
     # a log's rejected lines are all shown
     runner, config, sink = engines.start(args, lateness=args.lateness, echo_every_rejected=True,
-                                         print_empty=args.print_empty)
+                                         print_empty=args.print_empty, max_gap=args.max_gap)
     sources = [AtomLog(spec, args.stream_format, args.files_per_batch, args.duplicates)
                for spec in [args.stream] + args.also_stream]
     result = runner.run(topology, sources, config, sink)

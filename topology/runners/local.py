@@ -385,7 +385,8 @@ class LocalRunner:
         counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
         batches = []
         source = topology.source
-        for point in timeline_points(sources, source.unit, sink, counters, config.lateness, source.number_unit):
+        for point in timeline_points(sources, source.unit, sink, counters, config.lateness, source.number_unit,
+                                     config.max_gap):
             started = _time.perf_counter()
             if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.advance)
                 shown = 0

@@ -17,6 +17,10 @@ from srtopo.errors import TopologyError
 from srtopo.topology.ir import Topology
 from srtopo.topology.records import Model, RejectedRecord, Report
 
+#: the largest gap a rules run accepts by default (``RunConfig.max_gap``): a day of time points at the default
+#: unit of a second
+MAX_GAP = 86400
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -28,7 +32,9 @@ class RunConfig:
     rejected records in its own durable form (the local runner: JSON-lines files; Spark: directories of
     per-batch files); options: the runner's own frozen options (e.g. ``SparkOptions``); print_empty: a rules
     run outputs every time point (True) or only those some record reached (False: ``srtopo reason`` without
-    ``--print-empty``; empty time points are evaluated either way, and long empty stretches cost nothing)."""
+    ``--print-empty``; empty time points are evaluated either way, and long empty stretches cost nothing);
+    max_gap: a rules run rejects a record more than this many time points after the last evaluated one (a
+    mistyped timestamp; None: any gap is accepted)."""
     window: int | None = None
     lateness: int | None = None
     checkpoint: str | None = None
@@ -36,12 +42,16 @@ class RunConfig:
     rejected_out: str | None = None
     options: Any = None
     print_empty: bool = True
+    max_gap: int | None = MAX_GAP
 
     def __post_init__(self):
         if self.window is not None and (not isinstance(self.window, int) or self.window < 0):
             raise TopologyError(f"window must be a whole number >= 0 of time units (or unbounded), got {self.window!r}")
         if self.lateness is not None and (not isinstance(self.lateness, int) or self.lateness < 0):
             raise TopologyError(f"allowed lateness must be a whole number >= 0, got {self.lateness!r}")
+        if self.max_gap is not None and (not isinstance(self.max_gap, int) or self.max_gap < 1):
+            raise TopologyError(f"the largest gap must be a whole number >= 1 of time points (or none), "
+                                f"got {self.max_gap!r}")
 
 
 @dataclass

@@ -348,7 +348,7 @@ class SparkRunner:
                 ExternalFunctions(topology.source.scripts, dict(topology.source.externals)).check(
                     f for f, _where in topology.source.externals)
             job = RulesJob(spark, topology, lateness, len(sources), self.rule_partitions(options),
-                           print_empty=config.print_empty)
+                           print_empty=config.print_empty, max_gap=config.max_gap)
         else:
             job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"

@@ -117,7 +117,7 @@ def origins(lines) -> dict:
 _CHUNK = 20000
 
 
-def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int):
+def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int, max_gap: int | None):
     """The function that parses and times a batch's lines in the executors (``rules.partition.parse_pass``)."""
     schema = arrow_schema(SEGMENT_COLUMNS)
 
@@ -129,7 +129,7 @@ def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int
         def lines():
             for batch in batches:
                 yield from _arrow_rows(batch, LINE_FIELDS)
-        rows = parse_pass(lines(), origin, closed, unit_us, number_scale, width)
+        rows = parse_pass(lines(), origin, closed, unit_us, number_scale, width, max_gap)
         while chunk := list(islice(rows, _CHUNK)):
             yield _arrow_batch(chunk, schema)
     return parse
@@ -141,7 +141,8 @@ _REPRESENTATIVES: dict[int, list[int]] = {}
 
 class RulesJob(MicroBatchJob):
     def __init__(self, spark, topology: Topology, lateness: int | None, n_sources: int, partitions: int,
-                 strategy: str = "auto", history: int = 10000, print_empty: bool = True):
+                 strategy: str = "auto", history: int = 10000, print_empty: bool = True,
+                 max_gap: int | None = None):
         super().__init__(spark, history)
         self.topology = topology
         self.print_empty = print_empty
@@ -150,6 +151,7 @@ class RulesJob(MicroBatchJob):
         self.number_scale = None if number_unit is None else \
             Fraction(UNIT_SECONDS[number_unit]) / Fraction(UNIT_SECONDS[topology.source.unit])
         self.lateness = lateness
+        self.max_gap = max_gap
         self.n_sources = max(1, n_sources)
         self.partitions = max(1, int(partitions))
         self.strategy = strategy
@@ -246,7 +248,8 @@ class RulesJob(MicroBatchJob):
                 self._previous(spark, previous)
                 plan = self._plan(meta, origin)
                 records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, closed, self.unit,
-                                                    self.number_scale, self.specs[0].partitions), SEGMENT_COLUMNS)
+                                                    self.number_scale, self.specs[0].partitions, self.max_gap),
+                                         SEGMENT_COLUMNS)
                 outcome = self._write(spark, plan, target, records)
         finally:
             self._release(spark)

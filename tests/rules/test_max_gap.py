@@ -1,0 +1,110 @@
+"""A mistyped timestamp far ahead (2031 for 2021) is one rejected record, not the end of the stream: without the
+guard it closes every time point up to it and every later good line is late. Both engines reject the same
+lines; ``--max-gap none`` accepts any gap, and streams whose time points are given may start anywhere."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.topology.runners import SparkOptions, get_runner
+from srtopo.topology.runners.protocol import RunConfig
+from srtopo.topology.sources import AtomLog
+from tests.rules.conftest import reason_cli
+
+PROGRAM = "hot(S) :- temp(S,T), T > 30.\nalarm(S) :- hot(S) in [2 sec].\n"
+
+
+def _log(typos: dict[int, str]) -> list[str]:
+    """40 lines a second apart; line n (1-based) replaced by typos[n]."""
+    lines = [f"2021-03-05T10:{i // 60:02d}:{i % 60:02d} temp(a,{31 if i % 3 else 20}); temp(b,{20 + i})"
+             for i in range(40)]
+    for n, stamp in typos.items():
+        lines[n - 1] = stamp + " " + lines[n - 1].split(" ", 1)[1]
+    return lines
+
+
+TYPOS = {12: "2031-03-05T10:00:11", 25: "2021-03-07T10:00:24"}     # ten years, two days ahead
+
+
+def _run(engine: str, lines: list[str], folder, **kwargs):
+    folder.mkdir(parents=True)
+    (folder / "s.log").write_text("\n".join(lines) + "\n")
+    spec = str(folder) if engine == "spark" else str(folder / "s.log")
+    runner = get_runner(engine)
+    options = SparkOptions() if engine == "spark" else runner.options_type()
+    # the time points no record reached are not output: without the guard, ten years of them would be
+    return runner.run(compile_program(parse_program(PROGRAM)), [AtomLog(spec)],
+                      RunConfig(lateness=0, options=options, print_empty=False, **kwargs))
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_a_far_ahead_timestamp_is_one_rejected_record_and_the_good_lines_give_the_clean_models(engine, tmp_path,
+                                                                                               request):
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    clean_lines = _log({})
+    clean = _run(engine, [x for n, x in enumerate(clean_lines, 1) if n not in TYPOS], tmp_path / "clean")
+    dirty = _run(engine, _log(TYPOS), tmp_path / "dirty")
+    assert [m.to_dict() for m in dirty.models] == [m.to_dict() for m in clean.models]
+    assert len(clean.models) == 38 and not clean.rejected
+    assert sorted(r.line for r in dirty.rejected) == sorted(TYPOS)
+    assert all(r.reason.startswith("ahead: ") and "--max-gap" in r.reason for r in dirty.rejected)
+
+
+def test_without_the_guard_the_typo_makes_every_later_line_late(tmp_path):
+    """What the guard prevents (the local engine): the typo closes ten years of time points."""
+    got = _run("local", _log({12: TYPOS[12]}), tmp_path / "off", max_gap=None)
+    late = [r for r in got.rejected if r.reason.startswith("late: ")]
+    assert [r.line for r in late] == list(range(13, 41))
+    assert got.models[-1].time == 315_532_811
+
+
+def test_the_gap_is_measured_from_the_last_evaluated_time_point(tmp_path):
+    """With --max-gap 10: a record 10 time points after the last evaluated one is accepted, 11 is not; a stream
+    of given time points may start anywhere (nothing was evaluated yet)."""
+    lines = ["2021-03-05T10:00:00 temp(a,1)", "2021-03-05T10:00:10 temp(a,2)", "2021-03-05T10:00:21 temp(a,3)",
+             "2021-03-05T10:00:20 temp(a,4)"]
+    got = _run("local", lines, tmp_path / "log", max_gap=10)
+    assert [m.time for m in got.models] == [0, 10, 20]
+    assert [(r.line, r.reason.split(" (")[0]) for r in got.rejected] == [
+        (3, "ahead: time point 21 is more than 10 time points after the last evaluated one")]
+    given = ['{"time": 1000000, "atoms": ["temp(a,1)"], "end": true}',
+             '{"time": 1000010, "atoms": ["temp(a,2)"], "end": true}',
+             '{"time": 1000021, "atoms": ["temp(a,3)"], "end": true}']
+    got = _run("local", given, tmp_path / "jsonl", max_gap=10)
+    assert [m.time for m in got.models] == [1000000, 1000010] and [r.line for r in got.rejected] == [3]
+
+
+def test_the_spark_parse_pass_rejects_far_ahead_records_with_the_local_words():
+    from srtopo.rules.partition import CURRENT, REJECTED, parse_pass
+    from srtopo.rules.stream import ahead_reason, late_reason, parse_line, stamp_kind, stamp_value, unit_micros
+    lines = ["2021-03-05T10:00:00 a(1)", "2021-03-05T10:00:13 a(2)", "2021-03-05T10:00:14 a(3)",
+             '{"time": 99, "atoms": ["a(4)"]}']
+    stamp = parse_line(lines[0], "log")[1]
+    origin = {0: (stamp_kind(stamp), stamp_value(stamp))}
+    rows = list(parse_pass(((0, "f", i, text, "detect", False) for i, text in enumerate(lines, start=1)), origin,
+                           3, unit_micros(1), None, 1, 10))
+    assert {r[8]: r[1] for r in rows if r[0] == CURRENT} == {2: 13}
+    assert {r[8]: r[12] for r in rows if r[0] == REJECTED} == {1: late_reason(0, 3), 3: ahead_reason(14, 3, 10, False),
+                                                              4: ahead_reason(99, 3, 10, True)}
+    # nothing evaluated yet: a timestamped record is measured from time point 0, a given one is not measured
+    first = list(parse_pass(((0, "f", i, text, "detect", False) for i, text in enumerate(lines, start=1)), origin,
+                            -1, unit_micros(1), None, 1, 10))
+    assert sorted(r[8] for r in first if r[0] == REJECTED) == [2, 3]
+
+
+def test_the_cli_takes_none_and_refuses_a_gap_below_one(tmp_path, capsys):
+    log = "\n".join(_log({12: TYPOS[12]})) + "\n"
+    code, models = reason_cli(tmp_path, PROGRAM, log)
+    assert code == 0 and len(models) == 39 and "ahead: time point 315532811" in capsys.readouterr().err
+    code, models = reason_cli(tmp_path, PROGRAM, log, "--max-gap", "none")
+    assert code == 0 and models[-1]["time"] == 315_532_811 and len(models) == 12
+    with pytest.raises(SystemExit) as exit_:
+        reason_cli(tmp_path, PROGRAM, log, "--max-gap", "0")
+    assert exit_.value.code == 2 and "--max-gap: expected a whole number >= 1 or 'none'" in capsys.readouterr().err
+    with pytest.raises(Exception, match="largest gap"):
+        RunConfig(max_gap=0)
+    assert json.dumps(models[0])
