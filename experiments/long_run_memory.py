@@ -6,24 +6,25 @@ length flows through, one file per micro-batch.
 
 Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time range, window 10 (2.5M tuples in
 500 batches, 25 times the kill tests' 100k). Rules: the window program of the kill campaign, 12 sensors, one
-time point per batch (500 time points: the paced benchmarks replay 60). The window bounds what is kept,
-so memory must level off: the run reports the resident memory of each process kind, the JVM heap that is
-still alive (every fifth sample, from ``jmap -histo:live``, which collects fully first: a JVM's resident memory
-also holds heap it grew and has not returned, which says little about what the run keeps), and the bytes of the checkpoint's state,
-at 10% and at 100% of the run (medians over the samples of 10-20% and of the last 10% of the batches), and
-their growth. Results: ``results/long_run_memory.json``
-and a plot of memory over the run (``.png``).
+time point per batch (500 time points: the paced benchmarks replay 60). The query keeps running (not
+``--once``) and hands its outputs to a Python sink, as a live feed does. The files arrive five at a time;
+once the query has read them and is idle, the run samples the resident memory of each process kind, the JVM
+heap that is still alive (``jmap -histo:live``, which collects fully first: a JVM's resident memory also holds
+heap it grew and has not returned, which says little about what the run keeps; sampled between batches, it
+is what the run keeps, not what a running task holds for a moment), and the bytes of the checkpoint's state.
+The window bounds what is kept, so memory must level off: the report compares 10% and 100% of the run
+(``summarise``). Results: ``results/long_run_memory.json`` and a plot of memory over the run (``.png``).
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from statistics import median
@@ -59,19 +60,33 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def _live_heap_mb(pid: int, spark, runtime) -> float:
-    """The JVM's live heap: the bytes of every object still reachable, from ``jmap -histo:live`` (which runs a
-    full collection first), or after ``System.gc()`` where there is no jmap (a hint the collector may answer
-    with a concurrent cycle: noisier)."""
+def jmap_path() -> str | None:
     from srtopo.environment import java_executable
     java = java_executable()
     jmap = os.path.join(os.path.dirname(os.path.realpath(java)), "jmap") if java else None
-    if jmap and os.path.exists(jmap):
+    return jmap if jmap and os.path.exists(jmap) else None
+
+
+def live_instances(pid: int, class_name: str) -> int:
+    """How many objects of a class the JVM ``pid`` keeps alive (``jmap -histo:live``, a full collection first)."""
+    done = subprocess.run([jmap_path(), "-histo:live", str(pid)], capture_output=True, text=True, timeout=120)
+    rows = [line.split() for line in done.stdout.splitlines() if line.endswith(" " + class_name)]
+    return int(rows[0][1]) if rows else 0
+
+
+def _live_heap_mb(pid: int, spark, runtime) -> float:
+    """The JVM's live heap: the bytes of every object still reachable, from ``jmap -histo:live`` (which runs a
+    full collection first), or after ``System.gc()`` where there is no jmap (a hint the collector may answer
+    with a concurrent cycle: noisier). A collection first, and a pause: Spark's cleaner drops its records of
+    accumulators and broadcasts only after a collection found them unreachable."""
+    spark.sparkContext._jvm.java.lang.System.gc()
+    time.sleep(0.5)
+    jmap = jmap_path()
+    if jmap:
         done = subprocess.run([jmap, "-histo:live", str(pid)], capture_output=True, text=True, timeout=120)
         total = [line.split() for line in done.stdout.splitlines() if line.startswith("Total")]
         if total:
             return round(int(total[-1][2]) / 2 ** 20, 1)
-    spark.sparkContext._jvm.java.lang.System.gc()
     return round((runtime.totalMemory() - runtime.freeMemory()) / 2 ** 20, 1)
 
 
@@ -95,12 +110,12 @@ def _size(path: Path) -> int:
     return total
 
 
-def _write_inputs(kind: str, folder: Path, batches: int, seed: int) -> None:
+def _input_files(kind: str, batches: int, seed: int):
+    """(name, text) of the stream's files, one per micro-batch."""
     from srtopo.concepts import RDF_TYPE
     from srtopo.ontology.owl import load_tbox
     from srtopo.topology.tnt import format_tnt
     rng = random.Random(seed)
-    folder.mkdir(parents=True)
     if kind == "consistency":
         classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
     for b in range(batches):
@@ -110,12 +125,12 @@ def _write_inputs(kind: str, folder: Path, batches: int, seed: int) -> None:
         else:
             atoms = [f"temp(s{s},{rng.randint(15, 32)})" for s in range(12) if rng.random() < 0.7]
             lines = [f"{1000 + b} " + "; ".join(atoms)]
-        path = folder / f"part-{b:06d}.txt"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        os.utime(path, ns=(b * 10 ** 9, b * 10 ** 9))      # the file source reads in modification-time order
+        yield f"part-{b:06d}.txt", "\n".join(lines) + "\n"
 
 
-def run(kind: str, batches: int, seed: int = 1) -> dict:
+def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
+    """Feed the stream ``every`` files at a time; once the query has read them and is idle, sample (the live
+    heap is then what the run keeps, not what a running task holds for a moment)."""
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_program
     from srtopo.topology.choose import topology_from_tbox
@@ -125,44 +140,44 @@ def run(kind: str, batches: int, seed: int = 1) -> dict:
     from srtopo.topology.spark.session import get_session
     spark = get_session(master="local[2]", shuffle_partitions=2)
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    runtime = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
     with tempfile.TemporaryDirectory(prefix=f"srtopo-long-{kind}-") as tmp:
         folder = Path(tmp)
-        _write_inputs(kind, folder / "in", batches, seed)
+        (folder / "in").mkdir()
+        (folder / "staging").mkdir()
         if kind == "consistency":
             topology, source = topology_from_tbox(str(EXAMPLES / "tex.ttl")), TntFiles(str(folder / "in"), files_per_batch=1)
             config = RunConfig(window=10, lateness=0, checkpoint=str(folder / "ck"), out=str(folder / "out"),
-                               options=SparkOptions())
+                               options=SparkOptions(once=False))
         else:
             topology, source = compile_program(parse_program(PROGRAM)), AtomLog(str(folder / "in"), "log", 1)
             config = RunConfig(lateness=0, checkpoint=str(folder / "ck"), out=str(folder / "out"),
-                               options=SparkOptions(partitions=2))
+                               options=SparkOptions(partitions=2, once=False))
         samples: list[dict] = []
         handle = SparkRunner(spark).start(topology, [source], config, JsonLinesSink(None, echo=None))
-        stop = threading.Event()
-
-        runtime = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()
-
-        def sample():
-            n = 0
-            while not stop.is_set():
-                workers = [p for p in _tree(jvm) if "python" in _command(p)]
-                row = {"t": time.perf_counter(), "batches": len(handle.batch_metrics), "driver_mb": rss_mb(),
-                       "jvm_mb": rss_mb(jvm), "workers_mb": round(sum(rss_mb(p) or 0 for p in workers), 1),
-                       "state_mb": round(_size(folder / "ck" / "store") / 2 ** 20, 2)}
-                if n % 5 == 0:      # the heap the JVM keeps alive: RSS also holds heap it grew and never returned
-                    row["heap_live_mb"] = _live_heap_mb(jvm, spark, runtime)
-                samples.append(row)
-                n += 1
-                stop.wait(1.0)
-        sampler = threading.Thread(target=sample, daemon=True)
         started = time.perf_counter()
-        sampler.start()
+        files = _input_files(kind, batches, seed)
+        written = 0
         try:
-            handle.await_termination()
-            handle.finish()
+            while written < batches:
+                for name, text in itertools.islice(files, every):
+                    staged = folder / "staging" / name
+                    staged.write_text(text, encoding="utf-8")
+                    os.replace(staged, folder / "in" / name)   # whole files only: the source never sees a partial one
+                    written += 1
+                deadline = time.perf_counter() + 600
+                while len(handle.batch_metrics) < written:
+                    if handle.query.exception() is not None or time.perf_counter() > deadline:
+                        raise RuntimeError(f"the query stopped or stalled at batch {len(handle.batch_metrics)}: "
+                                           f"{handle.query.exception()}")
+                    time.sleep(0.05)
+                workers = [p for p in _tree(jvm) if "python" in _command(p)]
+                samples.append({"t": time.perf_counter() - started, "batches": len(handle.batch_metrics),
+                                "driver_mb": rss_mb(), "jvm_mb": rss_mb(jvm),
+                                "workers_mb": round(sum(rss_mb(p) or 0 for p in workers), 1),
+                                "state_mb": round(_size(folder / "ck" / "store") / 2 ** 20, 2),
+                                "heap_live_mb": _live_heap_mb(jvm, spark, runtime)})
         finally:
-            stop.set()
-            sampler.join()
             handle.stop()
         seconds = time.perf_counter() - started
     return summarise({"kind": kind, "batches": batches, "seconds": round(seconds, 1), "samples": samples})
@@ -174,8 +189,18 @@ KEYS = ("driver_mb", "jvm_mb", "heap_live_mb", "workers_mb", "state_mb")
 def summarise(result: dict) -> dict:
     """Per measure, the median of its samples over the batches from 10% to 20% of the run ("10%") and over the
     last 10% ("100%"), and the growth from one to the other (medians: one sample of the live heap can catch a
-    collection that has not finished)."""
+    collection that has not finished). The live heap is a sawtooth (Spark drops what it remembers of finished
+    work in bulk), so two points of it may sit on different teeth: its peak over 50-100% of the run against
+    its peak over 10-50% (``peak_growth``) says whether the sawtooth climbs. Peaks of the median of three
+    neighbouring samples: a reading whose full collection the JVM skipped ("GC locker is held; pre-dump GC was
+    skipped") is one sample of dead objects, not a peak."""
     batches, samples = result["batches"], result["samples"]
+    raw = [(s["batches"], s["heap_live_mb"]) for s in samples if s.get("heap_live_mb") is not None]
+    near = [max(0, min(i - 1, len(raw) - 3)) for i in range(len(raw))]     # three samples, at the ends too
+    heap = [(b, median(v for _b, v in raw[lo:lo + 3])) for (b, _v), lo in zip(raw, near)]
+    first = [v for b, v in heap if 0.1 * batches <= b < 0.5 * batches]
+    second = [v for b, v in heap if b >= 0.5 * batches]
+    peaks = {"10-50%": max(first), "50-100%": max(second)} if first and second else {}
     spans = {"10%": (0.1 * batches, 0.2 * batches), "100%": (0.9 * batches, batches + 1)}
     at = {}
     for name, (lo, hi) in spans.items():
@@ -183,7 +208,8 @@ def summarise(result: dict) -> dict:
         at[name] = {k: median(v) for k in KEYS if (v := [s[k] for s in inside if s.get(k) is not None])}
     growth = {k: round(at["100%"][k] / at["10%"][k] - 1, 3) if at["10%"].get(k) and k in at["100%"] else None
               for k in KEYS}
-    return result | {"at": at, "growth": growth}
+    peak_growth = round(peaks["50-100%"] / peaks["10-50%"] - 1, 3) if peaks else None
+    return result | {"at": at, "growth": growth, "heap_peaks": peaks, "heap_peak_growth": peak_growth}
 
 
 def main(argv=None) -> int:
@@ -195,7 +221,8 @@ def main(argv=None) -> int:
     results = [run(kind, args.batches) for kind in args.kinds.split(",")]
     for r in results:
         print(f"{r['kind']}: {r['batches']} batches in {r['seconds']} s; growth from 10% to 100%: "
-              + ", ".join(f"{k} {v:+.1%}" for k, v in r["growth"].items() if v is not None), file=sys.stderr)
+              + ", ".join(f"{k} {v:+.1%}" for k, v in r["growth"].items() if v is not None)
+              + f"; live heap peak 10-50% -> 50-100%: {r['heap_peak_growth']:+.1%}", file=sys.stderr)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1) + "\n",
                               encoding="utf-8")

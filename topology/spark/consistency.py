@@ -45,6 +45,8 @@ COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.
 
 
 class ConsistencyJob(MicroBatchJob):
+    output_columns = REPORT_COLUMNS
+
     def __init__(self, spark, topology: Topology, window: int | None, lateness: int | None, physical_plan: str,
                  n_sources: int, history: int = 10000):
         super().__init__(spark, history)

@@ -140,6 +140,8 @@ _REPRESENTATIVES: dict[int, list[int]] = {}
 
 
 class RulesJob(MicroBatchJob):
+    output_columns = MODEL_COLUMNS
+
     def __init__(self, spark, topology: Topology, lateness: int | None, n_sources: int, partitions: int,
                  strategy: str = "auto", history: int = 10000, print_empty: bool = True,
                  max_gap: int | None = None):

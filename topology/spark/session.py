@@ -63,6 +63,10 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         "spark.ui.retainedStages": "100",
         "spark.ui.retainedTasks": "10000",
         "spark.ui.dagGraph.retainedRootRDDs": "100",
+        # the listings of the directories a batch reads (the previous state entry) go to a cache shared by the
+        # session and bounded only at 250 MB: every micro-batch reads new directories, so it never hit and grew
+        # by ~5 file statuses per batch (experiments/long_run_memory.py); without partition management, no cache
+        "spark.sql.hive.manageFilesourcePartitions": "false",
         # the garbage collector of the workload (JAVA_OPTIONS)
         "spark.driver.extraJavaOptions": java_options,
         "spark.executor.extraJavaOptions": java_options,

@@ -4,7 +4,8 @@
   so the directory holds each output exactly once; ``out/batch=final/``: outputs closed at the end of input;
 * ``rejected/batch=<batch>/``: rejected records as JSON lines ``{"source", "line", "text", "reason"}``;
 * listeners on the driver (the runner's hand-over to a Python sink: not exactly-once, a replayed batch is
-  passed again).
+  passed again). They get the JSON lines just written where there are such (read on the driver, no Spark
+  job), else the DataFrame.
 
 A batch hands over its outputs as a DataFrame, or as :class:`WrittenFiles`: JSON lines its own write already
 put in the store, which the sink copies as files (no Spark job: a job to re-read and re-write them cost
@@ -41,14 +42,16 @@ class BatchSinks:
         self.out = out
         self.out_format = out_format
         self.rejected_out = rejected_out
-        self.listeners = []          # called with (batch label, outputs DataFrame, rejected DataFrame or None)
+        self.listeners = []          # called with (batch label, outputs, rejected): WrittenFiles, DataFrame or None
 
     def start(self) -> None:
         """A run starts: outputs closed at the end of an earlier run are no longer final (more input may come)."""
         if self.out:
             self.fs.delete(self.out.rstrip("/") + "/batch=final")
 
-    def write(self, batch_id, outputs, rejected) -> None:
+    def write(self, batch_id, outputs, rejected, schema: str | None = None) -> None:
+        """Write a batch's outputs (a DataFrame or ``WrittenFiles``; ``schema``: their columns) and rejected
+        records, then call the listeners."""
         label = batch_label(batch_id)
         if outputs is not None and self.out:
             dest = f"{self.out}/batch={label}"
@@ -58,12 +61,15 @@ class BatchSinks:
                 frame = outputs.frame(self.spark) if isinstance(outputs, WrittenFiles) else outputs
                 writer = frame.write.mode("overwrite")
                 writer.parquet(dest) if self.out_format == "parquet" else writer.json(dest)
+            if self.out_format == "json" and schema is not None:
+                outputs = WrittenFiles(dest, schema)
         if rejected is not None and self.rejected_out:
             dest = f"{self.rejected_out}/batch={label}"
             if isinstance(rejected, WrittenFiles):
                 self.fs.copy_files(rejected.path, dest)
             else:
                 rejected.write.mode("overwrite").json(dest)
+            rejected = WrittenFiles(dest, REJECTED_COLUMNS)
         for listener in self.listeners:
             listener(label, outputs, rejected)
 

@@ -83,6 +83,9 @@ def union_all(frames: list):
 class MicroBatchJob:
     """One streaming query of a topology; subclasses implement ``batch`` and ``close``."""
 
+    #: the columns of the outputs (``BatchSinks.write``)
+    output_columns: str | None = None
+
     def __init__(self, spark, history: int = 10000):
         self.spark = spark
         self.uid = uuid.uuid4().hex[:10]
@@ -125,7 +128,7 @@ class MicroBatchJob:
         previous = self.store.completed_before(batch_id)
         outcome = self.batch(df, batch_id, spark, previous)
         written = _time.perf_counter()
-        self.sinks.write(batch_id, outcome.outputs, outcome.rejected)
+        self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns)
         self.store.complete(batch_id, outcome.meta, previous)
         done = _time.perf_counter()
         record = {"batch": int(batch_id), "duration_s": round(done - started, 4),
@@ -173,4 +176,4 @@ class MicroBatchJob:
         last = self.store.last_completed()
         if last is None:
             return
-        self.sinks.write("final", self.close(last), None)
+        self.sinks.write("final", self.close(last), None, self.output_columns)
