@@ -96,6 +96,17 @@ def test_the_spark_parse_pass_rejects_far_ahead_records_with_the_local_words():
     assert sorted(r[8] for r in first if r[0] == REJECTED) == [2, 3]
 
 
+def test_a_running_spark_query_hands_a_batch_over_in_time_order():
+    """A batch's models come back partition by partition (2, 5, 8, 0, 1, ... was printed); the sink gets them
+    in time order, as the local runner emits them."""
+    from srtopo.topology.runners.spark import _hand_over
+    from srtopo.topology.sinks import MemorySink
+    sink = MemorySink()
+    rows = [{"time": t, "atoms": [f"p({t})"]} for t in (2, 5, 8, 0, 1, 3)]
+    assert _hand_over(sink, rows, None, {}, "rules") == 6
+    assert [m.time for m in sink.outputs] == [0, 1, 2, 3, 5, 8]
+
+
 def test_the_cli_takes_none_and_refuses_a_gap_below_one(tmp_path, capsys):
     log = "\n".join(_log({12: TYPOS[12]})) + "\n"
     code, models = reason_cli(tmp_path, PROGRAM, log)

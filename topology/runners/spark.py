@@ -415,7 +415,8 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency"
     emitted = 0
     convert = model_of if kind == "rules" else report_of
     if outputs is not None:
-        for row in rows(outputs):
+        # a batch's outputs come partition by partition: in time order, as the local runner emits them
+        for row in sorted(rows(outputs), key=lambda r: int(_get(r, "time"))):
             sink.emit(convert(row))
             emitted += 1
     if rejected is not None:
