@@ -104,7 +104,7 @@ class SparkRun:
 
     def reports(self):
         """Every output written so far (a DataFrame of reports or models; column ``batch`` names the micro-batch)."""
-        return self.job.sinks.outputs(self.job.spark, _output_columns(self.topology.kind))
+        return self.job.sinks.outputs(self.job.spark, self.job.output_columns)
 
     def rejected(self):
         return self.job.sinks.rejected(self.job.spark)
@@ -155,14 +155,6 @@ class SparkRun:
         self.job.drop_views()
         if self._temp:
             shutil.rmtree(self._temp, ignore_errors=True)
-
-
-def _output_columns(kind: str) -> str:
-    if kind == "rules":
-        from srtopo.topology.spark.rules import MODEL_COLUMNS
-        return MODEL_COLUMNS
-    from srtopo.topology.spark.consistency import REPORT_COLUMNS
-    return REPORT_COLUMNS
 
 
 def _get(row, name: str):
