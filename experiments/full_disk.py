@@ -19,6 +19,7 @@ from srtopo.experiments.hostile import EXAMPLES, clean_tnt
 from srtopo.experiments.kill_campaign import cli_env, output_lines
 
 FREE_KB = {"out": 48, "checkpoint": 200}       # left free: less than the run writes there
+DISK_KB = 12288     # the whole disk: room for a complete run once the ballast is gone (its checkpoint is ~4 MB)
 
 
 @contextmanager
@@ -55,11 +56,11 @@ def case(where: str, folder: Path, reference: Counter | None = None) -> dict | N
     source = stream(folder)
     base = ["check", "--tbox", str(EXAMPLES / "tex.ttl"), "--stream", str(source), "--window", "5"]
     disk = folder / "disk"
-    with tmpfs(disk, 4096) as mounted:
+    with tmpfs(disk, DISK_KB) as mounted:
         if not mounted:
             return None
         ballast = disk / "ballast"
-        ballast.write_bytes(b"\0" * ((4096 - FREE_KB.get(where, 48)) * 1024))
+        ballast.write_bytes(b"\0" * ((DISK_KB - FREE_KB.get(where, 48)) * 1024))
         if where == "local-out":
             failed = _cli(base + ["--out", str(disk / "reports.jsonl")])
             return {"where": where, "failed_clearly": failed.returncode == 1 and

@@ -10,9 +10,11 @@ from __future__ import annotations
 import time as _time
 
 from srtopo.topology.ir import Topology
+from srtopo.topology.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.topology.spark.sql import (
     NEG,
     STATE_COLUMNS,
+    STORED_STATE_COLUMNS,
     SqlBuilder,
     accept_sql,
     asserted_names,
@@ -20,7 +22,6 @@ from srtopo.topology.spark.sql import (
     bounds_sql,
     build_tables,
     id_tables,
-    sql_string,
     watermark,
     with_bounds_sql,
 )
@@ -30,9 +31,9 @@ PHYSICAL_PLANS = ("fused", "staged")
 CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 REPORT_COLUMNS = ("subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, "
                   "stage STRING, topology STRING")
-STORED_REPORT_COLUMNS = ("stage INT, subject STRING, time BIGINT, ni ARRAY<STRING>, "
-                         "evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>")
-STORED_REJECTED_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, reason STRING"
+#: how an entry's store is written: JSON lines (``SqlBuilder.write_sql``); an entry whose meta does not say
+#: so was written as Parquet by an earlier version (its state is read as such)
+STORE_FORMAT = "json"
 
 # Settings of the counters job, the job that parses the batch, fills its cache and aggregates it:
 # * the cache lives for one batch and is read twice: compressing it cost more than it saved (its
@@ -88,7 +89,12 @@ class ConsistencyJob(MicroBatchJob):
     def _state_view(self, previous, spark) -> None:
         path = None if previous is None else self.store.part(previous[0], "state")
         if path and self.fs.exists(path):
-            spark.read.schema(STATE_COLUMNS).parquet(path).createOrReplaceTempView(self.names["prevc"])
+            if previous[1].get("store") == STORE_FORMAT:
+                state = spark.read.schema(STORED_STATE_COLUMNS).json(path) \
+                    .selectExpr("sk AS stage", "subject", "cid", "aid", "time")
+            else:
+                state = spark.read.schema(STATE_COLUMNS).parquet(path)
+            state.createOrReplaceTempView(self.names["prevc"])
         else:
             self._empty_state.createOrReplaceTempView(self.names["prevc"])
 
@@ -159,14 +165,14 @@ class ConsistencyJob(MicroBatchJob):
                                          sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
                 sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
             planned = _time.perf_counter()
-            spark.sql(sql).write.mode("overwrite").partitionBy("kind").parquet(target)
+            spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
         finally:
             spark.sql(f"UNCACHE TABLE IF EXISTS {n['newc']}")
             spark.catalog.dropTempView(n["newc"])
         written = _time.perf_counter()
         for obs in (obs_rep, obs_kept, obs_new):
             m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
-        meta = {"batch": int(batch_id), "maxtime": {str(k): v for k, v in sorted(cur_max.items())},
+        meta = {"batch": int(batch_id), "store": STORE_FORMAT, "maxtime": {str(k): v for k, v in sorted(cur_max.items())},
                 "closed": int(b.hi), "accept": int(b.accept),
                 "watermark": int(watermark(cur_max, self.n_sources, self.lateness))}
         n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
@@ -184,12 +190,11 @@ class ConsistencyJob(MicroBatchJob):
             stages[sid]["state_rows"] = m.get(f"kept_{k}", 0) + m.get(f"newkept_{k}", 0)
         record["stages"] = stages
         record["cached_tuples"] = sum(v["state_rows"] for v in stages.values())
-        outputs = self._report_frame(spark.read.schema(STORED_REPORT_COLUMNS).parquet(f"{target}/kind=report")) \
-            if n_reports > 0 else None
+        # the entry's reports and rejected records are already the sinks' lines: handed over as files
+        outputs = WrittenFiles(f"{target}/kind=report", REPORT_COLUMNS) if n_reports > 0 else None
         rejected = None
         if m.get("malformed", 0) + m.get("late", 0) > 0:
-            rejected = spark.read.schema(STORED_REJECTED_COLUMNS).parquet(f"{target}/kind=rejected") \
-                .selectExpr("file AS source", "line", "raw AS text", "reason")
+            rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
 
     def _batch_counters(self, stats, maxtime: dict):
@@ -221,11 +226,7 @@ class ConsistencyJob(MicroBatchJob):
         return m, cur_max
 
     def _report_frame(self, df):
-        ids = ", ".join(sql_string(i) for i in self.tables.stage_ids)
-        label = self.topology.label
-        label_sql = sql_string(label) if label else "CAST(NULL AS STRING)"   # no label: no field (as Report.to_dict)
-        return df.selectExpr("subject", "time", "ni", "evidence",
-                             f"element_at(array({ids}), stage + 1) AS stage", f"{label_sql} AS topology")
+        return df.selectExpr(*[f"{v} AS {k}" for k, v in self.sql().report_fields().items()])
 
     # --- end of input --------------------------------------------------------------------------------------
     def close(self, last):

@@ -28,6 +28,11 @@ POS = 2 ** 62
 # the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
 # IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
 STATE_COLUMNS = "stage INT, subject STRING, cid INT, aid INT, time BIGINT"
+#: the columns of a store entry's JSON lines (``write_sql``), in the order their fields are written
+STORED_FIELDS = ("subject", "time", "ni", "evidence", "stage", "topology", "source", "line", "text", "reason",
+                 "sk", "cid", "aid")
+#: the window state as stored (``sk``: the stage index; ``stage`` is a report's stage id)
+STORED_STATE_COLUMNS = "subject STRING, time BIGINT, sk INT, cid INT, aid INT"
 
 
 @dataclass(frozen=True)
@@ -362,40 +367,52 @@ class SqlBuilder:
     def count_by_stage_exprs(self, name: str, cond: str = "true") -> list[str]:
         return [f"count_if(stage = {k} AND {cond}) AS {name}_{k}" for k in range(len(self.topology.stages))]
 
+    def report_fields(self) -> dict:
+        """A report's fields as the sinks write them, over rows of ``reports_sql`` (the stage as its id, the
+        topology's label; no label: no field, as ``Report.to_dict``)."""
+        label = self.topology.label
+        return {"subject": "subject", "time": "time", "ni": "ni", "evidence": "evidence",
+                "stage": f"element_at(array({_strs(self.tables.stage_ids)}), stage + 1)",
+                "topology": sql_string(label) if label else "CAST(NULL AS STRING)"}
+
     def write_sql(self, routed: str | None, staged_rows: str | None, reports: str, kept: str | None,
                   b: BatchBounds) -> str:
-        """The batch's one write: reports, state (kept + new), rejected, as rows partitioned by kind."""
-        rep_tail = ("CAST(NULL AS INT) AS src, CAST(NULL AS STRING) AS file, CAST(NULL AS BIGINT) AS line, "
-                    "CAST(NULL AS STRING) AS raw, CAST(NULL AS STRING) AS reason")
-        nulls = ("CAST(NULL AS ARRAY<STRING>) AS ni, "
-                 "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>) AS evidence")
-        parts = [f"SELECT stage, subject, CAST(NULL AS INT) AS cid, CAST(NULL AS INT) AS aid, "
-                 f"time, ni, evidence, {rep_tail}, 'report' AS kind FROM {reports}"]
+        """The batch's one write (JSON lines, partitioned by kind): reports and rejected records already in the
+        shape of the sinks' lines, so that the sink copies files instead of re-reading the entry with a job; and
+        the state (kept + new). Columns are ordered so that each kind's fields (the others are NULL, hence
+        absent from its lines) come in its own order: reports ``REPORT_FIELDS``, rejected ``source, line, text,
+        reason``, state ``subject, time, sk, cid, aid`` (``STORED_STATE_COLUMNS``)."""
+        no = {"ni": "CAST(NULL AS ARRAY<STRING>)", "evidence": "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>)",
+              "subject": "CAST(NULL AS STRING)", "time": "CAST(NULL AS BIGINT)", "stage": "CAST(NULL AS STRING)",
+              "topology": "CAST(NULL AS STRING)", "source": "CAST(NULL AS STRING)", "line": "CAST(NULL AS BIGINT)",
+              "text": "CAST(NULL AS STRING)", "reason": "CAST(NULL AS STRING)", "sk": "CAST(NULL AS INT)",
+              "cid": "CAST(NULL AS INT)", "aid": "CAST(NULL AS INT)"}
+
+        def row(kind: str, **given) -> str:
+            exprs = {c: given.get(c, no[c]) for c in STORED_FIELDS}
+            return "SELECT " + ", ".join(c if e == c else f"{e} AS {c}" for c, e in exprs.items()) + f", {kind} AS kind"
+
+        parts = [row("'report'", **self.report_fields()) + f" FROM {reports}"]
+        state = dict(subject="subject", time="time", sk="stage", cid="cid", aid="aid")
         if kept:
-            parts.append(f"SELECT stage, subject, cid, aid, time, {nulls}, {rep_tail}, 'state' AS kind "
-                         f"FROM {kept}")
-        late_raw = "concat(CAST(time AS STRING), '\\t', subject, ' ', asserted)"
+            parts.append(row("'state'", **state) + f" FROM {kept}")
+        late_raw = "concat(CAST(time AS STRING), '\\t', subject, ' ', {})"
         late_reason = ("concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
                        "CAST(b_accept AS STRING))")
         if routed:
-            parts.append(
-                f"SELECT CASE WHEN route = 'state' THEN stage END AS stage, "
-                f"CASE WHEN route = 'state' THEN subject END AS subject, "
-                f"CASE WHEN route = 'state' THEN cid END AS cid, "
-                f"CASE WHEN route = 'state' THEN aid END AS aid, "
-                f"CASE WHEN route = 'state' THEN time END AS time, {nulls}, "
-                f"CASE WHEN route = 'rejected' THEN src END AS src, CASE WHEN route = 'rejected' THEN file END AS file, "
-                f"CASE WHEN route = 'rejected' THEN line END AS line, "
-                f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN raw ELSE {late_raw} END AS raw, "
-                f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, "
-                f"route AS kind FROM {routed} WHERE route <> 'drop'")
+            def when(route, column):
+                return f"CASE WHEN route = '{route}' THEN {column} END"
+            parts.append(row(
+                "route", **{k: when("state", v) for k, v in state.items()},
+                source=when("rejected", "file"), line=when("rejected", "line"),
+                text=f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN raw ELSE {late_raw.format('asserted')} END",
+                reason=f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN reason ELSE {late_reason} END")
+                + f" FROM {routed} WHERE route <> 'drop'")
         if staged_rows:
-            parts.append(f"SELECT stage, subject, cid, aid, time, {nulls}, {rep_tail}, 'state' AS kind "
-                         f"FROM {staged_rows} WHERE cached AND time >= b_keep")
-            parts.append(
-                f"SELECT CAST(NULL AS INT) AS stage, CAST(NULL AS STRING) AS subject, CAST(NULL AS INT) AS cid, "
-                f"CAST(NULL AS INT) AS aid, CAST(NULL AS BIGINT) AS time, {nulls}, src, file, line, "
-                f"CASE WHEN ik = 'x' THEN raw ELSE concat(CAST(time AS STRING), '\\t', subject, ' ', concept) END AS raw, "
-                f"CASE WHEN ik = 'x' THEN reason ELSE {late_reason} END AS reason, 'rejected' AS kind "
-                f"FROM {self.n['new']} WHERE ik = 'x' OR (ik = 't' AND time < b_accept AND part = 0)")
+            parts.append(row("'state'", **state) + f" FROM {staged_rows} WHERE cached AND time >= b_keep")
+            parts.append(row(
+                "'rejected'", source="file", line="line",
+                text=f"CASE WHEN ik = 'x' THEN raw ELSE {late_raw.format('concept')} END",
+                reason=f"CASE WHEN ik = 'x' THEN reason ELSE {late_reason} END")
+                + f" FROM {self.n['new']} WHERE ik = 'x' OR (ik = 't' AND time < b_accept AND part = 0)")
         return " UNION ALL ".join(parts)

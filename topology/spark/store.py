@@ -1,6 +1,6 @@
 """The exactly-once store of a Spark topology: one directory per micro-batch under ``CHECKPOINT/store``.
 
-Layout: ``store/<batch>/kind=<k>/`` holds what batch <batch> wrote (Parquet, partitioned by kind: the state the
+Layout: ``store/<batch>/kind=<k>/`` holds what batch <batch> wrote (JSON lines, partitioned by kind: the state the
 next batch reads, its outputs, its rejected records, ...), and ``store/<batch>/_meta.json`` the small state of
 the batch (event-time bookkeeping). The meta file is written last: an entry without one was never completed.
 
