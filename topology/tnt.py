@@ -25,11 +25,15 @@ from srtopo.topology.records import RejectedRecord, StreamTuple
 # compiles into one bit-set lookup per character (a class with ``\s`` in it is a chain of predicates).
 WS_CHARS = " \t\r\f\x0b"
 WS = r"[ \t\r\f\x0b]"
-#: IRIREF of N-Triples 1.1 without UCHAR escapes (a backslash in an IRI is rejected)
-IRI_CHARS = r'[^<>"{}|^`\\\x00-\x20]'
+#: IRIREF of N-Triples 1.1 without UCHAR escapes (a backslash in an IRI is rejected). The controls are listed one by
+#: one: Java then compiles the class into one bit-set lookup per character (a range beside the single characters
+#: is a union of predicates, ~2x the cost). U+FFFD never matches: it is what undecodable bytes become, and a line
+#: holding it is rejected as not UTF-8 (``decoded_lines``) - excluding it here lets the JVM reader look for it
+#: only in lines that did not match
+IRI_CHARS = r'[^<>"{}|^`\\' + "".join(rf"\x{i:02x}" for i in range(0x21)) + r"\ufffd]"
 BNODE = r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 #: STRING_LITERAL_QUOTE with ECHAR / UCHAR escapes, then an optional language tag or datatype IRI
-LITERAL = (r'"(?:[^"\\\r\n]|\\[tbnrf"' + r"'" + r'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"'
+LITERAL = (r'"(?:[^"\\\r\n\ufffd]|\\[tbnrf"' + r"'" + r'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"'
            rf"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<{IRI_CHARS}*>)?")
 #: groups: 1 time; subject 2 IRI (no brackets) or 3 blank node; 4 predicate IRI; object 5 IRI, 6 blank node
 #: or 7 literal (exactly one of each alternative is set)

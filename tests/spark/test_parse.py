@@ -24,6 +24,9 @@ FIXED = [
     # N-Triples escapes: ECHAR and UCHAR in literals; anything else is an error, as are control characters in IRIs
     '19 <http://e.org/a> <http://e.org/p> "t\\t n\\n \\u00e9 \\U0001F600 \\\\" .', '20 <http://e.org/a> <http://e.org/p> "bad \\o" .',
     "21 <http://e.org/a\x01> <http://e.org/p> <http://e.org/b> .", "22 <http://e.org/a> <http://e.org/p> <> .",
+    # U+FFFD (what undecodable bytes become) in an otherwise valid line: rejected as not UTF-8 wherever it is
+    "23 <http://e.org/a\ufffd> <http://e.org/p> <http://e.org/b> .", '24 <http://e.org/a> <http://e.org/p> "x\ufffd" .',
+    "25 <http://e.org/a> <http://e.org/p> <http://e.org/b> . \ufffd", "\ufffd",
 ]
 TIMES = ["5", "-3", "0", "x7", "", "12a", "42"]
 SEPS = [" ", "\t", "  ", ""]
