@@ -43,6 +43,10 @@ STORE_FORMAT = "json"
 #   aggregate (one more stage and scan per batch, ~0.3 s); without it the aggregate consumes the rows as the
 #   cache is built, in the same tasks.
 COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false"}
+# Settings of the write job: without adaptive execution. Its partitions are few and its joins broadcast by hint,
+# so adaptive execution had nothing to change, but re-planned the rest of the query after each stage: a
+# 100k-tuple batch's write 0.85 -> 0.65 s (best of 10, local[2]).
+WRITE_JOB = {"spark.sql.adaptive.enabled": "false"}
 
 
 class ConsistencyJob(MicroBatchJob):
@@ -165,7 +169,8 @@ class ConsistencyJob(MicroBatchJob):
                                          sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
                 sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
             planned = _time.perf_counter()
-            spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
+            with session_conf(spark, WRITE_JOB):
+                spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
         finally:
             spark.sql(f"UNCACHE TABLE IF EXISTS {n['newc']}")
             spark.catalog.dropTempView(n["newc"])

@@ -101,14 +101,18 @@ class HadoopFS:
 
     def copy_files(self, source: str, target: str) -> None:
         """Replace directory ``target`` by a copy of the data files of directory ``source`` (a replayed batch
-        rewrites the same files). Local directories are copied by Python; others through Hadoop."""
+        rewrites the same files). Local directories: a hard link where both are on one file system (the store
+        never rewrites a file in place: a replay writes new files), else a copy; others through Hadoop."""
         src, dst = local_path(source), local_path(target)
         if src is not None and dst is not None:
             shutil.rmtree(dst, ignore_errors=True)
             os.makedirs(dst)
             for name in sorted(os.listdir(src)) if os.path.isdir(src) else []:
                 if _data_file(name):
-                    shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+                    try:
+                        os.link(os.path.join(src, name), os.path.join(dst, name))
+                    except OSError:
+                        shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
             return
         self.delete(target)
         self.mkdirs(target)

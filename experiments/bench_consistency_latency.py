@@ -1,0 +1,144 @@
+"""Report latency of the consistency check on Spark under a paced feed: from a tuple's arrival to its report
+being written, at 50% and 80% of the rate the query sustains, for micro-batches of 100k, 500k and 1M tuples.
+
+    .venv/bin/python -m srtopo.experiments.bench_consistency_latency            # ~6 min on 2 cores
+    .venv/bin/python -m srtopo.experiments.bench_consistency_latency --batch-tuples 100000 --fractions 0.5
+
+The stream is ``bench_consistency``'s (LUBM DL-Lite, NTM, window 30, 2,000 tuples per time unit), written as
+files of one micro-batch each. Per batch size: first the sustainable rate, measured in the same run (the files
+read as fast as the query can, steady batches only); then, for each fraction, one running query (not
+``--once``) and a feeder that moves a whole file into its input directory every ``batch / (fraction x rate)``
+seconds. A report (subject, t) is written by the batch whose watermark passes t: its latency is when that
+batch finished (its outputs written and handed over: ``finished_at``) minus when the last file holding
+tuples of time t arrived. It includes the wait for the watermark (the tuples of a file's last time unit are
+closed by the next file) and any queueing behind earlier batches. Results: ``results/bench_consistency_latency.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from srtopo.concepts import RDF_TYPE
+from srtopo.experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
+from srtopo.experiments.common import log, measure, progress
+from srtopo.measure import percentile
+from srtopo.topology.compile import compile_ntm
+from srtopo.topology.runners import RunConfig, SparkOptions, SparkRunner
+from srtopo.topology.sinks import MemorySink
+from srtopo.topology.sources import TntFiles
+from srtopo.topology.tnt import write_tnt
+
+RESULTS = Path(__file__).parent / "results"
+#: files per batch size: for the sustainable rate, then for each paced run
+FILES = {100_000: (12, 20), 500_000: (6, 6), 1_000_000: (4, 4)}
+
+
+def _files(folder: Path, tuples: list, batch: int, n: int) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    names = write_tnt(str(folder), ((t, s, RDF_TYPE, c) for s, c, t in tuples[:batch * n]), per_file=batch)
+    return [Path(p) for p in sorted(names)]
+
+
+def sustainable(topology, files: list[Path], work: Path, master: str, window: int) -> dict:
+    """Steady tuples/s with every file there from the start, one file per micro-batch."""
+    row, _ = measure("spark", SparkOptions(master=master), topology,
+                     [TntFiles(str(files[0].parent), files_per_batch=1)], window, warmup=2,
+                     checkpoint=str(work / "ck"), out=str(work / "out"))
+    return {"steady_tuples_per_s": round(row.throughput_tps), "batch_p50_s": round(row.latency_p50_s, 3)}
+
+
+def paced(topology, files: list[Path], work: Path, master: str, window: int, period: float, rate: int,
+          batch: int) -> dict:
+    """Feed one file every ``period`` seconds into a running query; latency of every report it writes."""
+    inbox, out = work / "in", work / "out"
+    inbox.mkdir(parents=True)
+    config = RunConfig(window=window, lateness=0, checkpoint=str(work / "ck"), out=str(out),
+                       options=SparkOptions(master=master, once=False))
+    handle = SparkRunner().start(topology, [TntFiles(str(inbox), files_per_batch=1)], config, MemorySink())
+    arrivals = []
+    try:
+        next_at = time.time()
+        for path in progress(files, desc=f"feed every {period:.2f} s", leave=False):
+            time.sleep(max(0.0, next_at - time.time()))
+            os.replace(shutil.copy(path, work / path.name), inbox / path.name)   # whole files only
+            arrivals.append(time.time())
+            next_at += period
+        deadline = time.time() + 600
+        while len(handle.batch_metrics) < len(files):
+            if handle.query.exception() is not None or time.time() > deadline:
+                raise RuntimeError(f"the query stopped or stalled: {handle.query.exception()}")
+            time.sleep(0.05)
+        metrics = list(handle.batch_metrics)
+    finally:
+        handle.stop()
+    finished = {m["batch"]: m["finished_at"] for m in metrics}
+    latencies = []
+    for name in sorted(os.listdir(out)):
+        if not name.startswith("batch=") or name == "batch=final":
+            continue
+        done = finished[int(name.split("=", 1)[1])]
+        for part in sorted((out / name).iterdir()):
+            if part.suffix != ".json":
+                continue
+            for line in part.read_text(encoding="utf-8").splitlines():
+                t = json.loads(line)["time"]
+                last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last file with tuples of time t
+                latencies.append(done - arrivals[last])
+    durations = [m["duration_s"] for m in metrics]
+    backlog = [sum(1 for a in arrivals if a <= m["finished_at"]) - (i + 1) for i, m in enumerate(metrics)]
+    return {"period_s": round(period, 3), "files": len(files), "reports": len(latencies),
+            "latency_p50_s": round(percentile(latencies, 0.5), 3), "latency_p95_s": round(percentile(latencies, 0.95), 3),
+            "latency_max_s": round(max(latencies), 3) if latencies else None,
+            "batch_p50_s": round(percentile(durations, 0.5), 3), "batch_p95_s": round(percentile(durations, 0.95), 3),
+            "backlog_max_files": max(backlog) if backlog else 0}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--batch-tuples", default="100000,500000,1000000")
+    p.add_argument("--fractions", default="0.5,0.8", help="fractions of the sustainable rate to feed at")
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--rate", type=int, default=2000, help="tuples per time unit")
+    p.add_argument("--window", type=int, default=30)
+    p.add_argument("--out", default=str(RESULTS / "bench_consistency_latency.json"))
+    args = p.parse_args(argv)
+    sizes = [int(x) for x in args.batch_tuples.split(",")]
+    fractions = [float(x) for x in args.fractions.split(",")]
+    _, analysis = load(argparse.Namespace(random_tbox=False, tbox=DEFAULT_TBOX, seed=1))
+    topology = compile_ntm(analysis)
+    need = max(b * max(FILES.get(b, (4, 4))) for b in sizes)
+    tuples = make_stream(analysis, need, args.rate, 0.1, 50_000, 1)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srtopo-latency-") as tmp:
+        work = Path(tmp)
+        for batch in sizes:
+            n_sus, n_paced = FILES.get(batch, (4, 4))
+            files = _files(work / f"files-{batch}", tuples, batch, max(n_sus, n_paced))
+            sus = sustainable(topology, files[:n_sus], work / f"sus-{batch}", args.master, args.window)
+            log(f"{batch} tuples per batch: sustains {sus['steady_tuples_per_s']} tuples/s")
+            for fraction in fractions:
+                period = batch / (fraction * sus["steady_tuples_per_s"])
+                got = paced(topology, files[:n_paced], work / f"paced-{batch}-{fraction}", args.master, args.window,
+                            period, args.rate, batch)
+                row = {"batch_tuples": batch, "fraction": fraction, "master": args.master, **sus, **got}
+                log(json.dumps(row))
+                rows.append(row)
+    print(f"{'batch':>8} {'of rate':>7} {'sustains/s':>10} {'period s':>8} {'p50 s':>6} {'p95 s':>6} {'max s':>6} "
+          f"{'batch p50':>9} {'backlog':>7}")
+    for r in rows:
+        print(f"{r['batch_tuples']:>8} {r['fraction']:>7} {r['steady_tuples_per_s']:>10} {r['period_s']:>8} "
+              f"{r['latency_p50_s']:>6} {r['latency_p95_s']:>6} {r['latency_max_s']!s:>6} {r['batch_p50_s']:>9} "
+              f"{r['backlog_max_files']:>7}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"rows": rows, "cpus": os.cpu_count()}, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
