@@ -14,6 +14,7 @@ put in the store, which the sink copies as files (no Spark job: a job to re-read
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 from srtopo.topology.spark.store import batch_label
@@ -49,9 +50,10 @@ class BatchSinks:
         if self.out:
             self.fs.delete(self.out.rstrip("/") + "/batch=final")
 
-    def write(self, batch_id, outputs, rejected, schema: str | None = None) -> None:
+    def write(self, batch_id, outputs, rejected, schema: str | None = None) -> float:
         """Write a batch's outputs (a DataFrame or ``WrittenFiles``; ``schema``: their columns) and rejected
-        records, then call the listeners."""
+        records, then call the listeners; returns when the files were written (``time.time()``, before the
+        listeners)."""
         label = batch_label(batch_id)
         if outputs is not None and self.out:
             dest = f"{self.out}/batch={label}"
@@ -70,8 +72,10 @@ class BatchSinks:
             else:
                 rejected.write.mode("overwrite").json(dest)
             rejected = WrittenFiles(dest, REJECTED_COLUMNS)
+        written_at = time.time()
         for listener in self.listeners:
             listener(label, outputs, rejected)
+        return written_at
 
     def outputs(self, spark, schema: str):
         """Every output written so far (column ``batch`` names the micro-batch)."""

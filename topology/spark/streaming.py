@@ -128,10 +128,11 @@ class MicroBatchJob:
         previous = self.store.completed_before(batch_id)
         outcome = self.batch(df, batch_id, spark, previous)
         written = _time.perf_counter()
-        self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns)
+        written_at = self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns)
         self.store.complete(batch_id, outcome.meta, previous)
         done = _time.perf_counter()
-        record = {"batch": int(batch_id), "finished_at": round(_time.time(), 4), "duration_s": round(done - started, 4),
+        record = {"batch": int(batch_id), "written_at": round(written_at, 4), "finished_at": round(_time.time(), 4),
+                  "duration_s": round(done - started, 4),
                   "sql_s": round(written - started, 4), "sink_s": round(done - written, 4), **outcome.record}
         record.setdefault("phases_s", {})["sink_meta"] = round(done - written, 4)
         self.batch_metrics.append(record)
