@@ -380,7 +380,7 @@ class SqlBuilder:
         """The batch's one write (JSON lines, partitioned by kind): reports and rejected records already in the
         shape of the sinks' lines, so that the sink copies files instead of re-reading the entry with a job; and
         the state (kept + new). Columns are ordered so that each kind's fields (the others are NULL, hence
-        absent from its lines) come in its own order: reports ``REPORT_FIELDS``, rejected ``source, line, text,
+        absent from its lines) come in its own order: reports ``report_fields()``, rejected ``source, line, text,
         reason``, state ``subject, time, sk, cid, aid`` (``STORED_STATE_COLUMNS``)."""
         no = {"ni": "CAST(NULL AS ARRAY<STRING>)", "evidence": "CAST(NULL AS ARRAY<STRUCT<concept: STRING, time: BIGINT>>)",
               "subject": "CAST(NULL AS STRING)", "time": "CAST(NULL AS BIGINT)", "stage": "CAST(NULL AS STRING)",
