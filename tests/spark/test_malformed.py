@@ -52,7 +52,8 @@ def test_malformed_lines_are_rejected_and_query_keeps_running(spark, tmp_path):
         got = {(os.path.basename(r["source"]), r["line"], r["reason"]) for r in runner.rejected().collect()}
         want = {(os.path.basename(r.source), r.line, r.reason) for r in expected_rejected}
         assert got == want
-        # a running query hands every batch's rejected records to the sink as well
+        # a running query hands every batch's rejected records to the sink as well (on a thread of its own)
+        runner.flush()
         assert {(os.path.basename(r.source), r.line, r.reason) for r in sink.rejected} == want
     finally:
         runner.stop()
