@@ -5,15 +5,17 @@ being written, at 50% and 80% of the rate the query sustains, for micro-batches 
     .venv/bin/python -m srtopo.experiments.bench_consistency_latency --batch-tuples 100000 --fractions 0.5
 
 The stream is ``bench_consistency``'s (LUBM DL-Lite, NTM, window 30, 2,000 tuples per time unit), written as
-files of one micro-batch each. Per batch size: first the sustainable rate, measured in the same run (the files
-read as fast as the query can, steady batches only); then, for each fraction, one running query (not
-``--once``) and a feeder that moves a whole file into its input directory every ``batch / (fraction x rate)``
-seconds (the sustainable rate is measured on the same running query, files all there from the start, so
-both include the hand-over of every report to the Python sink). Before all of it, ~1M tuples through a query of their own warm the JVM. A report (subject, t) is written by the batch whose watermark passes t: its latency is when that
-batch's outputs were in the ``--out`` directory (``written_at``) minus when the last file holding tuples of
-time t arrived. (A running query then also hands the reports to the Python sink, here a ``MemorySink``: that
-is part of each batch's duration, not of this latency.) It includes the wait for the watermark (the tuples of a file's last time unit are
-closed by the next file) and any queueing behind earlier batches. Results: ``results/bench_consistency_latency.json``.
+files of 50k tuples as there (``--file-tuples``; a file is read whole by one task, so a micro-batch of one
+100k-tuple file would parse on one core), a micro-batch being whole files. Per batch size: first the sustainable
+rate, measured in the same run on the same kind of running query (not ``--once``), the files all there from the
+start, steady batches only; then, for each fraction, a running query and a feeder that moves one batch's files
+into its input directory every ``batch / (fraction x rate)`` seconds. Before all of it, ~1M tuples through a
+query of their own warm the JVM. A report (subject, t) is written by the batch whose watermark passes t: its
+latency is when that batch's outputs were in the ``--out`` directory (``written_at``) minus when the last
+batch holding tuples of time t arrived. It includes the wait for the watermark (the tuples of a batch's last
+time unit are closed by the next batch) and any queueing behind earlier batches. A running query also hands
+every report to the Python sink (here a ``MemorySink``), on a thread of its own while the next batch runs.
+Results: ``results/bench_consistency_latency.json``.
 """
 from __future__ import annotations
 
@@ -41,13 +43,18 @@ RESULTS = Path(__file__).parent / "results"
 FILES = {100_000: (16, 15), 500_000: (6, 5), 1_000_000: (4, 4)}
 
 
-def _files(folder: Path, tuples: list, batch: int, n: int) -> list[Path]:
+def _files(folder: Path, tuples: list, batch: int, n: int, file_tuples: int) -> list[list[Path]]:
+    """``n`` micro-batches of ``batch`` tuples, each as files of ``file_tuples`` tuples (a file is read whole, as
+    one task: a micro-batch of one file would parse on one core)."""
     folder.mkdir(parents=True, exist_ok=True)
-    names = write_tnt(str(folder), ((t, s, RDF_TYPE, c) for s, c, t in tuples[:batch * n]), per_file=batch)
-    return [Path(p) for p in sorted(names)]
+    per_file = min(batch, file_tuples)
+    names = write_tnt(str(folder), ((t, s, RDF_TYPE, c) for s, c, t in tuples[:batch * n]), per_file=per_file)
+    paths = [Path(p) for p in sorted(names)]
+    k = -(-batch // per_file)
+    return [paths[i:i + k] for i in range(0, len(paths), k)]
 
 
-def sustainable(topology, files: list[Path], work: Path, master: str, window: int, batch: int) -> dict:
+def sustainable(topology, files: list[list[Path]], work: Path, master: str, window: int, batch: int) -> dict:
     """Tuples/s of the same running query with every file there from the start (one file per micro-batch, the
     Python hand-over included), from the end of its 3rd batch to the end of its last."""
     got = paced(topology, files, work, master, window, 0.0, 1, batch)
@@ -56,21 +63,23 @@ def sustainable(topology, files: list[Path], work: Path, master: str, window: in
     return {"steady_tuples_per_s": round(rate), "sustained_batch_p50_s": got["batch_p50_s"]}
 
 
-def paced(topology, files: list[Path], work: Path, master: str, window: int, period: float, rate: int,
+def paced(topology, files: list[list[Path]], work: Path, master: str, window: int, period: float, rate: int,
           batch: int) -> dict:
-    """Feed one file every ``period`` seconds into a running query (0: all at once); latency of every report it
-    writes."""
+    """Feed one micro-batch's files every ``period`` seconds into a running query (0: all at once); latency of
+    every report it writes."""
     inbox, out = work / "in", work / "out"
     inbox.mkdir(parents=True)
     config = RunConfig(window=window, lateness=0, checkpoint=str(work / "ck"), out=str(out),
                        options=SparkOptions(master=master, once=False))
-    handle = SparkRunner().start(topology, [TntFiles(str(inbox), files_per_batch=1)], config, MemorySink())
+    handle = SparkRunner().start(topology, [TntFiles(str(inbox), files_per_batch=len(files[0]))], config, MemorySink())
     arrivals = []
     try:
         next_at = time.time()
-        for path in progress(files, desc=f"feed every {period:.2f} s", leave=False):
+        for group in progress(files, desc=f"feed every {period:.2f} s", leave=False):
             time.sleep(max(0.0, next_at - time.time()))
-            os.replace(shutil.copy(path, work / path.name), inbox / path.name)   # whole files only
+            staged = [shutil.copy(path, work / path.name) for path in group]
+            for path, copy in zip(group, staged):
+                os.replace(copy, inbox / path.name)   # whole files only
             arrivals.append(time.time())
             next_at += period
         deadline = time.time() + 600
@@ -92,7 +101,7 @@ def paced(topology, files: list[Path], work: Path, master: str, window: int, per
                 continue
             for line in part.read_text(encoding="utf-8").splitlines():
                 t = json.loads(line)["time"]
-                last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last file with tuples of time t
+                last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last batch with tuples of time t
                 latencies.append(done - arrivals[last])
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
@@ -112,6 +121,8 @@ def main(argv=None) -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--rate", type=int, default=2000, help="tuples per time unit")
     p.add_argument("--window", type=int, default=30)
+    p.add_argument("--file-tuples", type=int, default=50_000,
+                   help="tuples per input file (bench_consistency's); a micro-batch is whole files")
     p.add_argument("--out", default=str(RESULTS / "bench_consistency_latency.json"))
     args = p.parse_args(argv)
     sizes = [int(x) for x in args.batch_tuples.split(",")]
@@ -125,18 +136,18 @@ def main(argv=None) -> int:
         work = Path(tmp)
         # a JVM whose JIT has compiled Spark's planner and generated code, as a running service's has: the first
         # ~1M tuples through a query of their own (a cold JVM's first batches take 2-3x longer)
-        warm = _files(work / "warm", tuples, 100_000, 10)
+        warm = _files(work / "warm", tuples, 100_000, 10, args.file_tuples)
         sustainable(topology, warm, work / "warm-run", args.master, args.window, 100_000)
         for batch in sizes:
             n_sus, n_paced = FILES.get(batch, (4, 4))
-            files = _files(work / f"files-{batch}", tuples, batch, max(n_sus, n_paced))
+            files = _files(work / f"files-{batch}", tuples, batch, max(n_sus, n_paced), args.file_tuples)
             sus = sustainable(topology, files[:n_sus], work / f"sus-{batch}", args.master, args.window, batch)
             log(f"{batch} tuples per batch: sustains {sus['steady_tuples_per_s']} tuples/s")
             for fraction in fractions:
                 period = batch / (fraction * sus["steady_tuples_per_s"])
                 got = paced(topology, files[:n_paced], work / f"paced-{batch}-{fraction}", args.master, args.window,
                             period, args.rate, batch)
-                row = {"batch_tuples": batch, "fraction": fraction, "master": args.master, **sus, **got}
+                row = {"batch_tuples": batch, "file_tuples": min(batch, args.file_tuples), "fraction": fraction, "master": args.master, **sus, **got}
                 log(json.dumps(row))
                 rows.append(row)
     print(f"{'batch':>8} {'of rate':>7} {'sustains/s':>10} {'period s':>8} {'p50 s':>6} {'p95 s':>6} {'max s':>6} "

@@ -72,12 +72,16 @@ class ConsistencyJob(MicroBatchJob):
 
     # --- setup ----------------------------------------------------------------------------------------
     def _register_tables(self, session) -> None:
-        if self._tables_ready is session:
+        """The lookup tables as views of ``session``, once per session. ``foreachBatch`` passes the query's own
+        session in a new Python object every batch: compared by its JVM object, or every batch registered
+        the tables again (0.15-0.27 s per micro-batch on local[2])."""
+        key = session._jsparkSession
+        if self._tables_ready is not None and self._tables_ready.equals(key):
             return
         for name, (rows, schema) in id_tables(self.tables).items():
             local_view(session, rows, schema, self.names[name])
         self._empty_state = empty_frame(session, STATE_COLUMNS)
-        self._tables_ready = session
+        self._tables_ready = key
 
     def sql(self) -> SqlBuilder:
         if self._sql is None:
