@@ -104,3 +104,35 @@ def test_an_error_of_the_sink_stops_the_query_and_is_raised(spark, tmp_path):
         runner.stop()
     with pytest.raises(ValueError, match="the sink refused a report"):
         runner.flush()
+
+
+def test_reports_read_with_arrow_equal_reports_read_line_by_line(tmp_path):
+    """``reports_of_files`` (column by column) against ``report_of`` over ``json.loads`` (line by line), on lines
+    as Spark's JSON writer writes them: absent null fields, non-ASCII and escaped characters, one or two evidence
+    entries, an empty file, ties in time (kept in file and line order)."""
+    import json
+
+    from srtopo.topology.runners.spark import report_of, reports_of_files
+    rng = random.Random(7)
+    names = ["http://ex.org/é#A", "http://ex.org/B\"q", "urn:x:C\\d", "http://ex.org/日本#D"]
+    paths = []
+    for f in range(3):
+        lines = []
+        for _ in range(0 if f == 1 else 400):
+            t = rng.randrange(-5, 40) * (2 ** 33 if rng.random() < 0.05 else 1)
+            evidence = [{"concept": rng.choice(names), "time": t - rng.randrange(3)} for _ in range(rng.choice((1, 2)))]
+            row = {"subject": f"http://ex.org/s{rng.randrange(50)}ü", "time": t, "ni": rng.sample(names, 2),
+                   "evidence": evidence}
+            if rng.random() < 0.7:
+                row["stage"] = rng.choice(["ntm-0", "ltm-1"])
+            if rng.random() < 0.5:
+                row["topology"] = "lubm"
+            lines.append(json.dumps(row, ensure_ascii=rng.random() < 0.5))
+        path = tmp_path / f"part-{f}.json"
+        path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+        paths.append(str(path))
+    expected = sorted((report_of(json.loads(x)) for p in paths for x in open(p, encoding="utf-8")),
+                      key=lambda r: r.time)
+    got = reports_of_files(paths)
+    assert got == expected and len(got) == 800
+    assert reports_of_files([paths[1]]) == []

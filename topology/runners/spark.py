@@ -196,6 +196,47 @@ def report_of(row) -> Report:
                   _get(row, "topology") or "")
 
 
+#: the JSON lines of reports as written by a batch (``spark.consistency.REPORT_COLUMNS``), for Arrow's reader
+def _report_schema():
+    import pyarrow as pa
+    return pa.schema([("subject", pa.string()), ("time", pa.int64()), ("ni", pa.list_(pa.string())),
+                      ("evidence", pa.list_(pa.struct([("concept", pa.string()), ("time", pa.int64())]))),
+                      ("stage", pa.string()), ("topology", pa.string())])
+
+
+def reports_of_files(paths: list[str]) -> list[Report]:
+    """The reports in local JSON-lines files, in time order (stable: file order, then line order).
+
+    Read column by column with Arrow: ~6 us a report against ~22 us for ``json.loads`` and ``report_of`` line by
+    line, which made the hand-over of a 1M-tuple micro-batch's ~150k reports take ~3.3 s of the driver's Python.
+    Each distinct concept, NI and stage name becomes one Python string shared by every report naming it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+    options = pj.ParseOptions(explicit_schema=_report_schema(), unexpected_field_behavior="ignore")
+    tables = [pj.read_json(path, parse_options=options) for path in paths if os.path.getsize(path)]
+    if not tables:
+        return []
+    table = pa.concat_tables(tables).sort_by("time").combine_chunks()
+
+    def shared(array):
+        encoded = pc.dictionary_encode(array)
+        names = encoded.dictionary.to_pylist()
+        return [None if i is None else names[i] for i in encoded.indices.to_pylist()]
+
+    def single(name):
+        column = table.column(name)
+        return column.chunk(0) if column.num_chunks else pa.array([], column.type)
+    ni, evidence = single("ni"), single("evidence")
+    ni_at, ni_names = ni.offsets.to_pylist(), shared(ni.values)
+    ev_at = evidence.offsets.to_pylist()
+    ev = list(zip(shared(evidence.values.field("concept")), evidence.values.field("time").to_pylist()))
+    stages, labels = shared(single("stage")), shared(single("topology"))
+    return [Report(subject, t, tuple(ni_names[ni_at[i]:ni_at[i + 1]]), tuple(ev[ev_at[i]:ev_at[i + 1]]),
+                   stages[i] or "", labels[i] or "")
+            for i, (subject, t) in enumerate(zip(single("subject").to_pylist(), single("time").to_pylist()))]
+
+
 def spark_counters(topology: Topology, metrics: list[dict], tasks: list[int]) -> RunCounters:
     counters = RunCounters(batches=len(metrics))
     for key, field_name in (("tuples", "records"), ("malformed", "malformed"), ("late", "late"),
@@ -422,6 +463,7 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency"
     """Outputs (reports or models) and rejected records (DataFrames, or files written by the batch) to a Python
     sink, row by row; the number of outputs. ``pause`` is called every few records (a thread sharing the
     interpreter with the micro-batch lets it run)."""
+    from srtopo.topology.spark.fs import local_path
     from srtopo.topology.spark.sinks import WrittenFiles
 
     def rows(records):
@@ -434,6 +476,13 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency"
         return got if pause is None else _pausing(got, pause)
     emitted = 0
     convert = model_of if kind == "rules" else report_of
+    if kind != "rules" and isinstance(outputs, WrittenFiles) and fs is not None:
+        local = [local_path(p) for p in fs.data_files(outputs.path)]
+        if all(p is not None for p in local):
+            for report in _pausing(reports_of_files(local), pause):
+                sink.emit(report)
+                emitted += 1
+            outputs = None
     if outputs is not None:
         # a batch's outputs come partition by partition: in time order, as the local runner emits them
         for row in _pausing(sorted(rows(outputs), key=lambda r: int(_get(r, "time"))), pause):
