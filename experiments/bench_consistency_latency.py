@@ -82,14 +82,15 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
                 os.replace(copy, inbox / path.name)   # whole files only
             arrivals.append(time.time())
             next_at += period
+        # every tuple processed (a listing between two renames of one batch's files splits it into two batches)
         deadline = time.time() + 600
-        while len(handle.batch_metrics) < len(files):
+        while sum(m["tuples"] for m in list(handle.batch_metrics)) < batch * len(files):
             if handle.query.exception() is not None or time.time() > deadline:
                 raise RuntimeError(f"the query stopped or stalled: {handle.query.exception()}")
             time.sleep(0.05)
-        metrics = list(handle.batch_metrics)
     finally:
         handle.stop()
+    metrics = list(handle.batch_metrics)
     written = {m["batch"]: m["written_at"] for m in metrics}
     latencies = []
     for name in sorted(os.listdir(out)):
@@ -106,12 +107,16 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
         return {"batch_p50_s": round(percentile(durations, 0.5), 3), "_finished": [m["finished_at"] for m in metrics]}
-    backlog = [sum(1 for a in arrivals if a <= m["finished_at"]) - (i + 1) for i, m in enumerate(metrics)]
+    done_tuples, backlog = 0, []      # batches that had arrived but were not processed when a batch finished
+    for m in metrics:
+        done_tuples += m["tuples"]
+        backlog.append(sum(1 for a in arrivals if a <= m["finished_at"]) - done_tuples / batch)
     return {"period_s": round(period, 3), "files": len(files), "reports": len(latencies),
+            "latency_min_s": round(min(latencies), 3) if latencies else None,
             "latency_p50_s": round(percentile(latencies, 0.5), 3), "latency_p95_s": round(percentile(latencies, 0.95), 3),
             "latency_max_s": round(max(latencies), 3) if latencies else None,
             "batch_p50_s": round(percentile(durations, 0.5), 3), "batch_p95_s": round(percentile(durations, 0.95), 3),
-            "backlog_max_files": max(backlog) if backlog else 0}
+            "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics)}
 
 
 def main(argv=None) -> int:
@@ -151,11 +156,11 @@ def main(argv=None) -> int:
                 log(json.dumps(row))
                 rows.append(row)
     print(f"{'batch':>8} {'of rate':>7} {'sustains/s':>10} {'period s':>8} {'p50 s':>6} {'p95 s':>6} {'max s':>6} "
-          f"{'batch p50':>9} {'backlog':>7}")
+          f"{'batch p50':>9} {'backlog':>7}")  # backlog: batches waiting
     for r in rows:
         print(f"{r['batch_tuples']:>8} {r['fraction']:>7} {r['steady_tuples_per_s']:>10} {r['period_s']:>8} "
               f"{r['latency_p50_s']:>6} {r['latency_p95_s']:>6} {r['latency_max_s']!s:>6} {r['batch_p50_s']:>9} "
-              f"{r['backlog_max_files']:>7}")
+              f"{r['backlog_max_batches']:>7}")
     if args.out:
         Path(args.out).write_text(json.dumps({"rows": rows, "cpus": os.cpu_count()}, indent=2), encoding="utf-8")
     return 0

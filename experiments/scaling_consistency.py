@@ -88,9 +88,10 @@ def _plot(rows: list[dict], path: Path) -> None:
     ax.bar(names, [r["steady_tuples_per_s"] / 1000 for r in rows], color=["grey"] + ["tab:blue"] * (len(rows) - 1))
     for i, r in enumerate(rows):
         if r["steady_over_one_process"]:
-            ax.text(i, r["steady_tuples_per_s"] / 1000, f"{r['steady_over_one_process']}x", ha="center", va="bottom")
+            ax.text(i, r["steady_tuples_per_s"] / 1000, f"{r['steady_over_one_process']:.2f}x", ha="center", va="bottom")
+    ax.set_ylim(0, max(r["steady_tuples_per_s"] for r in rows) / 1000 * 1.15)
     ax.set_ylabel("steady k tuples/s")
-    ax.set_title("Consistency check (LUBM, NTM), 1M-tuple micro-batches, 2-core machine")
+    ax.set_title("Consistency check (LUBM, NTM), 1M-tuple batches, 2 cores", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
