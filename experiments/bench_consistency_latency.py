@@ -55,11 +55,12 @@ def _files(folder: Path, tuples: list, batch: int, n: int, file_tuples: int) -> 
 
 
 def sustainable(topology, files: list[list[Path]], work: Path, master: str, window: int, batch: int) -> dict:
-    """Tuples/s of the same running query with every file there from the start (one file per micro-batch, the
-    Python hand-over included), from the end of its 3rd batch to the end of its last."""
+    """Tuples/s of the same kind of running query with every batch's files fed at once (the Python hand-over
+    included), from the end of its 3rd batch to the end of its last: the tuples of the batches in between (a
+    listing while files are still being moved in can make a batch smaller) over that time."""
     got = paced(topology, files, work, master, window, 0.0, 1, batch)
-    done = got.pop("_finished")
-    rate = batch * (len(done) - 3) / (done[-1] - done[2]) if len(done) > 3 else batch / got["batch_p50_s"]
+    done, tuples = got.pop("_finished"), got.pop("_tuples")
+    rate = sum(tuples[3:]) / (done[-1] - done[2]) if len(done) > 3 else batch / got["batch_p50_s"]
     return {"steady_tuples_per_s": round(rate), "sustained_batch_p50_s": got["batch_p50_s"]}
 
 
@@ -106,12 +107,13 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
                 latencies.append(done - arrivals[last])
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
-        return {"batch_p50_s": round(percentile(durations, 0.5), 3), "_finished": [m["finished_at"] for m in metrics]}
+        return {"batch_p50_s": round(percentile(durations, 0.5), 3), "_finished": [m["finished_at"] for m in metrics],
+                "_tuples": [m["tuples"] for m in metrics]}
     done_tuples, backlog = 0, []      # batches that had arrived but were not processed when a batch finished
     for m in metrics:
         done_tuples += m["tuples"]
         backlog.append(sum(1 for a in arrivals if a <= m["finished_at"]) - done_tuples / batch)
-    return {"period_s": round(period, 3), "files": len(files), "reports": len(latencies),
+    return {"period_s": round(period, 3), "fed_batches": len(files), "reports": len(latencies),
             "latency_min_s": round(min(latencies), 3) if latencies else None,
             "latency_p50_s": round(percentile(latencies, 0.5), 3), "latency_p95_s": round(percentile(latencies, 0.95), 3),
             "latency_max_s": round(max(latencies), 3) if latencies else None,

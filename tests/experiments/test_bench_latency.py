@@ -22,7 +22,7 @@ def test_paced_feed_latencies_and_reports(spark, tmp_path):
     assert sus["steady_tuples_per_s"] > 0
     got = bench.paced(topology, files, tmp_path / "paced", None, window, 1.0, rate, batch)
     assert 0 <= got["latency_min_s"] <= got["latency_p50_s"] <= got["latency_p95_s"] <= got["latency_max_s"]
-    assert got["backlog_max_batches"] >= 0 and got["files"] == 4 and got["batches"] >= 4
+    assert got["backlog_max_batches"] >= 0 and got["fed_batches"] == 4 and got["batches"] >= 4
     # the running query closed every time before the last batch's largest time (lateness 0), as the local runner
     local = run_topology(LocalRunner(), topology, [TntFiles(str(tmp_path / "files"))], window=window)
     last = max(t for _s, _c, t in tuples)
