@@ -16,6 +16,7 @@ from srtopo.errors import SrtopoError
 from srtopo.measure import percentile
 from srtopo.ontology.nis import NIAnalysis, analyse
 from srtopo.ontology.owl import load_tbox
+from srtopo.topology.balance import even_tasks
 from srtopo.topology.compile import compile_ntm, ltm_n
 from srtopo.topology.ir import Topology
 from srtopo.topology.runners import RunConfig, RunResult, get_runner
@@ -79,17 +80,11 @@ def tbox_stats(tbox: str) -> dict:
     }
 
 
-def stage_partitions(tasks: int, stages: int) -> list[int]:
-    """The paper's budget: ``tasks`` tasks in all, shared evenly by the stages (at least one each)."""
-    base, extra = divmod(max(tasks, stages), stages)
-    return [base + (1 if i < extra else 0) for i in range(stages)]
-
-
 def fig5_plans(a: NIAnalysis, tasks: int) -> list[Topology]:
     """NTM with ``tasks`` tasks and the two-stage LTM-0 .. LTM-k sharing them."""
     plans = [compile_ntm(a, parallelism=tasks)]
     for n in range(len(a.groups) + 1):
-        plans.append(ltm_n(a, n, parallelism=stage_partitions(tasks, 2)))
+        plans.append(ltm_n(a, n, parallelism=even_tasks(tasks, 2)))
     return plans
 
 
@@ -236,12 +231,18 @@ def machine() -> dict:
     return info
 
 
-def write_results(name: str, rows: list[Row], meta: dict, markdown: str, out_dir: str = RESULTS) -> list[str]:
+def write_results(name: str, rows: list[Row], meta: dict, markdown: str, out_dir: str = RESULTS,
+                  plain=None) -> list[str]:
+    """name.json (the machine, ``meta`` and the rows; or, with ``plain``, only the list ``plain(rows)``), name.csv
+    and name.md."""
     os.makedirs(out_dir, exist_ok=True)
     flat = [r.to_dict() for r in rows]
     base = os.path.join(out_dir, name)
     with open(base + ".json", "w", encoding="utf-8") as handle:
-        json.dump({"experiment": name, "machine": machine(), **meta, "rows": flat}, handle, indent=1)
+        if plain is not None:
+            json.dump(plain(rows), handle, indent=1)
+        else:
+            json.dump({"experiment": name, "machine": machine(), **meta, "rows": flat}, handle, indent=1)
     keys: list[str] = []
     for r in flat:
         for k in r:
@@ -263,7 +264,8 @@ def read_rows(name: str, out_dir: str = RESULTS) -> list[Row] | None:
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8") as handle:
-        return [Row.from_dict(r) for r in json.load(handle)["rows"]]
+        data = json.load(handle)
+    return [Row.from_dict(r) for r in (data if isinstance(data, list) else data["rows"])]
 
 
 def md_table(headers: list[str], rows: list[list]) -> str:

@@ -6,10 +6,20 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from srtopo.experiments.common import Row, Stream, analysis_for, check_same, log, measure, read_rows
-from srtopo.experiments.streams import class_streams
+from srtopo.experiments.common import (
+    ExperimentError,
+    Row,
+    Stream,
+    analysis_for,
+    check_same,
+    log,
+    measure,
+    read_rows,
+)
+from srtopo.experiments.streams import class_streams, named_classes
 from srtopo.topology.runners import LocalOptions, SparkOptions
 from srtopo.topology.sources import TntFiles
 from srtopo.topology.tnt import write_tnt
@@ -18,6 +28,11 @@ DEFAULTS = {   # sizes per TBox: one stream per class, `rate` tuples per class p
     "lubm": {"rate": 4, "time_points": 600, "chunk": 150},      # 43 streams: 103,200 tuples, 4 files of 25,800
     "npd": {"rate": 1, "time_points": 300, "chunk": 75},         # 342 streams: 102,600 tuples, 4 files of 25,650
 }
+#: engines of the study -> (registered runner, what its stream is: "default", "spark" (long) or "operators")
+ENGINES = {"local": ("local", "default"), "operators": ("local", "operators"), "spark": ("spark", "spark"),
+           "standalone": ("spark", "spark")}
+#: the engines the experiments other than fig5 run on (fig5 runs on every engine asked for)
+MAIN_ENGINES = ("local", "spark")
 
 
 @dataclass
@@ -26,48 +41,98 @@ class Context:
     work: str
     rows: dict[str, list[Row]] = field(default_factory=dict)
     _streams: dict = field(default_factory=dict)
+    cluster_url: str | None = None
 
     @property
     def out(self) -> str:
         return self.args.out
 
-    def engines(self) -> list[str]:
-        return ["local", "spark"] if self.args.engine == "both" else [self.args.engine]
+    def engines(self, every: bool = False) -> list[str]:
+        """The engines asked for (``every``: all of them; else those the experiments other than fig5 run on)."""
+        return [e for e in self.args.engines if every or e in MAIN_ENGINES]
 
     def options(self, engine: str):
-        """Each runner's options for this run (the runners themselves are chosen by name)."""
-        return {"local": LocalOptions(),
-                "spark": SparkOptions(master=self.args.master, physical_plan=self.args.spark_plan,
-                                      shuffle_partitions=2)}[engine]
+        """Each engine's runner options for this run (the runners themselves are chosen by name)."""
+        if engine in ("local", "operators"):
+            return LocalOptions(physical_plan="operators" if engine == "operators" else "indexed")
+        master = self.cluster_url if engine == "standalone" else self.args.master
+        if engine == "standalone" and master is None:
+            raise ExperimentError("the standalone engine runs inside Context.standalone()")
+        return SparkOptions(master=master, physical_plan=self.args.spark_plan, shuffle_partitions=2)
 
-    def stream(self, tbox: str) -> Stream:
-        """The class streams of a TBox (``streams.class_streams``), written as .tnt files, one per micro-batch."""
+    def cost_engine(self, engine: str):
+        """The cost model's view of an engine of the study (``topology.cost.Engine``)."""
+        from srtopo.topology.cost import Engine, cores_of_master
+        if engine in ("local", "operators"):
+            return Engine("local", "operators" if engine == "operators" else "indexed")
+        cores = 2 if engine == "standalone" else cores_of_master(self.args.master)
+        return Engine("spark", self.args.spark_plan, cores, batch_tuples=self.args.spark_batch_tuples,
+                      partitions=2)
+
+    @contextmanager
+    def standalone(self):
+        """A standalone cluster of two one-core workers on this machine, with the session of the run on it; the
+        session is stopped after, so the next Spark run starts its own."""
+        from srtopo.topology.spark.standalone import standalone_cluster
+        _stop_active_session()
+        with standalone_cluster(workers=2, cores=1, memory="2g", workdir=os.path.join(self.work, "cluster")) \
+                as (url, _):
+            self.cluster_url = url
+            try:
+                yield url
+            finally:
+                _stop_active_session()
+                self.cluster_url = None
+
+    def stream(self, tbox: str, kind: str = "default") -> Stream:
+        """The class streams of a TBox (``streams.class_streams``), written as .tnt files. ``default``: ~100k
+        tuples (x --scale) in 4 files, one per micro-batch; ``spark``: --spark-tuples in files of ~50k tuples,
+        --spark-batch-tuples per micro-batch; ``operators``: --operators-tuples (the paper's operators are slow on
+        big closures), one batch."""
         args = self.args
-        key = (tbox, args.scale, args.violation, args.seed)
+        key = (tbox, kind, args.scale, args.violation, args.seed)
         if key not in self._streams:
             d = DEFAULTS[tbox]
-            tp = max(2, int(d["time_points"] * args.scale))
+            per_point = d["rate"] * len(named_classes(analysis_for(tbox)))
+            if kind == "spark":
+                tp = max(2, -(-args.spark_tuples // per_point))
+                chunk = max(1, args.spark_file_tuples // per_point)
+            elif kind == "operators":
+                tp = max(2, -(-args.operators_tuples[tbox] // per_point))
+                chunk = tp
+            else:
+                tp = max(2, int(d["time_points"] * args.scale))
+                chunk = d["chunk"]
             gen = class_streams(analysis_for(tbox), time_points=tp, rate=d["rate"], violation=args.violation,
                                 seed=args.seed)
-            directory = os.path.join(self.work, f"stream-{tbox}-{tp}-{args.seed}")
+            directory = os.path.join(self.work, f"stream-{tbox}-{kind}-{tp}-{args.seed}")
             shutil.rmtree(directory, ignore_errors=True)
-            write_tnt(directory, gen.tuples, time_points_per_file=d["chunk"])
+            files = write_tnt(directory, gen.tuples, time_points_per_file=chunk)
+            per_batch = max(1, round(args.spark_batch_tuples / max(1, len(gen.tuples) / len(files)))) \
+                if kind == "spark" else 1
             self._streams[key] = Stream(
-                tbox, gen.tuples, gen.planted, directory,
+                tbox, gen.tuples if kind != "spark" else [], gen.planted, directory,
                 {**gen.params, "streams": gen.streams, "conflicting_streams": gen.conflicting_streams,
                  "tuples": len(gen.tuples), "violating_tuples": len(gen.planted),
                  "violation_fraction_measured": round(gen.violation_fraction, 5), "window": args.window,
-                 "chunk_time_points": d["chunk"]})
-            log(f"[{tbox}] stream: {len(gen.tuples):,} tuples, {gen.streams} class streams, "
-                f"{len(gen.planted):,} violating ({gen.violation_fraction:.2%})")
+                 "chunk_time_points": chunk, "files": len(files), "files_per_batch": per_batch,
+                 "batch_tuples": round(len(gen.tuples) / len(files) * per_batch), "kind": kind})
+            log(f"[{tbox}] {kind} stream: {len(gen.tuples):,} tuples, {gen.streams} class streams, "
+                f"{len(gen.planted):,} violating ({gen.violation_fraction:.2%}), {len(files)} files, "
+                f"{per_batch} per micro-batch")
         return self._streams[key]
+
+    def stream_for(self, tbox: str, engine: str) -> Stream:
+        return self.stream(tbox, ENGINES[engine][1])
 
     def measure(self, engine: str, topology, stream: Stream, label: str) -> Row:
         """Measure a topology on a stream's files; its reports must be exactly the planted violations."""
-        row, result = measure(engine, self.options(engine), topology, [TntFiles(stream.directory, files_per_batch=1)],
-                              self.args.window, tuples=len(stream.tuples))
+        row, result = measure(ENGINES[engine][0], self.options(engine), topology,
+                              [TntFiles(stream.directory, files_per_batch=stream.params["files_per_batch"])],
+                              self.args.window, tuples=stream.params["tuples"])
         check_same(label, stream.planted, result.keys, f"{engine} {topology.label}")
-        row.tbox = stream.tbox
+        row.tbox, row.engine = stream.tbox, engine
+        row.detail.update(stream_tuples=stream.params["tuples"], batch_tuples=stream.params["batch_tuples"])
         return row
 
     def dependency(self, name: str) -> list[Row]:
@@ -78,3 +143,10 @@ class Context:
                 raise KeyError(name)
             self.rows[name] = rows
         return self.rows[name]
+
+
+def _stop_active_session() -> None:
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()

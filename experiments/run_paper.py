@@ -3,7 +3,7 @@
     python -m srtopo.experiments.run_paper all            # every experiment, in order, with the total runtime
     python -m srtopo.experiments.run_paper fig5           # one experiment (and what it depends on, if missing)
 
-Experiments (``experiments/figures``): tboxes, uba, fig5, fig6, fig6c, balancer (reads fig5), baseline (reads
+Experiments (``experiments/figures``): tboxes, uba, fig5, fig6, fig6c, cost_model (reads fig5), baseline (reads
 fig5). Each writes experiments/results/<name>.json, .csv, .md (and .png). Every topology on every runner must
 give the set of (subject, time) reports the generator planted on the same stream; a difference stops the run.
 """
@@ -19,7 +19,7 @@ import time
 from srtopo.errors import SrtopoError
 from srtopo.experiments import common
 from srtopo.experiments.common import Row, log, md_table, write_results
-from srtopo.experiments.context import Context
+from srtopo.experiments.context import ENGINES, Context
 from srtopo.experiments.figures import BY_NAME, FIGURES
 
 
@@ -36,7 +36,7 @@ def run_one(module, ctx: Context) -> list[Row]:
     ctx.rows[module.NAME] = rows
     markdown = module.table(rows, ctx)
     meta = {"params": {k: v for k, v in vars(ctx.args).items() if k not in ("work",)}}
-    write_results(module.NAME, rows, meta, markdown, ctx.out)
+    write_results(module.NAME, rows, meta, markdown, ctx.out, plain=getattr(module, "rows_json", None))
     if module.plot is not None:
         module.plot(rows, os.path.join(ctx.out, module.NAME + ".png"))
     print(markdown)
@@ -59,16 +59,41 @@ def run_all(ctx: Context) -> None:
     print(md)
 
 
+def _engines(text: str) -> list[str]:
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in names if x not in ENGINES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown engine(s) {', '.join(unknown) or '(none)'}; use "
+                                         + ", ".join(ENGINES))
+    return names
+
+
+def _per_tbox(text: str) -> dict[str, int]:
+    try:
+        return {k.strip(): int(v) for k, v in (part.split("=") for part in text.split(",") if part.strip())}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give tbox=count pairs, e.g. lubm=50000,npd=10000") from None
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m srtopo.experiments.run_paper", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", choices=sorted(BY_NAME) + ["all"])
-    p.add_argument("--engine", choices=["local", "spark", "both"], default="both",
-                   help="the reference runner, Spark, or both (default)")
+    p.add_argument("--engines", default=",".join(ENGINES), type=_engines,
+                   help="comma-separated, default all: local (the reference runner, indexed plan), operators (the "
+                        "local runner evaluating every conjunction op, as the paper's bolts; fig5 only), spark (on "
+                        "--master), standalone (Spark on a standalone cluster of two one-core workers started here; "
+                        "fig5 only)")
     p.add_argument("--spark-plan", default="staged", choices=["staged", "fused"],
                    help="Spark's physical plan: one exchange per stage (staged, default: honours each stage's tasks) "
                         "or fused")
     p.add_argument("--master", default="local[2]")
+    p.add_argument("--spark-tuples", type=int, default=2_000_000, help="fig5's stream length on Spark, per TBox")
+    p.add_argument("--spark-batch-tuples", type=int, default=500_000, help="fig5's micro-batch size on Spark")
+    p.add_argument("--spark-file-tuples", type=int, default=50_000, help="tuples per stream file (one task reads "
+                                                                          "a file)")
+    p.add_argument("--operators-tuples", default="lubm=50000,npd=10000", type=_per_tbox,
+                   help="fig5's stream length for the operators plan, per TBox")
     p.add_argument("--tboxes", default="lubm,npd", type=lambda s: [x for x in s.split(",") if x])
     p.add_argument("--tasks", default="2,4,6", type=lambda s: [int(x) for x in s.split(",")],
                    help="task budgets (tasks in all; a two-stage plan gives half to each stage)")
@@ -82,8 +107,10 @@ def parser() -> argparse.ArgumentParser:
                    help="fraction of UBA subjects with a planted disjoint type")
     p.add_argument("--baseline-time-points", type=int, default=40,
                    help="prefix of the stream checked by the rdflib baseline")
-    p.add_argument("--baseline-seconds", type=float, default=90,
+    p.add_argument("--baseline-seconds", type=float, default=45,
                    help="time budget of the rdflib baseline per TBox (stops at a time-point boundary)")
+    p.add_argument("--cost-calibration", default=None,
+                   help="cost_model: read the cost constants from this calibration file (default: calibrate first)")
     p.add_argument("--out", default=common.RESULTS, help="results directory")
     p.add_argument("--work", default=None, help="scratch directory for stream files (default: a temp dir)")
     return p

@@ -7,11 +7,16 @@ import sys
 
 import pytest
 
+from srtopo.topology.cost import CALIBRATION_ENV
 from srtopo.topology.runners import LocalOptions, SparkOptions, get_runner
+
+# The cost balancer reads this machine's calibration file when there is one: tests plan with the defaults.
+os.environ[CALIBRATION_ENV] = os.path.join(os.path.dirname(__file__), "no-calibration-in-tests.json")
 
 #: variant -> (registered runner, its options, fixtures it needs)
 RUNNER_VARIANTS = {
     "local": ("local", LocalOptions(), ()),
+    "local-operators": ("local", LocalOptions(physical_plan="operators"), ()),
     "spark-fused": ("spark", SparkOptions(physical_plan="fused"), ("spark",)),
     "spark-staged": ("spark", SparkOptions(physical_plan="staged"), ("spark",)),
 }

@@ -5,9 +5,14 @@ A balancer is any callable ``(analysis, tasks=..., stages=..., split=..., rates=
 tasks); a balancer may redistribute the total ``tasks * stages`` between stages.
 
   * ``paper``: the user's split (or groups dealt out as evenly as possible by count), equal tasks.
-  * ``even``: a cost model. A stage's cost is the sum over the concepts it receives of
+  * ``even``: the paper's cost unit. A stage's cost is the sum over the concepts it receives of
     rate(concept) x (conjunction ops touching that concept + forwarding cost); the split minimising
     the largest stage cost wins, and tasks are given in proportion to cost (at least one each).
+  * ``cost`` (the default): the engine-aware cost model of ``topology.cost``, with the constants of the engine
+    that will run the topology (``srtopo calibrate``). Without ``stages`` it weighs NTM (one stage) against every
+    two-stage split; with ``stages`` every split into that many stages. The task budget, ``tasks`` per stage of
+    a two-stage plan (or of ``stages``), is the same for every candidate and shared evenly by its stages, as the
+    paper's experiments share it; the plan with the highest predicted throughput wins (fewer stages on a tie).
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 from srtopo.errors import TopologyError
 from srtopo.ontology.nis import NIAnalysis
 from srtopo.topology.compile import compile_split, normalise_split
+from srtopo.topology.cost import Coefficients, Engine, coefficients_for, predict_tps
 from srtopo.topology.ir import Topology
 
 
@@ -28,12 +34,13 @@ class Balance:
     parallelism: tuple[int, ...]
     costs: tuple[float, ...] = ()
     balancer: str = ""
+    predicted_tps: float | None = None      # the cost balancer's prediction for the chosen plan
 
 
 class Balancer(Protocol):
     def __call__(self, analysis: NIAnalysis, *, tasks: int, stages: int | None = None,
                  split: Sequence[int] | None = None,
-                 rates: Mapping[str, float] | None = None) -> Balance: ...
+                 rates: Mapping[str, float] | None = None, engine: Engine | None = None) -> Balance: ...
 
 
 def contiguous_splits(n_groups: int, n_stages: int):
@@ -84,7 +91,8 @@ def proportional_tasks(costs: Sequence[float], total: int) -> tuple[int, ...]:
     return tuple(base)
 
 
-def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None) -> Balance:
+def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
+          engine=None) -> Balance:
     k = len(analysis.groups)
     if split is None:
         n = stages or min(2, max(k, 1))
@@ -98,7 +106,7 @@ def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=
 
 
 def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
-         forward_cost: float = 1.0) -> Balance:
+         engine=None, forward_cost: float = 1.0) -> Balance:
     k = len(analysis.groups)
     if split is not None:
         candidates = [normalise_split(split, k)]
@@ -119,7 +127,49 @@ def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=N
     return Balance(tuple(chosen), parallelism, tuple(costs), balancer="even")
 
 
-BALANCERS: dict[str, Callable[..., Balance]] = {"paper": paper, "even": even}
+def even_tasks(total: int, stages: int) -> tuple[int, ...]:
+    """``total`` tasks shared evenly by ``stages`` stages (at least one each), the earlier stages taking the rest."""
+    base, extra = divmod(max(total, stages), stages)
+    return tuple(base + (1 if i < extra else 0) for i in range(stages))
+
+
+def cost_candidates(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None,
+                    single_stage: bool = True) -> list[tuple[tuple[int, ...], Topology]]:
+    """The plans the ``cost`` balancer weighs (see the module docstring) with their splits, each with its share
+    of the budget."""
+    k = len(analysis.groups)
+    n = stages or min(2, max(k, 1))
+    if split is None and n > max(k, 1):
+        raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
+                            hint=f"use --stages <= {k}")
+    total = max(1, tasks) * n
+    if split is not None:
+        splits = [normalise_split(split, k)]
+    else:
+        splits = list(contiguous_splits(k, n)) if k else [(0,)]
+        if single_stage and stages is None and k and n > 1:
+            splits.insert(0, (k,))
+    return [(s, compile_split(analysis, s, even_tasks(total, len(s)), label="ntm" if len(s) == 1 else ""))
+            for s in splits]
+
+
+def cost(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
+         engine: Engine | None = None, coefficients: Coefficients | None = None,
+         single_stage: bool = True) -> Balance:
+    engine = engine or Engine()
+    coefficients = coefficients or coefficients_for(engine)
+    best = None
+    for candidate, topology in cost_candidates(analysis, tasks=tasks, stages=stages, split=split,
+                                               single_stage=single_stage):
+        tps = predict_tps(topology, engine, coefficients, rates)
+        if best is None or tps > best[0] * (1 + 1e-9):
+            best = (tps, candidate, topology)
+    tps, chosen, topology = best
+    return Balance(chosen, tuple(s.parallelism for s in topology.stages), balancer="cost", predicted_tps=tps)
+
+
+BALANCERS: dict[str, Callable[..., Balance]] = {"paper": paper, "even": even, "cost": cost}
+DEFAULT_BALANCER = "cost"
 
 
 def get_balancer(name_or_callable) -> Callable[..., Balance]:

@@ -1,7 +1,7 @@
 """One module per experiment of "Distributed Stream Consistency Checking", section 5, each with the same small
 interface: ``NAME``, ``DEPENDS`` (experiments whose rows it reads), ``run(ctx) -> list[Row]``,
 ``table(rows, ctx) -> str`` (markdown) and ``plot(rows, path)`` (or None). ``FIGURES`` is their order."""
-from srtopo.experiments.figures import balancer, baseline, fig5, fig6, fig6c, tboxes, uba
+from srtopo.experiments.figures import baseline, cost_model, fig5, fig6, fig6c, tboxes, uba
 
-FIGURES = (tboxes, uba, fig5, fig6, fig6c, balancer, baseline)
+FIGURES = (tboxes, uba, fig5, fig6, fig6c, cost_model, baseline)
 BY_NAME = {module.NAME: module for module in FIGURES}

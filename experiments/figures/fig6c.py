@@ -27,7 +27,7 @@ def run(ctx) -> list[Row]:
                 row = ctx.measure(engine, topo, stream, f"fig6c {tbox}")
                 row.experiment, row.tasks = NAME, n
                 row.detail.update(describe_plan(topo), method=method,
-                                  model_tps=model_tps(row, topo, len(stream.tuples)))
+                                  model_tps=model_tps(row, topo, stream.params["tuples"]))
                 rows.append(row)
     return rows
 

@@ -9,10 +9,10 @@ import argparse
 import errno
 import sys
 
-from srtopo.cli import check, compile, reason, streamlog
+from srtopo.cli import calibrate, check, compile, reason, streamlog
 from srtopo.errors import SrtopoError
 
-COMMANDS = (compile, check, reason, streamlog)
+COMMANDS = (compile, check, reason, streamlog, calibrate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,14 +10,41 @@ from srtopo.topology.choose import DEFAULT_STAGES, METHODS, parse_split
 def add_topology_arguments(parser, tbox_required: bool = True) -> None:
     """How a consistency topology is chosen (``topology.choose``)."""
     parser.add_argument("--tbox", required=tbox_required, help="OWL ontology (RDF/XML, Turtle, N-Triples or OWL/XML)")
-    parser.add_argument("--method", choices=METHODS, default="ltm",
-                        help="ntm: NI closure in one stage; ltm: pipeline of NI groups (default)")
+    parser.add_argument("--method", choices=METHODS, default="auto",
+                        help="auto (default): the cost model picks NTM or an LTM split for the engine; ntm: NI "
+                             "closure in one stage; ltm: pipeline of NI groups")
     parser.add_argument("--split", help="NI groups per stage, e.g. 1,2 = [G1 | G2+G3]; 1,1,1 = three stages")
     parser.add_argument("--stages", type=int,
                         help=f"number of stages a balancer cuts when --split is not given (default {DEFAULT_STAGES})")
     parser.add_argument("--balancer", default=None,
-                        help="paper | even (default: paper with --split, even otherwise)")
-    parser.add_argument("--tasks", type=int, default=1, help="task budget per stage (parallelism)")
+                        help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
+                             "model, calibrated by srtopo calibrate)")
+    parser.add_argument("--tasks", type=int, default=1,
+                        help="task budget per stage of a two-stage plan (NTM gets the whole budget)")
+
+
+def add_cost_arguments(parser) -> None:
+    """Which engine the cost balancer models, for commands that do not run the topology (``check`` has these
+    as its runner flags)."""
+    g = parser.add_argument_group("the engine the cost balancer plans for")
+    g.add_argument("--engine", choices=("local", "spark"), default="local", help="the runner (default local)")
+    g.add_argument("--local-plan", choices=("indexed", "operators"), default="indexed",
+                   help="the local runner's physical plan (default indexed)")
+    g.add_argument("--physical-plan", choices=("fused", "staged"), default="fused",
+                   help="Spark's physical plan (default fused)")
+    g.add_argument("--master", default=None, help="Spark master: local[N] gives N cores (default local[*])")
+    g.add_argument("--shuffle-partitions", type=int, default=None, help="Spark's shuffle partitions (fused)")
+
+
+def cost_engine(args):
+    """The cost model's engine (``topology.cost.Engine``) for the --engine and runner flags."""
+    from types import SimpleNamespace
+
+    from srtopo.topology.cost import engine_for
+    runner = getattr(args, "engine", None) or "local"
+    plan = getattr(args, "local_plan", None) if runner == "local" else getattr(args, "physical_plan", None)
+    return engine_for(runner, SimpleNamespace(physical_plan=plan, master=getattr(args, "master", None),
+                                              shuffle_partitions=getattr(args, "shuffle_partitions", None)))
 
 
 def add_program_arguments(parser) -> None:
@@ -80,6 +107,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("compile", help="compile a DL-Lite TBox or an I-DLV-sr program into a topology",
                                    description=__doc__.splitlines()[0], allow_abbrev=False)
     add_topology_arguments(parser, tbox_required=False)
+    add_cost_arguments(parser)
     parser.add_argument("--program", help="I-DLV-sr program (.idlvsr): compile its rules topology instead")
     add_program_arguments(parser)
     add_graph_argument(parser)
@@ -95,7 +123,8 @@ def consistency_topology(args):
     tbox = load_tbox(args.tbox)
     analysis = analyse(tbox)
     topology = choose_topology(analysis, method=args.method, split=parse_split(args.split) if args.split else None,
-                               stages=args.stages, balancer=args.balancer, tasks=max(1, args.tasks))
+                               stages=args.stages, balancer=args.balancer, tasks=max(1, args.tasks),
+                               engine=cost_engine(args))
     return tbox, analysis, topology
 
 

@@ -1,6 +1,7 @@
 """Experiment inputs: the LUBM DL-Lite_core TBox, the UBA data against it, the stream generators."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -122,7 +123,7 @@ def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
     checks it and stops otherwise), one row per topology and budget, and its table and plot are written."""
     from srtopo.experiments.run_paper import main
     out = tmp_path / "results"
-    assert main(["fig5", "--engine", "local", "--tboxes", "lubm", "--tasks", "2", "--scale", "0.05",
+    assert main(["fig5", "--engines", "local", "--tboxes", "lubm", "--tasks", "2", "--scale", "0.05",
                  "--out", str(out), "--work", str(tmp_path / "work")]) == 0
     rows = common.read_rows("fig5", str(out))
     a = common.analysis_for("lubm")
@@ -133,12 +134,24 @@ def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
 
 
 def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
+    """cost_model reads fig5 (run first here), calibrates the engines it predicts for, and writes a plain list of
+    rows: one per plan and budget, exactly one picked per budget, predictions and measurements positive."""
     from srtopo.experiments.run_paper import main
     out = tmp_path / "results"
-    assert main(["balancer", "--engine", "local", "--tboxes", "lubm", "--tasks", "2", "--scale", "0.05",
-                 "--out", str(out), "--work", str(tmp_path / "work")]) == 0
-    assert (out / "fig5.json").exists()
-    rows = common.read_rows("balancer", str(out))
-    assert [(r.tbox, r.tasks, r.engine) for r in rows] == [("lubm", 2, "local")]
-    assert rows[0]["measured_best"].startswith("ltm-")
-
+    assert main(["cost_model", "--engines", "local,operators", "--tboxes", "lubm", "--tasks", "2,4", "--scale",
+                 "0.05", "--operators-tuples", "lubm=2000", "--out", str(out), "--work", str(tmp_path / "work")]) == 0
+    assert (out / "fig5.json").exists() and (out / "calibration.json").exists()
+    rows = json.loads((out / "cost_model.json").read_text(encoding="utf-8"))
+    assert isinstance(rows, list)
+    a = common.analysis_for("lubm")
+    assert len(rows) == 2 * 2 * (len(a.groups) + 2)
+    for key in {(r["engine"], r["budget"]) for r in rows}:
+        sub = [r for r in rows if (r["engine"], r["budget"]) == key]
+        assert [r["plan"] for r in sub] == ["ntm"] + [f"ltm-{n}" for n in range(len(a.groups) + 1)]
+        assert sum(r["picked"] for r in sub) == 1
+        assert all(r["predicted_tuples_s"] > 0 and r["measured_tuples_s"] > 0 for r in sub)
+        assert set(sub[0]) >= {"tbox", "engine", "budget", "plan", "predicted_tuples_s", "measured_tuples_s",
+                               "picked"}
+    # the indexed plan's one-stage NTM with the whole budget is both predicted and measured the fastest
+    assert all(r["plan"] == "ntm" for r in rows if r["engine"] == "local" and r["picked"])
+    assert (out / "cost_model.md").read_text().startswith("# The default balancer")

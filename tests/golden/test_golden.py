@@ -50,23 +50,26 @@ def check_round_trip(topology: Topology) -> dict:
 @pytest.mark.parametrize("label,make", [
     ("ntm", lambda tex: compile_ntm(tex)), ("ltm-1,2", lambda tex: compile_ltm(tex, [1, 2])),
     ("ltm-2,1", lambda tex: compile_ltm(tex, [2, 1])), ("ltm-1,1,1", lambda tex: compile_ltm(tex, [1, 1, 1])),
-    ("default", lambda tex: choose_topology(tex, tasks=2))])
+    ("default", lambda tex: choose_topology(tex, tasks=2)),
+    ("default-ltm", lambda tex: choose_topology(tex, method="ltm", tasks=2))])
 def test_tex_topologies(golden, label, make):
     golden(f"tex-{label}.json", pretty(check_round_trip(make(load_tbox(TEX)))))
 
 
-def test_npd_default_topology(golden):
-    """NPD's 32,784 conjunction ops are summarised per stage by count and digest; the rest is in full."""
+@pytest.mark.parametrize("fixture,method", [("npd-default.json", "auto"), ("npd-ltm-default.json", "ltm")])
+def test_npd_default_topology(golden, fixture, method):
+    """NPD's default topology (the cost balancer for the local runner) and its default LTM split; the 32,784
+    conjunction ops are summarised per stage by count and digest, the rest is in full."""
     path = DATA / "npd" / "npd-v2-ql.owl"
     if not path.exists():
         pytest.skip("shared data not available")
-    data = check_round_trip(choose_topology(load_tbox(str(path))))
+    data = check_round_trip(choose_topology(load_tbox(str(path)), method=method))
     for stage in data["stages"]:
         ops = stage.pop("conjunction_ops")
         stage["conjunction_ops_count"] = len(ops)
         stage["conjunction_ops_sha1"] = hashlib.sha1(json.dumps(ops).encode()).hexdigest()
         stage["conjunction_ops_first"] = ops[:5]
-    golden("npd-default.json", pretty(data))
+    golden(fixture, pretty(data))
 
 
 def format_sql(sql: str) -> str:

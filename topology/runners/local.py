@@ -10,6 +10,12 @@ late and nothing is evicted (exact on any order; memory grows with the window).
 Rule topologies: one time point at a time through the I-DLV-sr evaluator (``srtopo.rules.evaluate``).
 
 Every stage runs in this one process: the stages' parallelism is reported, not used.
+
+Two physical plans for consistency stages (``LocalOptions.physical_plan``), with the same reports (the NI and
+evidence chosen for a report may differ): ``indexed`` (the default) looks a tuple's conflict partners up in a
+hash table, so its cost does not grow with the stage's conjunction ops; ``operators`` evaluates every conjunction
+op of the stage on every tuple that reaches it, as the bolts of "Distributed Stream Consistency Checking" do, so
+a tuple's cost grows with the number of operations it meets.
 """
 from __future__ import annotations
 
@@ -49,10 +55,20 @@ TUPLE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Tuples, Lines)
 ATOM_SOURCES = (AtomLog, Timeline, Lines)
 
 
+PHYSICAL_PLANS = ("indexed", "operators")
+
+
 @dataclass(frozen=True)
 class LocalOptions:
-    """strategy: how rule stages use clingo (``srtopo.rules.solver.STRATEGIES``)."""
+    """strategy: how rule stages use clingo (``srtopo.rules.solver.STRATEGIES``); physical_plan: how a
+    consistency stage evaluates its conjunction ops (``indexed`` or ``operators``, see the module docstring)."""
     strategy: str = "auto"
+    physical_plan: str = "indexed"
+
+    def __post_init__(self):
+        if self.physical_plan not in PHYSICAL_PLANS:
+            raise UnsupportedByRunner(f"the local runner has no physical plan {self.physical_plan!r}",
+                                      hint="use " + " or ".join(PHYSICAL_PLANS))
 
 
 # --- consistency ---------------------------------------------------------------------------------------
@@ -60,10 +76,14 @@ class LocalOptions:
 class ConsistencyEngine:
     """Push tuples through a consistency topology; reports come back from ``push`` as they become due."""
 
-    def __init__(self, topology: Topology, window: int | None, lateness: int | None = None):
+    def __init__(self, topology: Topology, window: int | None, lateness: int | None = None,
+                 physical_plan: str = "indexed"):
         self.topology = topology
         self.window = window
         self.lateness = lateness
+        # operators: per stage, every conjunction op as (left, right, ni), met by every tuple the stage receives
+        self._operators = None if physical_plan == "indexed" else [
+            tuple((op.left, op.right, op.ni) for op in stage.conjunction_ops) for stage in topology.stages]
         self._aliases = dict(topology.source.aliases)
         self._partners: list[dict[str, dict[str, tuple[str, str]]]] = []
         for stage in topology.stages:
@@ -127,15 +147,18 @@ class ConsistencyEngine:
             stage.ops_evaluated += n_ops
             cache = self._caches[k]
             for c, partners in entries:
+                if self._operators is not None:
+                    self._operate(k, c, partners is not None, subject, time, asserted, out)
                 if partners is None:
                     continue
                 cached = cache[subject]
-                if c in partners:   # unsatisfiable concept: the tuple conflicts with itself
-                    self._report(subject, time, partners[c], ((asserted, time),), k, out)
-                for other, t2, asserted2 in cached:
-                    ni = partners.get(other)
-                    if ni is not None and (w is None or abs(time - t2) <= w):
-                        self._report(subject, max(time, t2), ni, ((asserted, time), (asserted2, t2)), k, out)
+                if self._operators is None:
+                    if c in partners:   # unsatisfiable concept: the tuple conflicts with itself
+                        self._report(subject, time, partners[c], ((asserted, time),), k, out)
+                    for other, t2, asserted2 in cached:
+                        ni = partners.get(other)
+                        if ni is not None and (w is None or abs(time - t2) <= w):
+                            self._report(subject, max(time, t2), ni, ((asserted, time), (asserted2, t2)), k, out)
                 cached.append((c, time, asserted))
                 stage.window_rows += 1
                 if stage.window_rows > stage.window_peak:
@@ -144,6 +167,24 @@ class ConsistencyEngine:
             stage.seconds += _time.perf_counter() - started
         self._maybe_sweep()
         return out
+
+    def _operate(self, k, c, cached, subject, time, asserted, out) -> None:
+        """The operators plan: every conjunction op of stage k meets the tuple; an op with the tuple's concept
+        as an input looks for its other input among the subject's cached tuples."""
+        entries = self._caches[k].get(subject, ()) if cached else ()
+        w = self.window
+        for left, right, ni in self._operators[k]:
+            if c == left:
+                other = right
+            elif c == right:
+                other = left
+            else:
+                continue
+            if other == c:      # unsatisfiable concept: the tuple conflicts with itself
+                self._report(subject, time, ni, ((asserted, time),), k, out)
+            for concept, t2, asserted2 in entries:
+                if concept == other and (w is None or abs(time - t2) <= w):
+                    self._report(subject, max(time, t2), ni, ((asserted, time), (asserted2, t2)), k, out)
 
     def _report(self, subject, time, ni, evidence, k, out) -> None:
         key = (subject, time)
@@ -274,11 +315,16 @@ class LocalRunner:
 
     @staticmethod
     def add_arguments(parser) -> None:
-        """The local runner's one option, the clingo strategy, is a program argument (``reason --strategy``)."""
+        """The clingo strategy is a program argument (``reason --strategy``); the consistency plan is here."""
+        g = parser.add_argument_group("local runner (--engine local)")
+        g.add_argument("--local-plan", choices=PHYSICAL_PLANS, default="indexed",
+                       help="indexed (default): a tuple's conflict partners by hash lookup; operators: every "
+                            "conjunction op of a stage meets every tuple, as the paper's bolts evaluate them")
 
     @staticmethod
     def options_from_args(args) -> LocalOptions:
-        return LocalOptions(strategy=getattr(args, "strategy", None) or "auto")
+        return LocalOptions(strategy=getattr(args, "strategy", None) or "auto",
+                            physical_plan=getattr(args, "local_plan", None) or "indexed")
 
     def check(self, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> None:
         topology.validate()
@@ -292,7 +338,9 @@ class LocalRunner:
     def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
         wanted = sorted({s.parallelism for s in topology.stages})
         note = "" if wanted == [1] else f" (stage parallelism {','.join(map(str, wanted))} not used)"
-        return f"local: one process, {len(topology.stages)} stage(s) in order{note}"
+        options = config.options if config is not None and isinstance(config.options, LocalOptions) else None
+        plan = f", {options.physical_plan} plan" if options and options.physical_plan != "indexed" else ""
+        return f"local: one process, {len(topology.stages)} stage(s) in order{plan}{note}"
 
     def run(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> RunResult:
         config = config or RunConfig()
@@ -342,7 +390,8 @@ class LocalRunner:
                 gc.enable()
 
     def _consistency_loop(self, topology, sources, config, sink):
-        engine = ConsistencyEngine(topology, config.window, config.lateness)
+        options = config.options if isinstance(config.options, LocalOptions) else LocalOptions()
+        engine = ConsistencyEngine(topology, config.window, config.lateness, options.physical_plan)
         counters = engine.counters
         batches = []
         per_source = [tuple_batches(s) for s in sources]

@@ -1,0 +1,128 @@
+"""The default balancer (``cost``, the engine-aware cost model) against fig5's measurements: for every TBox, engine
+and task budget, each plan's predicted and measured throughput, which plan the default balancer picks, and the
+paper's ``even`` balancer's pick next to it.
+
+The prediction uses the constants a calibration measured (``srtopo calibrate``: run by this experiment before it
+predicts, unless --cost-calibration names a file to read), never fig5's own measurements. ``cost_model.json`` is a
+plain list of rows ``{tbox, engine, budget, plan, predicted_tuples_s, measured_tuples_s, picked}`` (plus the
+physical plan, the even balancer's pick and where the constants came from), so the claim "the pick measures within
+10% of the best plan" can be checked from the file alone."""
+from __future__ import annotations
+
+import os
+
+from srtopo.experiments.common import Row, analysis_for, fig5_plans, log, md_table
+from srtopo.experiments.figures.fig5 import figure
+from srtopo.experiments.streams import named_classes
+from srtopo.topology.balance import cost, even
+from srtopo.topology.cost import coefficients_for, predict_tps
+
+NAME = "cost_model"
+DEPENDS = ("fig5",)
+PLAIN_JSON = True
+KEYS = ("tbox", "engine", "budget", "plan", "predicted_tuples_s", "measured_tuples_s", "picked")
+
+
+def calibration(ctx) -> str:
+    """The calibration file the predictions use: the one given, else a fresh calibration of the run's engines."""
+    given = getattr(ctx.args, "cost_calibration", None)
+    if given:
+        return given
+    from srtopo.topology.calibrate import Settings, calibrate, save
+    path = os.path.join(ctx.work, "calibration.json")
+    keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
+    log(f"cost_model: calibrating {', '.join(keys)}")
+    result = calibrate(Settings(engines=tuple(keys), master=ctx.args.master, progress=log))
+    save(result, path)
+    save(result, os.path.join(ctx.out, "calibration.json"))
+    return path
+
+
+def label_of(split) -> str:
+    return "ntm" if len(split) == 1 else f"ltm-{split[0]}"
+
+
+def run(ctx) -> list[Row]:
+    fig5 = ctx.dependency("fig5")
+    path = calibration(ctx)
+    rows = []
+    for tbox in ctx.args.tboxes:
+        a = analysis_for(tbox)
+        rates = {c: 1.0 for c in named_classes(a)}
+        for engine in dict.fromkeys(r.engine for r in fig5 if r.tbox == tbox):
+            eng = ctx.cost_engine(engine)
+            coefficients = coefficients_for(eng, path)
+            for budget in ctx.args.tasks:
+                measured = {r.topology: figure(r) for r in fig5 if r.tbox == tbox and r.engine == engine
+                            and r.tasks == budget}
+                if not measured:
+                    continue
+                picked = label_of(cost(a, tasks=max(1, budget // 2), rates=rates, engine=eng,
+                                       coefficients=coefficients).split)
+                even_pick = label_of(even(a, tasks=max(1, budget // 2), stages=2, rates=rates).split)
+                for topo in fig5_plans(a, budget):
+                    if topo.label not in measured:
+                        continue
+                    rows.append(Row(NAME, tbox=tbox, topology=topo.label, engine=engine, tasks=budget, detail={
+                        "budget": budget, "plan": topo.label,
+                        "predicted_tuples_s": round(predict_tps(topo, eng, coefficients, rates), 1),
+                        "measured_tuples_s": round(measured[topo.label], 1), "picked": topo.label == picked,
+                        "even_pick": topo.label == even_pick, "physical_plan": eng.key,
+                        "coefficients": coefficients.source}))
+    return rows
+
+
+def rows_json(rows: list[Row]) -> list[dict]:
+    """The file's rows: the keys above first, then the physical plan, the even pick and the constants' source."""
+    out = []
+    for r in rows:
+        d = {"tbox": r.tbox, "engine": r.engine, **{k: r[k] for k in KEYS[2:]}}
+        d.update({k: r[k] for k in ("even_pick", "physical_plan", "coefficients")})
+        out.append(d)
+    return out
+
+
+def summary(rows: list[Row]) -> list[dict]:
+    """Per (tbox, engine, budget): the pick, the best measured plan and the pick's share of the best."""
+    out = []
+    for key in dict.fromkeys((r.tbox, r.engine, r["budget"]) for r in rows):
+        sub = [r for r in rows if (r.tbox, r.engine, r["budget"]) == key]
+        best = max(sub, key=lambda r: r["measured_tuples_s"])
+        pick = next(r for r in sub if r["picked"])
+        ev = next((r for r in sub if r["even_pick"]), None)
+        out.append({"tbox": key[0], "engine": key[1], "budget": key[2], "picked": pick.topology,
+                    "best": best.topology, "pick_over_best": pick["measured_tuples_s"] / best["measured_tuples_s"],
+                    "even": ev.topology if ev else None,
+                    "even_over_best": ev["measured_tuples_s"] / best["measured_tuples_s"] if ev else None})
+    return out
+
+
+def table(rows: list[Row], ctx=None) -> str:
+    lines = ["# The default balancer (cost model) against the measured plans\n",
+             "Predicted: `topology.cost.predict_tps` with the constants of a calibration run made before the "
+             "predictions (`srtopo calibrate`); measured: fig5's figure (local engines: the pipeline model on "
+             "measured stage times; Spark: steady tuples/s). Picked: the default balancer's choice among NTM and "
+             "the two-stage splits for the budget; even: the paper's cost unit (conjunction ops per stage).\n",
+             md_table(["TBox", "engine", "budget", "picked", "best measured", "picked / best", "even picks",
+                       "even / best"],
+                      [[s["tbox"], s["engine"], s["budget"], s["picked"], s["best"], f"{s['pick_over_best']:.2f}",
+                        s["even"], f"{s['even_over_best']:.2f}" if s["even_over_best"] else "-"]
+                       for s in summary(rows)]), ""]
+    for key in dict.fromkeys((r.tbox, r.engine) for r in rows):
+        sub = [r for r in rows if (r.tbox, r.engine) == key]
+        lines.append(f"## {key[0].upper()}, {key[1]} ({sub[0]['physical_plan']}; {sub[0]['coefficients']})\n")
+        lines.append(md_table(["plan"] + [f"budget {b}: predicted / measured" for b in dict.fromkeys(r["budget"]
+                                                                                                  for r in sub)],
+                              [[p] + [_cell(next(r for r in sub if r.topology == p and r["budget"] == b))
+                                      for b in dict.fromkeys(r["budget"] for r in sub)]
+                               for p in dict.fromkeys(r.topology for r in sub)]))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _cell(r: Row) -> str:
+    mark = " **picked**" if r["picked"] else ""
+    return f"{r['predicted_tuples_s']:,.0f} / {r['measured_tuples_s']:,.0f}{mark}"
+
+
+plot = None

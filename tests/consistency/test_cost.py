@@ -1,0 +1,179 @@
+"""The engine-aware cost model, its fitting and calibration file, and the default ``cost`` balancer."""
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from srtopo.cli import main
+from srtopo.errors import TopologyError
+from srtopo.ontology.nis import analyse
+from srtopo.ontology.owl import load_tbox
+from srtopo.topology.balance import cost, cost_candidates
+from srtopo.topology.choose import choose_topology
+from srtopo.topology.compile import compile_ltm, compile_ntm
+from srtopo.topology.cost import (
+    CALIBRATION_ENV,
+    Coefficients,
+    Engine,
+    Observation,
+    cores_of_master,
+    fit,
+    nnls,
+    predict_tps,
+    read_calibration,
+    stage_loads,
+    write_calibration,
+)
+from tests.randomgen import random_tbox
+
+ROOT = Path(__file__).resolve().parents[2]
+TEX = str(ROOT / "examples" / "tex.ttl")
+LUBM = str(ROOT / "experiments" / "tboxes" / "lubm-dllite.ttl")
+
+
+@pytest.fixture(scope="module")
+def tex():
+    return analyse(load_tbox(TEX))
+
+
+@pytest.fixture(scope="module")
+def lubm():
+    return analyse(load_tbox(LUBM))
+
+
+def test_loads_are_the_routing_counts_of_the_ir():
+    """stage_loads re-derives per stage what Topology.route_counts says per concept: the same sums on random
+    TBoxes and splits (rate 1 per concept)."""
+    rng = random.Random(11)
+    for _ in range(15):
+        analysis = analyse(random_tbox(rng))
+        k = len(analysis.groups)
+        if k < 2:
+            continue
+        cut = rng.randint(0, k)
+        topology = compile_ltm(analysis, [cut, k - cut])
+        expected = [Counter() for _ in topology.stages]
+        concepts = topology.source.concepts
+        for c in concepts:
+            for i, (n_in, n_cached, n_fwd, n_inf, n_ops) in enumerate(topology.route_counts(c)):
+                expected[i].update(arrivals=1, concepts=n_in, cached=n_cached, passed=n_fwd + n_inf, lookups=n_ops,
+                                   met=n_in * len(topology.stages[i].conjunction_ops))
+        for load, want in zip(stage_loads(topology), expected):
+            for name, value in load.loads.items():
+                assert value * len(concepts) == pytest.approx(want[name])
+
+
+def test_predictions_by_hand(tex):
+    """TEX, every concept at the same rate. Local, one unit of cost per tuple reaching a stage: NTM's one stage
+    with both tasks does 1/2 per tuple, LTM's stages one task each do 1 each: 2x the throughput for NTM."""
+    ntm, ltm = compile_ntm(tex, parallelism=2), compile_ltm(tex, [1, 2], parallelism=[1, 1])
+    per_arrival = Coefficients({"arrivals": 1e-6})
+    local = Engine("local", "indexed")
+    assert predict_tps(ntm, local, per_arrival) == pytest.approx(2e6)
+    assert predict_tps(ltm, local, per_arrival) == pytest.approx(1e6)
+    # Spark staged, 1 s per batch and 0.5 s per exchange, nothing per tuple: B / (1 + 0.5 x stages)
+    fixed = Coefficients({}, per_batch=1.0, per_exchange=0.5)
+    staged = Engine("spark", "staged", cores=2, batch_tuples=1000)
+    assert predict_tps(ntm, staged, fixed) == pytest.approx(1000 / 1.5)
+    assert predict_tps(ltm, staged, fixed) == pytest.approx(1000 / 2.0)
+    assert predict_tps(ltm, Engine("spark", "fused", cores=2, batch_tuples=1000), fixed) == pytest.approx(1000 / 1.5)
+
+
+def test_the_operators_plan_favours_the_pipeline_and_the_indexed_plan_ntm(lubm):
+    """With the default constants: when every op of a stage meets every tuple (the paper's bolts), splitting the
+    closure pays and the balancer picks an LTM split; with hash lookups it picks NTM (one stage, all the tasks)."""
+    assert cost(lubm, tasks=2, engine=Engine("local", "operators")).split != (len(lubm.groups),)
+    chosen = cost(lubm, tasks=2, engine=Engine("local", "indexed"))
+    assert chosen.split == (len(lubm.groups),) and chosen.parallelism == (4,)
+    assert choose_topology(lubm, tasks=2).label == "ntm"
+    assert len(choose_topology(lubm, method="ltm", tasks=2).stages) == 2
+    assert len(choose_topology(lubm, tasks=2, engine=Engine("local", "operators")).stages) == 2
+
+
+def test_the_balancer_picks_the_best_predicted_candidate(lubm):
+    engine = Engine("spark", "staged", cores=2)
+    candidates = cost_candidates(lubm, tasks=3)
+    assert [len(s) for s, _ in candidates] == [1] + [2] * (len(lubm.groups) - 1)
+    assert all(sum(st.parallelism for st in t.stages) == 6 for _, t in candidates)     # one budget for all
+    best = max(candidates, key=lambda c: predict_tps(c[1], engine))
+    assert cost(lubm, tasks=3, engine=engine).split == best[0]
+    with pytest.raises(TopologyError, match="only 5 NI groups"):
+        cost(lubm, tasks=1, stages=6)
+
+
+def test_nnls_recovers_known_coefficients():
+    rng = random.Random(5)
+    truth = [3.0, 0.0, 0.25]
+    rows = [[rng.random(), rng.random() * 100, rng.random() * 10] for _ in range(40)]
+    targets = [sum(a * b for a, b in zip(r, truth)) for r in rows]
+    assert nnls(rows, targets) == pytest.approx(truth, abs=1e-9)
+    # the unconstrained solution would make the second coefficient negative: it is held at zero
+    rows = [[1.0, 1.0], [1.0, 2.0], [1.0, 3.0]]
+    x = nnls(rows, [3.0, 2.0, 1.0])
+    assert x[1] == 0.0 and x[0] == pytest.approx(2.0)
+
+
+def test_fit_recovers_the_constants_that_made_the_observations(lubm):
+    plans = [compile_ntm(lubm, parallelism=2)] + [compile_ltm(lubm, [n, 5 - n], parallelism=[1, 2]) for n in range(6)]
+    local = Engine("local", "operators")
+    truth = Coefficients({"arrivals": 2e-7, "cached": 5e-7, "passed": 1e-7, "met": 3e-8})
+    observations = []
+    for t in plans:
+        for k, load in enumerate(stage_loads(t)):
+            observations.append(Observation(t, local, sum(truth.per_load[f] * load.loads[f] for f in truth.per_load),
+                                            stage=k))
+    got = fit(observations)
+    for name, value in truth.per_load.items():
+        assert got.per_load[name] == pytest.approx(value, rel=1e-6)
+    spark = Engine("spark", "staged", cores=2)
+    truth = Coefficients({"concepts": 1e-6, "cached": 2e-6}, per_tuple=4e-6, per_batch=0.7, per_exchange=0.3)
+    observations = []
+    for t in plans:
+        for b in (100_000, 400_000):
+            sized = Engine("spark", "staged", 2, b)
+            observations.append(Observation(t, spark, b / predict_tps(t, sized, truth), batch_tuples=b))
+    got = fit(observations)
+    assert (got.per_batch, got.per_exchange, got.per_tuple) == pytest.approx((0.7, 0.3, 4e-6), rel=1e-6)
+    assert got.per_load["cached"] == pytest.approx(2e-6, rel=1e-5)
+
+
+def test_calibration_file_round_trip_and_bad_file(tmp_path):
+    path = str(tmp_path / "c" / "calibration.json")
+    assert read_calibration(path) == {}
+    mine = Coefficients({"cached": 1e-6}, per_tuple=1e-6, per_batch=0.5, source="here")
+    write_calibration({"spark/fused": mine}, path)
+    write_calibration({"local/indexed": Coefficients({"arrivals": 1e-7})}, path)     # merged, not replaced
+    assert read_calibration(path) == {"spark/fused": mine, "local/indexed": Coefficients({"arrivals": 1e-7})}
+    Path(path).write_text("{not json", encoding="utf-8")
+    with pytest.raises(TopologyError, match="not a calibration file"):
+        read_calibration(path)
+    Path(path).write_text(json.dumps({"engines": {"local/indexed": {"per_load": {"warp": 1}}}}), encoding="utf-8")
+    with pytest.raises(TopologyError, match="unknown loads"):
+        read_calibration(path)
+
+
+def test_cores_of_master():
+    assert cores_of_master("local[3]") == 3 and cores_of_master("local") == 1
+    assert cores_of_master("local[*]") >= 1 and cores_of_master("spark://h:7077") >= 1
+
+
+def test_calibrate_then_compile_plans_with_the_file(tmp_path, monkeypatch, capsys):
+    """``srtopo calibrate`` measures the local engines on a short stream (checking every run's reports against
+    the planted violations) and writes the file the balancer reads; ``compile`` then plans with it."""
+    path = tmp_path / "calibration.json"
+    monkeypatch.setenv(CALIBRATION_ENV, str(path))
+    assert main(["calibrate", "--engines", "local", "--local-tuples", "8000", "--operators-tuples", "3000"]) == 0
+    found = read_calibration(str(path))
+    assert set(found) == {"local/indexed", "local/operators"}
+    assert found["local/operators"].per_load["met"] > 0 and "srtopo calibrate" in found["local/operators"].source
+    runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+    assert {r["plan"] for r in runs} >= {"ntm", "ltm-0", "ltm-2"} and all(r["measured_tuples_s"] for r in runs)
+    capsys.readouterr()
+    assert main(["compile", "--tbox", LUBM, "--format", "json", "--engine", "local", "--local-plan", "operators",
+                 "--tasks", "2"]) == 0
+    chosen = json.loads(capsys.readouterr().out)
+    assert len(chosen["stages"]) == 2
+    assert main(["calibrate", "--engines", "warp"]) == 2
+    assert "no cost model named 'warp'" in capsys.readouterr().err

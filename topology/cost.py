@@ -1,0 +1,320 @@
+"""An engine-aware cost model of consistency topologies: a plan's throughput predicted from what its routing
+says each stage does, with constants measured on the machine at hand (``srtopo calibrate``).
+
+"Distributed Stream Consistency Checking" balances by conjunction operations per bolt, its engine's cost unit:
+every operation of a bolt meets every tuple. The runners here differ: the local runner's ``indexed`` plan finds
+a tuple's conflict partners by hash lookup (its cost does not grow with the closure), its ``operators`` plan
+is the paper's bolt, and Spark pays per tuple parsed, per row routed into a stage and per exchange and batch.
+So the model is one set of *loads* per stage, read off the IR (``Topology.route_counts``, per stream tuple,
+weighted by the concepts' rates), and one set of *coefficients* per engine and physical plan:
+
+  * ``arrivals``: tuples that reach the stage; ``concepts``: the concepts they are there as (a tuple inferred
+    to two superclasses is two); ``cached``: those the stage's window keeps; ``passed``: forwarded or inferred
+    to the next stage; ``lookups``: conjunction ops that touch them (partners looked up); ``met``: conjunction
+    ops of the stage times concepts, what the ``operators`` plan evaluates.
+  * local runner (a pipeline, the paper's model): a stage's seconds per stream tuple are the coefficients times
+    its loads, shared by its tasks; the slowest stage bounds the throughput.
+  * Spark (micro-batches; stages run one after the other inside a batch): a batch of B tuples takes
+    ``per_batch + per_exchange * exchanges + B * per_tuple / cores + sum_k B * (coefficients . loads_k) /
+    min(tasks_k, cores)`` seconds, where ``fused`` has one exchange shared by every stage and ``staged`` one per
+    stage with the stage's own tasks.
+
+The window's contents (how many cached tuples a subject has) and the reports are not in the model: they depend on
+the stream, not on the plan. Coefficients are fitted by non-negative least squares (:func:`fit`) to measured
+stage seconds (local) or batch seconds (Spark); ``DEFAULTS`` were measured on the 2-core machine the project was
+built on, and a calibration file, when there is one, takes their place.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
+from typing import Mapping, Sequence
+
+from srtopo.errors import TopologyError
+from srtopo.topology.ir import Topology
+
+FEATURES = ("arrivals", "concepts", "cached", "passed", "lookups", "met")
+#: the loads each engine's coefficients are fitted on (the others are left at zero)
+ENGINE_FEATURES = {
+    "local/indexed": ("arrivals", "cached", "passed", "lookups"),
+    "local/operators": ("arrivals", "cached", "passed", "met"),
+    "spark/fused": ("cached",),
+    "spark/staged": ("concepts", "cached"),
+}
+CALIBRATION_ENV = "SRTOPO_CALIBRATION"
+DEFAULT_BATCH_TUPLES = 500_000
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What a plan's cost depends on besides the topology: the runner and its physical plan, the cores its
+    tasks share, and (Spark) the micro-batch size and the shuffle partitions of the fused plan."""
+    runner: str = "local"
+    physical_plan: str = "indexed"
+    cores: int = 1
+    batch_tuples: int = DEFAULT_BATCH_TUPLES
+    partitions: int | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.runner}/{self.physical_plan}"
+
+    def __post_init__(self):
+        if self.key not in ENGINE_FEATURES:
+            raise TopologyError(f"no cost model for the {self.runner} runner's {self.physical_plan!r} plan",
+                                hint="one of " + ", ".join(ENGINE_FEATURES))
+
+
+def cores_of_master(master: str | None) -> int:
+    """Task slots a Spark master gives on this machine: local[N] -> N, local / local[*] / a cluster -> the
+    machine's cores (a cluster elsewhere is not known from its URL)."""
+    text = (master or "local[*]").strip()
+    if text == "local":
+        return 1
+    if text.startswith("local[") and text.endswith("]"):
+        inner = text[6:-1].split(",")[0]
+        if inner.isdigit():
+            return max(1, int(inner))
+    return os.cpu_count() or 1
+
+
+def engine_for(runner: str, options=None) -> Engine:
+    """The cost model's view of a runner and its options (``LocalOptions``, ``SparkOptions`` or None)."""
+    if runner == "local":
+        return Engine("local", getattr(options, "physical_plan", None) or "indexed", 1)
+    if runner == "spark":
+        return Engine("spark", getattr(options, "physical_plan", None) or "fused",
+                      cores_of_master(getattr(options, "master", None)),
+                      partitions=getattr(options, "shuffle_partitions", None))
+    raise TopologyError(f"no cost model for the runner {runner!r}", hint="use local or spark")
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """Seconds per unit of each load (per stream tuple), and Spark's per-tuple, per-batch and per-exchange
+    seconds; ``source`` says where they come from (defaults measured here, or a calibration run)."""
+    per_load: Mapping[str, float]
+    per_tuple: float = 0.0
+    per_batch: float = 0.0
+    per_exchange: float = 0.0
+    source: str = "defaults"
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["per_load"] = dict(self.per_load)
+        return out
+
+    @staticmethod
+    def from_dict(data: dict) -> "Coefficients":
+        unknown = set(data.get("per_load", {})) - set(FEATURES)
+        if unknown:
+            raise TopologyError(f"cost coefficients name unknown loads {sorted(unknown)}",
+                                hint="run srtopo calibrate again")
+        return Coefficients({k: float(v) for k, v in data.get("per_load", {}).items()},
+                            float(data.get("per_tuple", 0.0)), float(data.get("per_batch", 0.0)),
+                            float(data.get("per_exchange", 0.0)), str(data.get("source", "calibration")))
+
+
+#: measured on the project's 2-core machine (``srtopo calibrate``, 2026-11-25): replaced by a calibration file
+DEFAULTS: dict[str, Coefficients] = {
+    "local/indexed": Coefficients({"arrivals": 2.9e-07, "cached": 3.9e-07, "passed": 1.0e-07, "lookups": 3.0e-09}),
+    "local/operators": Coefficients({"arrivals": 3.0e-07, "cached": 4.0e-07, "passed": 1.0e-07, "met": 3.5e-08}),
+    "spark/fused": Coefficients({"cached": 2.0e-06}, per_tuple=4.0e-06, per_batch=0.6, per_exchange=0.0),
+    "spark/staged": Coefficients({"concepts": 1.5e-06, "cached": 2.0e-06}, per_tuple=4.0e-06, per_batch=0.6,
+                                 per_exchange=0.3),
+}
+
+
+# --- loads ----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StageLoad:
+    """A stage's loads per stream tuple (``FEATURES``) and its tasks."""
+    loads: Mapping[str, float]
+    tasks: int
+
+
+def stage_loads(topology: Topology, rates: Mapping[str, float] | None = None) -> tuple[StageLoad, ...]:
+    """Per stage, the loads of one stream tuple on average, the asserted concepts weighted by ``rates``
+    (default: every concept the source accepts at the same rate)."""
+    if rates is None:
+        rates = {c: 1.0 for c in topology.source.concepts}
+    total = sum(float(r) for r in rates.values())
+    sums = [dict.fromkeys(FEATURES, 0.0) for _ in topology.stages]
+    ops = [len(s.conjunction_ops) for s in topology.stages]
+    touch, cached, passed = [], [], []    # per stage, once: what Topology.route_counts derives per concept
+    for index, stage in enumerate(topology.stages):
+        counts: dict[str, int] = {}
+        for op in stage.conjunction_ops:
+            counts[op.left] = counts.get(op.left, 0) + 1
+            if op.right != op.left:
+                counts[op.right] = counts.get(op.right, 0) + 1
+        touch.append(counts)
+        cached.append(stage.cached_concepts)
+        passed.append({c: len(v) for c, v in topology.outputs(index).items()})
+    for asserted, rate in rates.items():
+        rate = float(rate)
+        for k, frontier in enumerate(topology.route(asserted)):
+            load = sums[k]
+            load["arrivals"] += rate
+            load["concepts"] += rate * len(frontier)
+            load["cached"] += rate * sum(1 for c in frontier if c in cached[k])
+            load["passed"] += rate * sum(passed[k].get(c, 0) for c in frontier)
+            load["lookups"] += rate * sum(touch[k].get(c, 0) for c in frontier)
+            load["met"] += rate * len(frontier) * ops[k]
+    return tuple(StageLoad({f: (v / total if total else 0.0) for f, v in s.items()}, st.parallelism)
+                 for s, st in zip(sums, topology.stages))
+
+
+def _work(loads: Mapping[str, float], coefficients: Coefficients) -> float:
+    return sum(coefficients.per_load.get(f, 0.0) * v for f, v in loads.items())
+
+
+def exchanges(topology: Topology, engine: Engine) -> int:
+    return len(topology.stages) if engine.physical_plan == "staged" else 1
+
+
+def stage_slots(topology: Topology, engine: Engine) -> list[int]:
+    """How many tasks each stage's per-row work runs on at once."""
+    if engine.runner == "local":
+        return [s.parallelism for s in topology.stages]
+    if engine.physical_plan == "staged":
+        return [min(s.parallelism, engine.cores) for s in topology.stages]
+    shared = engine.partitions or 2 * engine.cores
+    return [min(shared, engine.cores)] * len(topology.stages)
+
+
+def predict_tps(topology: Topology, engine: Engine, coefficients: Coefficients | None = None,
+                rates: Mapping[str, float] | None = None) -> float:
+    """Predicted steady tuples/s of ``topology`` on ``engine`` (see the module docstring)."""
+    c = coefficients or coefficients_for(engine)
+    loads = stage_loads(topology, rates)
+    slots = stage_slots(topology, engine)
+    if engine.runner == "local":
+        bottleneck = max((_work(s.loads, c) / n for s, n in zip(loads, slots)), default=0.0)
+        return 1.0 / bottleneck if bottleneck > 0 else float("inf")
+    b = engine.batch_tuples
+    seconds = (c.per_batch + c.per_exchange * exchanges(topology, engine) + b * c.per_tuple / max(1, engine.cores)
+               + sum(b * _work(s.loads, c) / n for s, n in zip(loads, slots)))
+    return b / seconds if seconds > 0 else float("inf")
+
+
+# --- calibration files ----------------------------------------------------------------------------------------
+
+def calibration_path() -> str:
+    """Where ``srtopo calibrate`` writes and the balancer reads: $SRTOPO_CALIBRATION, else
+    ~/.cache/srtopo/calibration.json."""
+    given = os.environ.get(CALIBRATION_ENV)
+    if given:
+        return given
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "srtopo", "calibration.json")
+
+
+def read_calibration(path: str | None = None) -> dict[str, Coefficients]:
+    """The coefficients of a calibration file (empty when there is none); a file that cannot be read is an
+    error that names it."""
+    path = path or calibration_path()
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return {key: Coefficients.from_dict(value) for key, value in data.get("engines", {}).items()
+                if key in ENGINE_FEATURES}
+    except (OSError, ValueError, AttributeError, TypeError) as error:
+        raise TopologyError(f"{path}: not a calibration file ({error})",
+                            hint=f"run srtopo calibrate again, or remove the file (or unset {CALIBRATION_ENV})") \
+            from None
+
+
+def write_calibration(found: Mapping[str, Coefficients], path: str | None = None, meta: dict | None = None) -> str:
+    """Merge ``found`` into the calibration file (other engines' entries are kept); written aside and renamed."""
+    path = path or calibration_path()
+    engines = {k: v.to_dict() for k, v in read_calibration(path).items()} if os.path.exists(path) else {}
+    engines.update({k: v.to_dict() for k, v in found.items()})
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({"engines": engines, **(meta or {})}, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def coefficients_for(engine: Engine, path: str | None = None) -> Coefficients:
+    """The calibrated coefficients of ``engine`` where a calibration file has them, else the defaults."""
+    return read_calibration(path).get(engine.key) or DEFAULTS[engine.key]
+
+
+# --- fitting ----------------------------------------------------------------------------------------------------
+
+def nnls(rows: Sequence[Sequence[float]], targets: Sequence[float]) -> list[float]:
+    """Non-negative least squares (Lawson and Hanson's active set method) on a few columns."""
+    import numpy as np
+    a = np.asarray(rows, dtype=float)
+    b = np.asarray(targets, dtype=float)
+    n = a.shape[1]
+    scale = np.where(np.abs(a).max(axis=0) > 0, np.abs(a).max(axis=0), 1.0)   # columns of very different sizes
+    a = a / scale
+    x = np.zeros(n)
+    passive: list[int] = []
+    for _ in range(3 * n + 10):
+        gradient = a.T @ (b - a @ x)
+        free = [j for j in range(n) if j not in passive and gradient[j] > 1e-12]
+        if not free:
+            break
+        passive.append(max(free, key=lambda j: gradient[j]))
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if all(z[j] > 0 for j in passive):
+                x = z
+                break
+            ratios = [x[j] / (x[j] - z[j]) for j in passive if z[j] <= 0 and x[j] - z[j] != 0]
+            alpha = min(ratios) if ratios else 0.0
+            x = x + alpha * (z - x)
+            passive = [j for j in passive if x[j] > 1e-15]
+            if not passive:
+                break
+    return list(x / scale)
+
+
+@dataclass
+class Observation:
+    """One measurement to fit: a local stage's seconds per stream tuple, or a Spark batch's seconds."""
+    topology: Topology
+    engine: Engine
+    seconds: float
+    stage: int | None = None          # local: which stage
+    batch_tuples: int = 0             # spark: the batch's tuples
+    rates: Mapping[str, float] | None = field(default=None, repr=False)
+
+
+def _spark_columns(o: Observation, names: Sequence[str]) -> list[float]:
+    loads = stage_loads(o.topology, o.rates)
+    slots = stage_slots(o.topology, o.engine)
+    b = o.batch_tuples
+    return ([1.0, float(exchanges(o.topology, o.engine)), b / max(1, o.engine.cores)]
+            + [sum(b * s.loads[f] / n for s, n in zip(loads, slots)) for f in names])
+
+
+def fit(observations: Sequence[Observation], source: str = "calibration") -> Coefficients:
+    """Coefficients of one engine (every observation's engine has the same key) by non-negative least squares."""
+    if not observations:
+        raise TopologyError("nothing to fit the cost model on")
+    key = observations[0].engine.key
+    if any(o.engine.key != key for o in observations):
+        raise TopologyError("observations of several engines cannot be fitted together")
+    names = ENGINE_FEATURES[key]
+    if observations[0].engine.runner == "local":
+        rows = [[stage_loads(o.topology, o.rates)[o.stage].loads[f] for f in names] for o in observations]
+        x = nnls(rows, [o.seconds for o in observations])
+        return Coefficients(dict(zip(names, x)), source=source)
+    x = nnls([_spark_columns(o, names) for o in observations], [o.seconds for o in observations])
+    return Coefficients(dict(zip(names, x[3:])), per_tuple=x[2], per_batch=x[0], per_exchange=x[1], source=source)
+
+
+def with_source(coefficients: Coefficients, source: str) -> Coefficients:
+    return replace(coefficients, source=source)
