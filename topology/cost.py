@@ -116,13 +116,15 @@ class Coefficients:
                             float(data.get("per_exchange", 0.0)), str(data.get("source", "calibration")))
 
 
-#: measured on the project's 2-core machine (``srtopo calibrate``, 2026-11-25): replaced by a calibration file
+#: measured on the project's 2-core machine (``srtopo calibrate --engines all``, 2026-11-25, local[2]): a
+#: calibration file takes their place
 DEFAULTS: dict[str, Coefficients] = {
-    "local/indexed": Coefficients({"arrivals": 2.9e-07, "cached": 3.9e-07, "passed": 1.0e-07, "lookups": 3.0e-09}),
-    "local/operators": Coefficients({"arrivals": 3.0e-07, "cached": 4.0e-07, "passed": 1.0e-07, "met": 3.5e-08}),
-    "spark/fused": Coefficients({"cached": 2.0e-06}, per_tuple=4.0e-06, per_batch=0.6, per_exchange=0.0),
-    "spark/staged": Coefficients({"concepts": 1.5e-06, "cached": 2.0e-06}, per_tuple=4.0e-06, per_batch=0.6,
-                                 per_exchange=0.3),
+    "local/indexed": Coefficients({"arrivals": 1.84e-07, "cached": 7.86e-07, "passed": 4.93e-08,
+                                   "lookups": 5.35e-09}),
+    "local/operators": Coefficients({"arrivals": 0.0, "cached": 6.01e-06, "passed": 0.0, "met": 3.44e-08}),
+    "spark/fused": Coefficients({"cached": 0.0}, per_tuple=1.11e-05, per_batch=1.31, per_exchange=0.0),
+    "spark/staged": Coefficients({"concepts": 0.0, "cached": 8.82e-07}, per_tuple=1.06e-05, per_batch=0.586,
+                                 per_exchange=0.310),
 }
 
 
