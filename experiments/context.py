@@ -73,15 +73,16 @@ class Context:
     def standalone(self):
         """A standalone cluster of two one-core workers on this machine, with the session of the run on it; the
         session is stopped after, so the next Spark run starts its own."""
+        from srtopo.topology.spark.session import stop_active_session
         from srtopo.topology.spark.standalone import standalone_cluster
-        _stop_active_session()
+        stop_active_session()
         with standalone_cluster(workers=2, cores=1, memory="2g", workdir=os.path.join(self.work, "cluster")) \
                 as (url, _):
             self.cluster_url = url
             try:
                 yield url
             finally:
-                _stop_active_session()
+                stop_active_session()
                 self.cluster_url = None
 
     def stream(self, tbox: str, kind: str = "default") -> Stream:
@@ -143,10 +144,3 @@ class Context:
                 raise KeyError(name)
             self.rows[name] = rows
         return self.rows[name]
-
-
-def _stop_active_session() -> None:
-    from pyspark.sql import SparkSession
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()

@@ -265,6 +265,24 @@ class Topology:
             out.setdefault(op.sub, []).append((op.sup, True))
         return {c: tuple(v) for c, v in out.items()}
 
+    def _routing_tables(self) -> tuple:
+        """Per stage, once per topology: what it passes on (``outputs``), how many of its conjunction ops touch
+        each concept, and the concepts it caches. NPD's one-stage closure has 32,784 ops: derived per concept,
+        these took seconds before the first tuple."""
+        tables = self.__dict__.get("_routing")
+        if tables is None:
+            tables = []
+            for index, stage in enumerate(self.stages):
+                touch: dict[str, int] = {}
+                for op in getattr(stage, "conjunction_ops", ()):
+                    touch[op.left] = touch.get(op.left, 0) + 1
+                    if op.right != op.left:
+                        touch[op.right] = touch.get(op.right, 0) + 1
+                tables.append((self.outputs(index), touch, getattr(stage, "cached_concepts", frozenset())))
+            tables = tuple(tables)
+            object.__setattr__(self, "_routing", tables)      # a cache, not a field: equality and JSON ignore it
+        return tables
+
     def route(self, asserted: str) -> tuple[tuple[str, ...], ...]:
         """The concepts a tuple asserting ``asserted`` is at each stage (sorted sets, one per stage up to the
         last it reaches; empty when the source drops it). Every runner routes tuples by this."""
@@ -274,11 +292,10 @@ class Topology:
             return ()
         frontier = {concept}
         route = []
-        for index in range(len(self.stages)):
+        for outputs, _, _ in self._routing_tables():
             if not frontier:
                 break
             route.append(tuple(sorted(frontier)))
-            outputs = self.outputs(index)
             frontier = {target for c in frontier for target, _ in outputs.get(c, ())}
         return tuple(route)
 
@@ -286,15 +303,11 @@ class Topology:
         """Per stage a tuple asserting ``asserted`` reaches, what it adds to the stage's counters: (tuples in,
         cached in its window, forwarded, inferred, conjunction ops evaluated). Every runner counts by this."""
         out = []
+        tables = self._routing_tables()
         for index, frontier in enumerate(self.route(asserted)):
-            stage = self.stages[index]
-            touch: dict[str, int] = {}
-            for op in stage.conjunction_ops:
-                touch[op.left] = touch.get(op.left, 0) + 1
-                if op.right != op.left:
-                    touch[op.right] = touch.get(op.right, 0) + 1
-            passed = [inferred for c in frontier for _, inferred in self.outputs(index).get(c, ())]
-            out.append((len(frontier), sum(1 for c in frontier if c in stage.cached_concepts),
+            outputs, touch, cached = tables[index]
+            passed = [inferred for c in frontier for _, inferred in outputs.get(c, ())]
+            out.append((len(frontier), sum(1 for c in frontier if c in cached),
                         passed.count(False), passed.count(True), sum(touch.get(c, 0) for c in frontier)))
         return tuple(out)
 

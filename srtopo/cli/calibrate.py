@@ -14,7 +14,7 @@ def register(subparsers) -> None:
                     "compile and check then plan with it.", allow_abbrev=False)
     parser.add_argument("--engines", default="local",
                         help="comma-separated: local, spark, all, or any of " + ", ".join(ENGINE_KEYS)
-                             + " (default local: a few seconds; spark: ~2 min for both plans)")
+                             + " (default local: ~10 s; spark: ~3 min for both plans on 2 cores)")
     parser.add_argument("--tbox", default=None, help="calibrate on this TBox (default: the bundled LUBM DL-Lite TBox)")
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
     parser.add_argument("--local-tuples", type=int, default=defaults.local_tuples)

@@ -77,3 +77,12 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("SRTOPO_SPARK_LOG_LEVEL", "ERROR"))
     return spark
+
+
+def stop_active_session() -> None:
+    """Stop this process's active session, if any (the next ``get_session`` builds a new one, e.g. on another
+    master)."""
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
