@@ -95,9 +95,12 @@ class Context:
         if key not in self._streams:
             d = DEFAULTS[tbox]
             per_point = d["rate"] * len(named_classes(analysis_for(tbox)))
-            if kind == "spark":
-                tp = max(2, -(-args.spark_tuples // per_point))
-                chunk = max(1, args.spark_file_tuples // per_point)
+            if kind == "spark":   # whole micro-batches of whole files, at least --spark-tuples in all
+                per_batch = max(1, round(args.spark_batch_tuples / args.spark_file_tuples))
+                files = -(-args.spark_tuples // args.spark_file_tuples)
+                files = -(-files // per_batch) * per_batch
+                chunk = max(1, -(-args.spark_tuples // (files * per_point)))
+                tp = max(2, files * chunk)
             elif kind == "operators":
                 tp = max(2, -(-args.operators_tuples[tbox] // per_point))
                 chunk = tp
@@ -109,8 +112,7 @@ class Context:
             directory = os.path.join(self.work, f"stream-{tbox}-{kind}-{tp}-{args.seed}")
             shutil.rmtree(directory, ignore_errors=True)
             files = write_tnt(directory, gen.tuples, time_points_per_file=chunk)
-            per_batch = max(1, round(args.spark_batch_tuples / max(1, len(gen.tuples) / len(files)))) \
-                if kind == "spark" else 1
+            per_batch = per_batch if kind == "spark" else 1
             self._streams[key] = Stream(
                 tbox, gen.tuples if kind != "spark" else [], gen.planted, directory,
                 {**gen.params, "streams": gen.streams, "conflicting_streams": gen.conflicting_streams,

@@ -155,3 +155,20 @@ def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
     # the indexed plan's one-stage NTM with the whole budget is both predicted and measured the fastest
     assert all(r["plan"] == "ntm" for r in rows if r["engine"] == "local" and r["picked"])
     assert (out / "cost_model.md").read_text().startswith("# The default balancer")
+
+
+def test_spark_streams_are_whole_micro_batches_of_whole_files(tmp_path):
+    """fig5's Spark stream: at least --spark-tuples, in files of about --spark-file-tuples, a whole number of
+    micro-batches of --spark-batch-tuples (no small last batch to weigh on the steady rate)."""
+    from srtopo.experiments.context import Context
+    from srtopo.experiments.run_paper import parser
+    args = parser().parse_args(["fig5", "--spark-tuples", "30000", "--spark-file-tuples", "4000",
+                                "--spark-batch-tuples", "8000"])
+    for tbox in ("lubm", "npd"):
+        stream = Context(args, str(tmp_path)).stream(tbox, "spark")
+        p = stream.params
+        sizes = [len(read_tnt_lines) for read_tnt_lines in
+                 (open(os.path.join(stream.directory, f), encoding="utf-8").readlines()
+                  for f in sorted(os.listdir(stream.directory)))]
+        assert p["tuples"] >= 30000 and p["files_per_batch"] == 2 and p["files"] % 2 == 0
+        assert len(set(sizes)) == 1 and sum(sizes) == p["tuples"] and abs(sizes[0] - 4000) < 4000 * 0.2
