@@ -95,6 +95,7 @@ class Context:
         if key not in self._streams:
             d = DEFAULTS[tbox]
             per_point = d["rate"] * len(named_classes(analysis_for(tbox)))
+            per_batch = 1
             if kind == "spark":   # whole micro-batches of whole files, at least --spark-tuples in all
                 per_batch = max(1, round(args.spark_batch_tuples / args.spark_file_tuples))
                 files = -(-args.spark_tuples // args.spark_file_tuples)
@@ -112,7 +113,6 @@ class Context:
             directory = os.path.join(self.work, f"stream-{tbox}-{kind}-{tp}-{args.seed}")
             shutil.rmtree(directory, ignore_errors=True)
             files = write_tnt(directory, gen.tuples, time_points_per_file=chunk)
-            per_batch = per_batch if kind == "spark" else 1
             self._streams[key] = Stream(
                 tbox, gen.tuples if kind != "spark" else [], gen.planted, directory,
                 {**gen.params, "streams": gen.streams, "conflicting_streams": gen.conflicting_streams,

@@ -91,14 +91,21 @@ def proportional_tasks(costs: Sequence[float], total: int) -> tuple[int, ...]:
     return tuple(base)
 
 
+def stage_count(k: int, stages: int | None, hint: str | None = None) -> int:
+    """The stages a balancer cuts ``k`` NI groups into: ``stages``, default 2 (one when there is a single
+    group); more stages than groups is an error."""
+    n = stages or min(2, max(k, 1))
+    if n > max(k, 1):
+        raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
+                            hint=hint or f"use --stages <= {k}")
+    return n
+
+
 def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
           engine=None) -> Balance:
     k = len(analysis.groups)
     if split is None:
-        n = stages or min(2, max(k, 1))
-        if n > max(k, 1):
-            raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
-                                hint=f"use --stages <= {k} or an explicit --split")
+        n = stage_count(k, stages, hint=f"use --stages <= {k} or an explicit --split")
         size, extra = divmod(k, n)
         split = tuple(size + (1 if i < extra else 0) for i in range(n))
     split = normalise_split(split, k)
@@ -111,11 +118,7 @@ def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=N
     if split is not None:
         candidates = [normalise_split(split, k)]
     else:
-        n = stages or min(2, max(k, 1))
-        if n > max(k, 1):
-            raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
-                                hint=f"use --stages <= {k}")
-        candidates = list(contiguous_splits(k, n)) if k else [(0,)]
+        candidates = list(contiguous_splits(k, stage_count(k, stages))) if k else [(0,)]
     best = None
     for candidate in candidates:
         costs = stage_costs(compile_split(analysis, candidate), rates, forward_cost)
@@ -138,17 +141,15 @@ def cost_candidates(analysis: NIAnalysis, *, tasks: int, stages: int | None = No
     """The plans the ``cost`` balancer weighs (see the module docstring) with their splits, each with its share
     of the budget."""
     k = len(analysis.groups)
-    n = stages or min(2, max(k, 1))
-    if split is None and n > max(k, 1):
-        raise TopologyError(f"{n} stages requested but the TBox has only {k} NI groups",
-                            hint=f"use --stages <= {k}")
-    total = max(1, tasks) * n
     if split is not None:
         splits = [normalise_split(split, k)]
+        n = len(splits[0])
     else:
+        n = stage_count(k, stages)
         splits = list(contiguous_splits(k, n)) if k else [(0,)]
         if single_stage and stages is None and k and n > 1:
             splits.insert(0, (k,))
+    total = max(1, tasks) * n
     return [(s, compile_split(analysis, s, even_tasks(total, len(s)), label="ntm" if len(s) == 1 else ""))
             for s in splits]
 

@@ -96,7 +96,7 @@ def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration
     n = settings.operators_tuples if plan == "operators" else settings.local_tuples
     gen = _stream(analysis, n, settings.seed)
     records = [(t.subject, t.concept, t.time) for t in gen.tuples]
-    engine, rates, observations = Engine("local", plan), _rates(analysis), []
+    engine, rates, observations, runs = Engine("local", plan), _rates(analysis), [], []
     for topology in plans(analysis, (1,)):
         run = get_runner("local").run(topology, [Tuples(records)], RunConfig(
             window=settings.window, lateness=0, options=LocalOptions(physical_plan=plan)))
@@ -104,13 +104,14 @@ def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration
         seconds = [s.seconds for s in run.counters.stages]
         for k, sec in enumerate(seconds):
             observations.append(Observation(topology, engine, sec / len(records), stage=k, rates=rates))
-        result.runs.append({"engine": engine.key, "plan": topology.label, "tuples": len(records),
-                            "stage_seconds": [round(s, 4) for s in seconds],
-                            "measured_tuples_s": len(records) / max(seconds) if max(seconds) else None})
+        runs.append((topology, {"engine": engine.key, "plan": topology.label, "tuples": len(records),
+                                "stage_seconds": [round(s, 4) for s in seconds],
+                                "measured_tuples_s": len(records) / max(seconds) if max(seconds) else None}))
         _say(settings, f"local/{plan} {topology.label}: stage seconds {', '.join(f'{s:.3f}' for s in seconds)}")
     coefficients = fit(observations, source=_source())
-    for run, topology in zip(result.runs[-len(plans(analysis, (1,))):], plans(analysis, (1,))):
-        run["predicted_tuples_s"] = predict_tps(topology, engine, coefficients, rates)
+    for topology, row in runs:
+        row["predicted_tuples_s"] = predict_tps(topology, engine, coefficients, rates)
+        result.runs.append(row)
     return coefficients
 
 
@@ -172,6 +173,9 @@ def calibrate(settings: Settings) -> Calibration:
         from importlib.resources import as_file, files
         with as_file(files("srtopo.experiments.tboxes") / BUNDLED_TBOX) as path:
             analysis = analyse(load_tbox(str(path), name="lubm"))
+    if not analysis.groups:
+        raise SrtopoError("the TBox states no disjointness: its plans have no conjunction op to measure",
+                          hint="calibrate on a TBox with disjoint classes (the default, bundled LUBM TBox has 71)")
     result = Calibration()
     for key in settings.engines:
         runner, plan = key.split("/")

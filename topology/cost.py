@@ -27,8 +27,9 @@ built on, and a calibration file, when there is one, takes their place.
 from __future__ import annotations
 
 import json
+import math
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from srtopo.errors import TopologyError
@@ -111,9 +112,14 @@ class Coefficients:
         if unknown:
             raise TopologyError(f"cost coefficients name unknown loads {sorted(unknown)}",
                                 hint="run srtopo calibrate again")
-        return Coefficients({k: float(v) for k, v in data.get("per_load", {}).items()},
-                            float(data.get("per_tuple", 0.0)), float(data.get("per_batch", 0.0)),
-                            float(data.get("per_exchange", 0.0)), str(data.get("source", "calibration")))
+        found = Coefficients({k: float(v) for k, v in data.get("per_load", {}).items()},
+                             float(data.get("per_tuple", 0.0)), float(data.get("per_batch", 0.0)),
+                             float(data.get("per_exchange", 0.0)), str(data.get("source", "calibration")))
+        values = [*found.per_load.values(), found.per_tuple, found.per_batch, found.per_exchange]
+        if not all(math.isfinite(v) and v >= 0 for v in values) or not any(values):
+            raise TopologyError("cost coefficients must be finite seconds >= 0, not all zero",
+                                hint="run srtopo calibrate again")
+        return found
 
 
 #: measured on the project's 2-core machine (``srtopo calibrate --engines all``, 2026-11-25, local[2]): a
@@ -145,26 +151,16 @@ def stage_loads(topology: Topology, rates: Mapping[str, float] | None = None) ->
     total = sum(float(r) for r in rates.values())
     sums = [dict.fromkeys(FEATURES, 0.0) for _ in topology.stages]
     ops = [len(s.conjunction_ops) for s in topology.stages]
-    touch, cached, passed = [], [], []    # per stage, once: what Topology.route_counts derives per concept
-    for index, stage in enumerate(topology.stages):
-        counts: dict[str, int] = {}
-        for op in stage.conjunction_ops:
-            counts[op.left] = counts.get(op.left, 0) + 1
-            if op.right != op.left:
-                counts[op.right] = counts.get(op.right, 0) + 1
-        touch.append(counts)
-        cached.append(stage.cached_concepts)
-        passed.append({c: len(v) for c, v in topology.outputs(index).items()})
     for asserted, rate in rates.items():
         rate = float(rate)
-        for k, frontier in enumerate(topology.route(asserted)):
+        for k, (n_in, n_cached, n_fwd, n_inf, n_ops) in enumerate(topology.route_counts(asserted)):
             load = sums[k]
             load["arrivals"] += rate
-            load["concepts"] += rate * len(frontier)
-            load["cached"] += rate * sum(1 for c in frontier if c in cached[k])
-            load["passed"] += rate * sum(passed[k].get(c, 0) for c in frontier)
-            load["lookups"] += rate * sum(touch[k].get(c, 0) for c in frontier)
-            load["met"] += rate * len(frontier) * ops[k]
+            load["concepts"] += rate * n_in
+            load["cached"] += rate * n_cached
+            load["passed"] += rate * (n_fwd + n_inf)
+            load["lookups"] += rate * n_ops
+            load["met"] += rate * n_in * ops[k]
     return tuple(StageLoad({f: (v / total if total else 0.0) for f, v in s.items()}, st.parallelism)
                  for s, st in zip(sums, topology.stages))
 
@@ -221,12 +217,14 @@ def read_calibration(path: str | None = None) -> dict[str, Coefficients]:
     if not os.path.exists(path):
         return {}
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:     # a byte-order mark from an editor is fine
             data = json.load(handle)
         return {key: Coefficients.from_dict(value) for key, value in data.get("engines", {}).items()
                 if key in ENGINE_FEATURES}
+    except TopologyError as error:
+        raise TopologyError(error.message, file=path, hint=error.hint) from None
     except (OSError, ValueError, AttributeError, TypeError) as error:
-        raise TopologyError(f"{path}: not a calibration file ({error})",
+        raise TopologyError(f"not a calibration file ({error})", file=path,
                             hint=f"run srtopo calibrate again, or remove the file (or unset {CALIBRATION_ENV})") \
             from None
 
@@ -316,7 +314,3 @@ def fit(observations: Sequence[Observation], source: str = "calibration") -> Coe
         return Coefficients(dict(zip(names, x)), source=source)
     x = nnls([_spark_columns(o, names) for o in observations], [o.seconds for o in observations])
     return Coefficients(dict(zip(names, x[3:])), per_tuple=x[2], per_batch=x[0], per_exchange=x[1], source=source)
-
-
-def with_source(coefficients: Coefficients, source: str) -> Coefficients:
-    return replace(coefficients, source=source)

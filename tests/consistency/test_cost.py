@@ -150,8 +150,21 @@ def test_calibration_file_round_trip_and_bad_file(tmp_path):
     with pytest.raises(TopologyError, match="not a calibration file"):
         read_calibration(path)
     Path(path).write_text(json.dumps({"engines": {"local/indexed": {"per_load": {"warp": 1}}}}), encoding="utf-8")
-    with pytest.raises(TopologyError, match="unknown loads"):
+    with pytest.raises(TopologyError, match="calibration.json: cost coefficients name unknown loads"):
         read_calibration(path)
+    Path(path).write_bytes(b"\xff\xfe{")
+    with pytest.raises(TopologyError, match="not a calibration file"):
+        read_calibration(path)
+    for bad in ("NaN", -1e-6, "Infinity"):
+        Path(path).write_text('{"engines": {"local/indexed": {"per_load": {"cached": %s}}}}' % bad, encoding="utf-8")
+        with pytest.raises(TopologyError, match="finite seconds >= 0"):
+            read_calibration(path)
+    Path(path).write_text('{"engines": {"local/indexed": {"per_load": {"cached": 0}}}}', encoding="utf-8")
+    with pytest.raises(TopologyError, match="not all zero"):
+        read_calibration(path)
+    # a byte-order mark, as an editor may write one, is read past
+    Path(path).write_bytes("\ufeff".encode() + json.dumps({"engines": {"spark/fused": mine.to_dict()}}).encode())
+    assert read_calibration(path) == {"spark/fused": mine}
 
 
 def test_cores_of_master():
@@ -177,3 +190,8 @@ def test_calibrate_then_compile_plans_with_the_file(tmp_path, monkeypatch, capsy
     assert len(chosen["stages"]) == 2
     assert main(["calibrate", "--engines", "warp"]) == 2
     assert "no cost model named 'warp'" in capsys.readouterr().err
+    flat = tmp_path / "flat.ttl"
+    flat.write_text("@prefix owl: <http://www.w3.org/2002/07/owl#> .\n<http://e/A> a owl:Class .\n", encoding="utf-8")
+    assert main(["calibrate", "--tbox", str(flat), "--local-tuples", "100", "--operators-tuples", "50"]) == 2
+    assert "no disjointness" in capsys.readouterr().err
+    assert set(read_calibration(str(path))) == {"local/indexed", "local/operators"}      # left as it was

@@ -136,7 +136,7 @@ class ConsistencyEngine:
             counters.irrelevant += 1
             return []
         out: list[Report] = []
-        subject, asserted, w = item.subject, item.asserted, self.window
+        subject, asserted, w, operators = item.subject, item.asserted, self.window, self._operators
         for k, entries, (n_in, n_cached, n_forwarded, n_inferred, n_ops) in route:
             started = _time.perf_counter()
             stage = counters.stages[k]
@@ -147,12 +147,12 @@ class ConsistencyEngine:
             stage.ops_evaluated += n_ops
             cache = self._caches[k]
             for c, partners in entries:
-                if self._operators is not None:
+                if operators is not None:
                     self._operate(k, c, partners is not None, subject, time, asserted, out)
                 if partners is None:
                     continue
                 cached = cache[subject]
-                if self._operators is None:
+                if operators is None:
                     if c in partners:   # unsatisfiable concept: the tuple conflicts with itself
                         self._report(subject, time, partners[c], ((asserted, time),), k, out)
                     for other, t2, asserted2 in cached:
