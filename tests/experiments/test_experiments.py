@@ -172,3 +172,25 @@ def test_spark_streams_are_whole_micro_batches_of_whole_files(tmp_path):
                   for f in sorted(os.listdir(stream.directory)))]
         assert p["tuples"] >= 30000 and p["files_per_batch"] == 2 and p["files"] % 2 == 0
         assert len(set(sizes)) == 1 and sum(sizes) == p["tuples"] and abs(sizes[0] - 4000) < 4000 * 0.2
+
+
+def test_fig5_races_the_fastest_plans_again_and_keeps_their_median():
+    """fig5 on Spark: every plan runs once, then each round runs the two fastest of every budget (by their median
+    so far) again, budget after budget; a plan's figure is the median of its runs."""
+    from srtopo.experiments.figures.fig5 import combined, race
+    speeds = {"a": [100, 50, 60], "b": [90, 95, 96], "c": [80, 70], "x": [10], "y": [20, 30, 5], "z": [30, 10, 5]}
+    calls = []
+
+    def measure(key):
+        calls.append(key)
+        return common.Row("fig5", topology=key, throughput_tps=speeds[key][calls.count(key) - 1])
+
+    runs = race({2: ["a", "b", "c"], 4: ["x", "y", "z"]}, measure, rounds=3, contenders=2)
+    # round 2: a, b (budget 2), then z, y (budget 4); round 3: b, then c (a's median fell to 75, below c's 80),
+    # then y and z (medians 25 and 20); x stays at one run
+    assert calls == ["a", "b", "c", "x", "y", "z", "a", "b", "z", "y", "b", "c", "y", "z"]
+    assert [r.throughput_tps for r in runs["b"]] == [90, 95, 96]
+    row = combined(runs["y"])
+    assert row.throughput_tps == 20 and row["runs_tps"] == [20, 30, 5] and row is not runs["y"][0]
+    assert combined(runs["x"]) is runs["x"][0]
+    assert combined(runs["a"]).throughput_tps == 75 and combined(runs["c"]).throughput_tps == 75
