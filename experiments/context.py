@@ -42,6 +42,7 @@ class Context:
     rows: dict[str, list[Row]] = field(default_factory=dict)
     _streams: dict = field(default_factory=dict)
     cluster_url: str | None = None
+    calibration: str | None = None      # the cost model's calibration file of this run, once made
 
     @property
     def out(self) -> str:

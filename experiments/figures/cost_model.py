@@ -24,22 +24,38 @@ KEYS = ("tbox", "engine", "budget", "plan", "predicted_tuples_s", "measured_tupl
 
 
 def calibration(ctx) -> str:
-    """The calibration file the predictions use: the one given, else a fresh calibration of the run's engines."""
+    """The calibration file the predictions use: the one given, else a calibration of the run's engines made once
+    per run (fig5 asks for it first, to re-run the default balancer's pick)."""
     given = getattr(ctx.args, "cost_calibration", None)
     if given:
         return given
-    from srtopo.topology.calibrate import Settings, calibrate, save
-    path = os.path.join(ctx.work, "calibration.json")
-    keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
-    log(f"cost_model: calibrating {', '.join(keys)}")
-    result = calibrate(Settings(engines=tuple(keys), master=ctx.args.master, progress=log))
-    save(result, path)
-    save(result, os.path.join(ctx.out, "calibration.json"))
-    return path
+    if ctx.calibration is None:
+        from srtopo.topology.calibrate import Settings, calibrate, save
+        path = os.path.join(ctx.work, "calibration.json")
+        keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
+        log(f"cost_model: calibrating {', '.join(keys)}")
+        result = calibrate(Settings(engines=tuple(keys), master=ctx.args.master, progress=log))
+        save(result, path)
+        save(result, os.path.join(ctx.out, "calibration.json"))
+        ctx.calibration = path
+    return ctx.calibration
 
 
 def label_of(split) -> str:
     return "ntm" if len(split) == 1 else f"ltm-{split[0]}"
+
+
+def default_picks(ctx, tbox: str, engine: str) -> dict[int, str]:
+    """Budget -> the plan the default balancer picks for an engine of the study, with the run's calibration."""
+    a = analysis_for(tbox)
+    eng = ctx.cost_engine(engine)
+    coefficients = coefficients_for(eng, calibration(ctx))
+    return {budget: label_of(cost(a, tasks=max(1, budget // 2), rates=_rates(a), engine=eng,
+                                  coefficients=coefficients).split) for budget in ctx.args.tasks}
+
+
+def _rates(a) -> dict:
+    return {c: 1.0 for c in named_classes(a)}
 
 
 def run(ctx) -> list[Row]:
@@ -48,17 +64,17 @@ def run(ctx) -> list[Row]:
     rows = []
     for tbox in ctx.args.tboxes:
         a = analysis_for(tbox)
-        rates = {c: 1.0 for c in named_classes(a)}
+        rates = _rates(a)
         for engine in dict.fromkeys(r.engine for r in fig5 if r.tbox == tbox):
             eng = ctx.cost_engine(engine)
             coefficients = coefficients_for(eng, path)
+            picks = default_picks(ctx, tbox, engine)
             for budget in ctx.args.tasks:
                 measured = {r.topology: figure(r) for r in fig5 if r.tbox == tbox and r.engine == engine
                             and r.tasks == budget}
                 if not measured:
                     continue
-                picked = label_of(cost(a, tasks=max(1, budget // 2), rates=rates, engine=eng,
-                                       coefficients=coefficients).split)
+                picked = picks[budget]
                 even_pick = label_of(even(a, tasks=max(1, budget // 2), stages=2, rates=rates).split)
                 for topo in fig5_plans(a, budget):
                     if topo.label not in measured:

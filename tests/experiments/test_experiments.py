@@ -176,7 +176,8 @@ def test_spark_streams_are_whole_micro_batches_of_whole_files(tmp_path):
 
 def test_fig5_races_the_fastest_plans_again_and_keeps_their_median():
     """fig5 on Spark: every plan runs once, then each round runs the two fastest of every budget (by their median
-    so far) again, budget after budget; a plan's figure is the median of its runs."""
+    so far) and the default balancer's pick again, budget after budget; a plan's figure is the median of its
+    runs."""
     from srtopo.experiments.figures.fig5 import combined, race
     speeds = {"a": [100, 50, 60], "b": [90, 95, 96], "c": [80, 70], "x": [10], "y": [20, 30, 5], "z": [30, 10, 5]}
     calls = []
@@ -194,3 +195,8 @@ def test_fig5_races_the_fastest_plans_again_and_keeps_their_median():
     assert row.throughput_tps == 20 and row["runs_tps"] == [20, 30, 5] and row is not runs["y"][0]
     assert combined(runs["x"]) is runs["x"][0]
     assert combined(runs["a"]).throughput_tps == 75 and combined(runs["c"]).throughput_tps == 75
+    # a kept key (the default balancer's pick) runs in every round, next to the two fastest
+    calls.clear()
+    speeds["x"] = [10, 11, 12]
+    race({2: ["a", "b", "c"], 4: ["x", "y", "z"]}, measure, rounds=2, contenders=2, keep={4: "x", 2: "a"})
+    assert calls == ["a", "b", "c", "x", "y", "z", "a", "b", "z", "y", "x"]
