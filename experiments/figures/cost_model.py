@@ -2,19 +2,17 @@
 and task budget, each plan's predicted and measured throughput, which plan the default balancer picks, and the
 paper's ``even`` balancer's pick next to it.
 
-The prediction uses the constants a calibration measured (``srtopo calibrate``: run by this experiment before it
-predicts, unless --cost-calibration names a file to read), never fig5's own measurements. ``cost_model.json`` is a
+The prediction uses the constants a calibration measured (``srtopo calibrate``: run once per run, by fig5 or by
+this experiment, unless --cost-calibration names a file to read), never fig5's own measurements. ``cost_model.json`` is a
 plain list of rows ``{tbox, engine, budget, plan, predicted_tuples_s, measured_tuples_s, picked}`` (plus the
 physical plan, the even balancer's pick and where the constants came from), so the claim "the pick measures within
 10% of the best plan" can be checked from the file alone."""
 from __future__ import annotations
 
-import os
-
-from srtopo.experiments.common import Row, analysis_for, fig5_plans, log, md_table
+from srtopo.experiments.common import Row, analysis_for, fig5_plans, md_table
 from srtopo.experiments.figures.fig5 import figure
-from srtopo.experiments.streams import named_classes
-from srtopo.topology.balance import cost, even
+from srtopo.experiments.picks import calibration, default_picks, label_of, rates_of
+from srtopo.topology.balance import even
 from srtopo.topology.cost import coefficients_for, predict_tps
 
 NAME = "cost_model"
@@ -23,48 +21,13 @@ PLAIN_JSON = True
 KEYS = ("tbox", "engine", "budget", "plan", "predicted_tuples_s", "measured_tuples_s", "picked")
 
 
-def calibration(ctx) -> str:
-    """The calibration file the predictions use: the one given, else a calibration of the run's engines made once
-    per run (fig5 asks for it first, to re-run the default balancer's pick)."""
-    given = getattr(ctx.args, "cost_calibration", None)
-    if given:
-        return given
-    if ctx.calibration is None:
-        from srtopo.topology.calibrate import Settings, calibrate, save
-        path = os.path.join(ctx.work, "calibration.json")
-        keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
-        log(f"cost_model: calibrating {', '.join(keys)}")
-        result = calibrate(Settings(engines=tuple(keys), master=ctx.args.master, progress=log))
-        save(result, path)
-        save(result, os.path.join(ctx.out, "calibration.json"))
-        ctx.calibration = path
-    return ctx.calibration
-
-
-def label_of(split) -> str:
-    return "ntm" if len(split) == 1 else f"ltm-{split[0]}"
-
-
-def default_picks(ctx, tbox: str, engine: str) -> dict[int, str]:
-    """Budget -> the plan the default balancer picks for an engine of the study, with the run's calibration."""
-    a = analysis_for(tbox)
-    eng = ctx.cost_engine(engine)
-    coefficients = coefficients_for(eng, calibration(ctx))
-    return {budget: label_of(cost(a, tasks=max(1, budget // 2), rates=_rates(a), engine=eng,
-                                  coefficients=coefficients).split) for budget in ctx.args.tasks}
-
-
-def _rates(a) -> dict:
-    return {c: 1.0 for c in named_classes(a)}
-
-
 def run(ctx) -> list[Row]:
     fig5 = ctx.dependency("fig5")
     path = calibration(ctx)
     rows = []
     for tbox in ctx.args.tboxes:
         a = analysis_for(tbox)
-        rates = _rates(a)
+        rates = rates_of(a)
         for engine in dict.fromkeys(r.engine for r in fig5 if r.tbox == tbox):
             eng = ctx.cost_engine(engine)
             coefficients = coefficients_for(eng, path)

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import replace
 
 from srtopo.experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, model_tps, progress
+from srtopo.experiments.picks import default_picks
 
 NAME = "fig5"
 DEPENDS: tuple[str, ...] = ()
@@ -55,7 +56,6 @@ def measure_engine(ctx, engine: str) -> list[Row]:
             groups.setdefault(tasks, []).append(key)
         keep = {}
         if rounds > 1:      # the default balancer's pick is what the study judges: it runs in every round
-            from srtopo.experiments.figures.cost_model import default_picks
             picks = default_picks(ctx, tbox, engine)
             keep = {tasks: run_key(engine, topo) for tasks, topo in jobs if topo.label == picks[tasks]}
         runs = race(groups, lambda key: ctx.measure(engine, plans[key], stream, f"fig5 {tbox}"), rounds,

@@ -1,0 +1,46 @@
+"""The default balancer's pick for the engines of the study, with the run's own calibration: fig5 runs the pick in
+every round of its Spark race, and cost_model compares the pick with the measured plans."""
+from __future__ import annotations
+
+import os
+
+from srtopo.experiments.common import analysis_for, log
+from srtopo.experiments.streams import named_classes
+from srtopo.topology.balance import cost
+from srtopo.topology.cost import coefficients_for
+
+
+def calibration(ctx) -> str:
+    """The calibration file the predictions use: the one given, else a calibration of the run's engines made once
+    per run (fig5 asks for it first, to re-run the default balancer's pick)."""
+    given = getattr(ctx.args, "cost_calibration", None)
+    if given:
+        return given
+    if ctx.calibration is None:
+        from srtopo.topology.calibrate import Settings, calibrate, save
+        path = os.path.join(ctx.work, "calibration.json")
+        keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
+        log(f"calibrating the cost model: {', '.join(keys)}")
+        result = calibrate(Settings(engines=tuple(keys), master=ctx.args.master, progress=log))
+        save(result, path)
+        save(result, os.path.join(ctx.out, "calibration.json"))
+        ctx.calibration = path
+    return ctx.calibration
+
+
+def label_of(split) -> str:
+    return "ntm" if len(split) == 1 else f"ltm-{split[0]}"
+
+
+def default_picks(ctx, tbox: str, engine: str) -> dict[int, str]:
+    """Budget -> the plan the default balancer picks for an engine of the study, with the run's calibration."""
+    a = analysis_for(tbox)
+    eng = ctx.cost_engine(engine)
+    coefficients = coefficients_for(eng, calibration(ctx))
+    return {budget: label_of(cost(a, tasks=max(1, budget // 2), rates=rates_of(a), engine=eng,
+                                  coefficients=coefficients).split) for budget in ctx.args.tasks}
+
+
+def rates_of(a) -> dict:
+    """The study's streams: every named class at the same rate."""
+    return {c: 1.0 for c in named_classes(a)}
