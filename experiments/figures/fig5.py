@@ -88,7 +88,7 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
         runs[key] = [measure(key)]
     for r in range(1, max(1, rounds)):
         again = list(dict.fromkeys(k for group, keys in groups.items()
-                                   for k in sorted(keys, key=lambda k: -rate(runs[k]))[:contenders]
+                                   for k in sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
                                    + ([keep[group]] if group in keep else [])))
         for key in progress(again, desc=f"{desc} round {r + 1}"):
             runs[key].append(measure(key))

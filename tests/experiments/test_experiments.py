@@ -200,3 +200,8 @@ def test_fig5_races_the_fastest_plans_again_and_keeps_their_median():
     speeds["x"] = [10, 11, 12]
     race({2: ["a", "b", "c"], 4: ["x", "y", "z"]}, measure, rounds=2, contenders=2, keep={4: "x", 2: "a"})
     assert calls == ["a", "b", "c", "x", "y", "z", "a", "b", "z", "y", "x"]
+    # no contenders (or a negative count): only the kept keys run again
+    calls.clear()
+    race({2: ["a", "b", "c"]}, lambda k: measure(k) if k != "a" else common.Row("fig5", throughput_tps=1.0),
+         rounds=2, contenders=-1, keep={2: "c"})
+    assert calls == ["b", "c", "c"]
