@@ -2,11 +2,11 @@
 and task budget, each plan's predicted and measured throughput, which plan the default balancer picks, and the
 paper's ``even`` balancer's pick next to it.
 
-The prediction uses the constants a calibration measured (``srtopo calibrate``: run once per run, by fig5 or by
-this experiment, unless --cost-calibration names a file to read), never fig5's own measurements. ``cost_model.json`` is a
-plain list of rows ``{tbox, engine, budget, plan, predicted_tuples_s, measured_tuples_s, picked}`` (plus the
-physical plan, the even balancer's pick and where the constants came from), so the claim "the pick measures within
-10% of the best plan" can be checked from the file alone."""
+The prediction uses the constants a calibration measured (``srtopo calibrate``: once per run, by fig5 or by this
+experiment, unless --cost-calibration names a file to read), never fig5's own measurements. ``cost_model.json``
+is a plain list of rows ``{tbox, engine, budget, plan, predicted_tuples_s, measured_tuples_s, picked}`` (plus the
+physical plan, the even balancer's pick and where the constants came from), so the claim "the pick measures
+within 10% of the best plan" can be checked from the file alone."""
 from __future__ import annotations
 
 from srtopo.experiments.common import Row, analysis_for, fig5_plans, md_table

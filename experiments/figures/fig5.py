@@ -8,7 +8,8 @@ the task budget (``model_tps``): a plan is run once per TBox and its figure scal
 plan and budget on a long stream (``--spark-tuples``, micro-batches of ``--spark-batch-tuples``) and the figure
 is the measured steady rate over the micro-batches after the first. On ``spark`` (the engine the default
 balancer is judged on) the fastest plans of each budget and the default balancer's pick are run again
-(``--spark-rounds``, ``--spark-contenders``) and the figure is the median of their runs. Every run must report exactly the planted violations."""
+(``--spark-rounds``, ``--spark-contenders``) and the figure is the median of their runs. Every run must report
+exactly the planted violations."""
 from __future__ import annotations
 
 import statistics
