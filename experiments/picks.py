@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 from srtopo.experiments.common import analysis_for, log
-from srtopo.experiments.streams import named_classes
+from srtopo.experiments.streams import uniform_rates
 from srtopo.topology.balance import cost
+from srtopo.topology.compile import split_label
 from srtopo.topology.cost import coefficients_for
 
 
@@ -28,19 +29,10 @@ def calibration(ctx) -> str:
     return ctx.calibration
 
 
-def label_of(split) -> str:
-    return "ntm" if len(split) == 1 else f"ltm-{split[0]}"
-
-
 def default_picks(ctx, tbox: str, engine: str) -> dict[int, str]:
     """Budget -> the plan the default balancer picks for an engine of the study, with the run's calibration."""
     a = analysis_for(tbox)
     eng = ctx.cost_engine(engine)
     coefficients = coefficients_for(eng, calibration(ctx))
-    return {budget: label_of(cost(a, tasks=max(1, budget // 2), rates=rates_of(a), engine=eng,
-                                  coefficients=coefficients).split) for budget in ctx.args.tasks}
-
-
-def rates_of(a) -> dict:
-    """The study's streams: every named class at the same rate."""
-    return {c: 1.0 for c in named_classes(a)}
+    return {budget: split_label(cost(a, tasks=max(1, budget // 2), rates=uniform_rates(a), engine=eng,
+                                    coefficients=coefficients).split) for budget in ctx.args.tasks}

@@ -50,6 +50,11 @@ def named_classes(analysis: NIAnalysis) -> list[str]:
     return sorted(c for c in analysis.tbox.concepts if not is_exists(c))
 
 
+def uniform_rates(analysis: NIAnalysis) -> dict[str, float]:
+    """The rates of the class streams: every named class at the same rate (what the cost model weighs loads by)."""
+    return {c: 1.0 for c in named_classes(analysis)}
+
+
 def _tables(analysis: NIAnalysis, classes: list[str]):
     h = analysis.hierarchy
     unsat = analysis.unsatisfiable

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from srtopo.errors import SrtopoError
-from srtopo.topology.compile import compile_split
+from srtopo.topology.compile import compile_split, split_label
 from srtopo.topology.cost import (
     ENGINE_FEATURES,
     Coefficients,
@@ -66,8 +66,7 @@ def plans(analysis, tasks: tuple[int, ...]) -> list[Topology]:
     out = []
     for i, split in enumerate(splits):
         p = tasks[i % len(tasks)]
-        label = "ntm" if len(split) == 1 else f"ltm-{split[0]}" if len(split) == 2 else "ltm-" + ",".join(map(str, split))
-        out.append(compile_split(analysis, split, p, label=label))
+        out.append(compile_split(analysis, split, p, label=split_label(split)))
     return out
 
 
@@ -85,18 +84,14 @@ def _check(label: str, planted: set, keys: set) -> None:
                           hint="the engine does not give the reference reports: report this as a bug")
 
 
-def _rates(analysis) -> dict[str, float]:
-    from srtopo.experiments.streams import named_classes
-    return {c: 1.0 for c in named_classes(analysis)}
-
-
 def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration) -> Coefficients:
+    from srtopo.experiments.streams import uniform_rates
     from srtopo.topology.runners import LocalOptions, RunConfig, get_runner
     from srtopo.topology.sources import Tuples
     n = settings.operators_tuples if plan == "operators" else settings.local_tuples
     gen = _stream(analysis, n, settings.seed)
     records = [(t.subject, t.concept, t.time) for t in gen.tuples]
-    engine, rates, observations, runs = Engine("local", plan), _rates(analysis), [], []
+    engine, rates, observations, runs = Engine("local", plan), uniform_rates(analysis), [], []
     for topology in plans(analysis, (1,)):
         run = get_runner("local").run(topology, [Tuples(records)], RunConfig(
             window=settings.window, lateness=0, options=LocalOptions(physical_plan=plan)))
@@ -117,10 +112,11 @@ def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration
 
 def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration, stream_dir: str,
                     gen) -> Coefficients:
+    from srtopo.experiments.streams import uniform_rates
     from srtopo.topology.runners import RunConfig, SparkOptions, get_runner
     from srtopo.topology.sources import TntFiles
     options = SparkOptions(master=settings.master, physical_plan=plan)
-    engine, rates, observations = engine_for("spark", options), _rates(analysis), []
+    engine, rates, observations = engine_for("spark", options), uniform_rates(analysis), []
     runs = []
     per_batch = max(1, len(os.listdir(stream_dir)) // 4)
     # a first run warms the JVM (its JIT compiles the generated code): not measured

@@ -136,3 +136,8 @@ def ltm_n(tbox_or_analysis: TBox | NIAnalysis, n: int, parallelism: int | Sequen
 
 def ltm_label(split: Sequence[int]) -> str:
     return "ltm-" + ",".join(map(str, split))
+
+
+def split_label(split: Sequence[int]) -> str:
+    """The study's name of a split: ``ntm`` for one stage, the paper's ``ltm-n`` for two, else ``ltm_label``."""
+    return "ntm" if len(split) == 1 else f"ltm-{split[0]}" if len(split) == 2 else ltm_label(split)

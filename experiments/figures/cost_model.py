@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from srtopo.experiments.common import Row, analysis_for, fig5_plans, md_table
 from srtopo.experiments.figures.fig5 import figure
-from srtopo.experiments.picks import calibration, default_picks, label_of, rates_of
+from srtopo.experiments.picks import calibration, default_picks
+from srtopo.experiments.streams import uniform_rates
 from srtopo.topology.balance import even
+from srtopo.topology.compile import split_label
 from srtopo.topology.cost import coefficients_for, predict_tps
 
 NAME = "cost_model"
@@ -27,7 +29,7 @@ def run(ctx) -> list[Row]:
     rows = []
     for tbox in ctx.args.tboxes:
         a = analysis_for(tbox)
-        rates = rates_of(a)
+        rates = uniform_rates(a)
         for engine in dict.fromkeys(r.engine for r in fig5 if r.tbox == tbox):
             eng = ctx.cost_engine(engine)
             coefficients = coefficients_for(eng, path)
@@ -38,7 +40,7 @@ def run(ctx) -> list[Row]:
                 if not measured:
                     continue
                 picked = picks[budget]
-                even_pick = label_of(even(a, tasks=max(1, budget // 2), stages=2, rates=rates).split)
+                even_pick = split_label(even(a, tasks=max(1, budget // 2), stages=2, rates=rates).split)
                 for topo in fig5_plans(a, budget):
                     if topo.label not in measured:
                         continue

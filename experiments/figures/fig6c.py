@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from srtopo.experiments.common import Row, analysis_for, describe_plan, md_table, model_tps, progress
 from srtopo.experiments.figures.fig5 import figure
-from srtopo.experiments.streams import named_classes
+from srtopo.experiments.streams import uniform_rates
 from srtopo.topology.choose import choose_topology
 
 NAME = "fig6c"
@@ -15,7 +15,7 @@ def run(ctx) -> list[Row]:
     for tbox in ctx.args.tboxes:
         stream = ctx.stream(tbox)
         a = analysis_for(tbox)
-        rates = {c: 1.0 for c in named_classes(a)}
+        rates = uniform_rates(a)
         jobs = []
         for n in ctx.args.stages:
             if n > len(a.groups):
