@@ -66,9 +66,12 @@ class Context:
         from srtopo.topology.cost import Engine, cores_of_master
         if engine in ("local", "operators"):
             return Engine("local", "operators" if engine == "operators" else "indexed")
-        cores = 2 if engine == "standalone" else cores_of_master(self.args.master)
+        if engine == "standalone":      # two one-core workers
+            cores, known = 2, True
+        else:
+            cores, known = cores_of_master(self.args.master), (self.args.master or "local").startswith("local")
         return Engine("spark", self.args.spark_plan, cores, batch_tuples=self.args.spark_batch_tuples,
-                      partitions=2)
+                      partitions=2, cores_known=known)
 
     @contextmanager
     def standalone(self):

@@ -1,14 +1,15 @@
-"""The default balancer's pick for the engines of the study, with the run's own calibration: fig5 runs the pick in
-every round of its Spark race, and cost_model compares the pick with the measured plans."""
+"""The default balancer's pick for the engines of the study, with the run's own calibration: fig5 runs the pick (in
+every round of its Spark race), and cost_model compares the pick with the measured plans."""
 from __future__ import annotations
 
 import os
 
 from srtopo.experiments.common import analysis_for, log
 from srtopo.experiments.streams import uniform_rates
-from srtopo.topology.balance import cost
-from srtopo.topology.compile import split_label
+from srtopo.topology.balance import cost, even_tasks
+from srtopo.topology.compile import compile_ntm, compile_split, split_label
 from srtopo.topology.cost import coefficients_for
+from srtopo.topology.ir import Topology
 
 
 def calibration(ctx) -> str:
@@ -29,10 +30,24 @@ def calibration(ctx) -> str:
     return ctx.calibration
 
 
-def default_picks(ctx, tbox: str, engine: str) -> dict[int, str]:
+def default_picks(ctx, tbox: str, engine: str) -> dict[int, Topology]:
     """Budget -> the plan the default balancer picks for an engine of the study, with the run's calibration."""
     a = analysis_for(tbox)
     eng = ctx.cost_engine(engine)
     coefficients = coefficients_for(eng, calibration(ctx))
-    return {budget: split_label(cost(a, tasks=max(1, budget // 2), rates=uniform_rates(a), engine=eng,
-                                    coefficients=coefficients).split) for budget in ctx.args.tasks}
+    out = {}
+    for budget in ctx.args.tasks:
+        chosen = cost(a, tasks=max(1, budget // 2), rates=uniform_rates(a), engine=eng, coefficients=coefficients)
+        if len(chosen.split) == 1:          # as choose_topology compiles it
+            out[budget] = compile_ntm(a, parallelism=chosen.parallelism[0])
+        else:
+            out[budget] = compile_split(a, chosen.split, chosen.parallelism, label=split_label(chosen.split))
+    return out
+
+
+def plan_name(topology: Topology, budget: int) -> str:
+    """A plan of the study by its split (ntm, ltm-n, ...), with ``@`` and its tasks per stage when they are not the
+    budget shared evenly (the cost balancer gives no stage more tasks than Spark's cores): ``ntm@2`` at budget 4."""
+    even = even_tasks(max(budget, len(topology.stages)), len(topology.stages))
+    tasks = tuple(s.parallelism for s in topology.stages)
+    return topology.label if tasks == even else f"{topology.label}@{'+'.join(map(str, tasks))}"

@@ -12,7 +12,10 @@ tasks); a balancer may redistribute the total ``tasks * stages`` between stages.
     that will run the topology (``srtopo calibrate``). Without ``stages`` it weighs NTM (one stage) against every
     two-stage split; with ``stages`` every split into that many stages. The task budget, ``tasks`` per stage of
     a two-stage plan (or of ``stages``), is the same for every candidate and shared evenly by its stages, as the
-    paper's experiments share it; the plan with the highest predicted throughput wins (fewer stages on a tie).
+    paper's experiments share it. On Spark with known cores (``local[N]``) the budget is a ceiling: each plan is
+    also weighed with no stage above the cores, since tasks beyond them run one after the other and each costs
+    its scheduling and state files every micro-batch. The plan with the highest predicted throughput wins (on a
+    tie: fewer stages, then fewer tasks).
 """
 from __future__ import annotations
 
@@ -137,9 +140,9 @@ def even_tasks(total: int, stages: int) -> tuple[int, ...]:
 
 
 def cost_candidates(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None,
-                    single_stage: bool = True) -> list[tuple[tuple[int, ...], Topology]]:
+                    single_stage: bool = True, cap: int | None = None) -> list[tuple[tuple[int, ...], Topology]]:
     """The plans the ``cost`` balancer weighs (see the module docstring) with their splits, each with its share
-    of the budget."""
+    of the budget and, where a stage's share is above ``cap`` tasks, first with the share capped."""
     k = len(analysis.groups)
     if split is not None:
         splits = [normalise_split(split, k)]
@@ -150,8 +153,13 @@ def cost_candidates(analysis: NIAnalysis, *, tasks: int, stages: int | None = No
         if single_stage and stages is None and k and n > 1:
             splits.insert(0, (k,))
     total = max(1, tasks) * n
-    return [(s, compile_split(analysis, s, even_tasks(total, len(s)), label="ntm" if len(s) == 1 else ""))
-            for s in splits]
+    out = []
+    for s in splits:
+        shares = [even_tasks(total, len(s))]
+        if cap is not None and max(shares[0]) > cap:
+            shares.insert(0, tuple(min(t, max(1, cap)) for t in shares[0]))
+        out += [(s, compile_split(analysis, s, share, label="ntm" if len(s) == 1 else "")) for share in shares]
+    return out
 
 
 def cost(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
@@ -159,9 +167,10 @@ def cost(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=N
          single_stage: bool = True) -> Balance:
     engine = engine or Engine()
     coefficients = coefficients or coefficients_for(engine)
+    cap = engine.cores if engine.runner == "spark" and engine.cores_known else None
     best = None
     for candidate, topology in cost_candidates(analysis, tasks=tasks, stages=stages, split=split,
-                                               single_stage=single_stage):
+                                               single_stage=single_stage, cap=cap):
         tps = predict_tps(topology, engine, coefficients, rates)
         if best is None or tps > best[0] * (1 + 1e-9):
             best = (tps, candidate, topology)

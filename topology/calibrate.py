@@ -2,7 +2,8 @@
 
 A short run: a generated stream of the TBox's classes (every class at the same rate, 1% violating tuples, as in
 the paper's experiments) through five plans chosen so that their loads differ (NTM, LTM-0, LTM-2, LTM-4 and a
-three-stage split), on each engine asked for. The local runner's stage seconds and Spark's batch seconds are
+three-stage split; on Spark with 1, 2 or 4 tasks per stage, so that the per-task cost is told apart from the
+per-exchange one), on each engine asked for. The local runner's stage seconds and Spark's batch seconds are
 fitted by non-negative least squares; the coefficients go to the calibration file the ``cost`` balancer reads
 (``topology.cost.calibration_path``). Every run's reports are checked against the violations the generator
 planted, so a calibration is also a smoke test of the engine.
@@ -14,7 +15,7 @@ import platform
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from srtopo.errors import SrtopoError
 from srtopo.topology.compile import compile_split, split_label
@@ -122,7 +123,7 @@ def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration
     # a first run warms the JVM (its JIT compiles the generated code): not measured
     get_runner("spark").run(plans(analysis, (2,))[0], [TntFiles(stream_dir, files_per_batch=per_batch)],
                             RunConfig(window=settings.window, lateness=0, options=options))
-    for i, topology in enumerate(plans(analysis, (2, 1))):
+    for i, topology in enumerate(plans(analysis, (2, 1, 4))):     # tasks below, at and above the cores
         files = per_batch if i % 2 == 0 else 2 * per_batch       # two batch sizes: fixed and per-tuple costs
         run = get_runner("spark").run(topology, [TntFiles(stream_dir, files_per_batch=files)], RunConfig(
             window=settings.window, lateness=0, options=options))
@@ -140,7 +141,7 @@ def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration
                        f"({len(run.batches)} batches of ~{steady[0].records:,})")
     coefficients = fit(observations, source=_source())
     for topology, row in runs:
-        sized = Engine(engine.runner, engine.physical_plan, engine.cores, row["batch_tuples"], engine.partitions)
+        sized = replace(engine, batch_tuples=row["batch_tuples"])
         row["predicted_tuples_s"] = predict_tps(topology, sized, coefficients, rates)
         result.runs.append(row)
     return coefficients

@@ -15,9 +15,12 @@ weighted by the concepts' rates), and one set of *coefficients* per engine and p
   * local runner (a pipeline, the paper's model): a stage's seconds per stream tuple are the coefficients times
     its loads, shared by its tasks; the slowest stage bounds the throughput.
   * Spark (micro-batches; stages run one after the other inside a batch): a batch of B tuples takes
-    ``per_batch + per_exchange * exchanges + B * per_tuple / cores + sum_k B * (coefficients . loads_k) /
-    min(tasks_k, cores)`` seconds, where ``fused`` has one exchange shared by every stage and ``staged`` one per
-    stage with the stage's own tasks.
+    ``per_batch + per_exchange * exchanges + per_task * tasks + B * per_tuple / cores + sum_k B * (coefficients
+    . loads_k) / min(tasks_k, cores)`` seconds, where ``fused`` has one exchange shared by every stage and
+    ``staged`` one per stage with the stage's own tasks. ``per_task`` is what each task of a micro-batch costs
+    whatever its rows (scheduling it, and the state files it writes and the next batch reads): tasks beyond the
+    cores buy no parallelism and still cost it, so where the cores are known (``Engine.cores_known``) the
+    ``cost`` balancer gives no stage more tasks than cores.
 
 The window's contents (how many cached tuples a subject has) and the reports are not in the model: they depend on
 the stream, not on the plan. Coefficients are fitted by non-negative least squares (:func:`fit`) to measured
@@ -50,12 +53,15 @@ DEFAULT_BATCH_TUPLES = 500_000
 @dataclass(frozen=True)
 class Engine:
     """What a plan's cost depends on besides the topology: the runner and its physical plan, the cores its
-    tasks share, and (Spark) the micro-batch size and the shuffle partitions of the fused plan."""
+    tasks share, and (Spark) the micro-batch size and the shuffle partitions of the fused plan. ``cores_known``:
+    ``cores`` are the engine's own task slots (a ``local[N]`` master, a cluster of known size), not this
+    machine's cores standing in for a cluster elsewhere."""
     runner: str = "local"
     physical_plan: str = "indexed"
     cores: int = 1
     batch_tuples: int = DEFAULT_BATCH_TUPLES
     partitions: int | None = None
+    cores_known: bool = False
 
     @property
     def key(self) -> str:
@@ -85,21 +91,23 @@ def engine_for(runner: str, options=None) -> Engine:
     if runner == "local":
         return Engine("local", getattr(options, "physical_plan", None) or "indexed", 1)
     if runner == "spark":
-        return Engine("spark", getattr(options, "physical_plan", None) or "fused",
-                      cores_of_master(getattr(options, "master", None)),
-                      partitions=getattr(options, "shuffle_partitions", None))
+        master = getattr(options, "master", None)
+        return Engine("spark", getattr(options, "physical_plan", None) or "fused", cores_of_master(master),
+                      partitions=getattr(options, "shuffle_partitions", None),
+                      cores_known=(master or "local[*]").strip().startswith("local"))
     raise TopologyError(f"no cost model for the runner {runner!r}", hint="use local or spark")
 
 
 @dataclass(frozen=True)
 class Coefficients:
-    """Seconds per unit of each load (per stream tuple), and Spark's per-tuple, per-batch and per-exchange
-    seconds; ``source`` says where they come from (defaults measured here, or a calibration run)."""
+    """Seconds per unit of each load (per stream tuple), and Spark's per-tuple, per-batch, per-exchange and
+    per-task seconds; ``source`` says where they come from (defaults measured here, or a calibration run)."""
     per_load: Mapping[str, float]
     per_tuple: float = 0.0
     per_batch: float = 0.0
     per_exchange: float = 0.0
     source: str = "defaults"
+    per_task: float = 0.0
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -114,8 +122,9 @@ class Coefficients:
                                 hint="run srtopo calibrate again")
         found = Coefficients({k: float(v) for k, v in data.get("per_load", {}).items()},
                              float(data.get("per_tuple", 0.0)), float(data.get("per_batch", 0.0)),
-                             float(data.get("per_exchange", 0.0)), str(data.get("source", "calibration")))
-        values = [*found.per_load.values(), found.per_tuple, found.per_batch, found.per_exchange]
+                             float(data.get("per_exchange", 0.0)), str(data.get("source", "calibration")),
+                             float(data.get("per_task", 0.0)))       # absent from files of earlier versions
+        values = [*found.per_load.values(), found.per_tuple, found.per_batch, found.per_exchange, found.per_task]
         if not all(math.isfinite(v) and v >= 0 for v in values) or not any(values):
             raise TopologyError("cost coefficients must be finite seconds >= 0, not all zero",
                                 hint="run srtopo calibrate again")
@@ -173,6 +182,14 @@ def exchanges(topology: Topology, engine: Engine) -> int:
     return len(topology.stages) if engine.physical_plan == "staged" else 1
 
 
+def tasks_per_batch(topology: Topology, engine: Engine) -> int:
+    """Spark tasks of a micro-batch that scale with the plan: each stage's own (staged) or the shared shuffle
+    partitions (fused)."""
+    if engine.physical_plan == "staged":
+        return sum(s.parallelism for s in topology.stages)
+    return engine.partitions or 2 * engine.cores
+
+
 def stage_slots(topology: Topology, engine: Engine) -> list[int]:
     """How many tasks each stage's per-row work runs on at once."""
     if engine.runner == "local":
@@ -193,7 +210,8 @@ def predict_tps(topology: Topology, engine: Engine, coefficients: Coefficients |
         bottleneck = max((_work(s.loads, c) / n for s, n in zip(loads, slots)), default=0.0)
         return 1.0 / bottleneck if bottleneck > 0 else float("inf")
     b = engine.batch_tuples
-    seconds = (c.per_batch + c.per_exchange * exchanges(topology, engine) + b * c.per_tuple / max(1, engine.cores)
+    seconds = (c.per_batch + c.per_exchange * exchanges(topology, engine)
+               + c.per_task * tasks_per_batch(topology, engine) + b * c.per_tuple / max(1, engine.cores)
                + sum(b * _work(s.loads, c) / n for s, n in zip(loads, slots)))
     return b / seconds if seconds > 0 else float("inf")
 
@@ -296,7 +314,8 @@ def _spark_columns(o: Observation, names: Sequence[str]) -> list[float]:
     loads = stage_loads(o.topology, o.rates)
     slots = stage_slots(o.topology, o.engine)
     b = o.batch_tuples
-    return ([1.0, float(exchanges(o.topology, o.engine)), b / max(1, o.engine.cores)]
+    return ([1.0, float(exchanges(o.topology, o.engine)), float(tasks_per_batch(o.topology, o.engine)),
+             b / max(1, o.engine.cores)]
             + [sum(b * s.loads[f] / n for s, n in zip(loads, slots)) for f in names])
 
 
@@ -313,4 +332,5 @@ def fit(observations: Sequence[Observation], source: str = "calibration") -> Coe
         x = nnls(rows, [o.seconds for o in observations])
         return Coefficients(dict(zip(names, x)), source=source)
     x = nnls([_spark_columns(o, names) for o in observations], [o.seconds for o in observations])
-    return Coefficients(dict(zip(names, x[3:])), per_tuple=x[2], per_batch=x[0], per_exchange=x[1], source=source)
+    return Coefficients(dict(zip(names, x[4:])), per_tuple=x[3], per_batch=x[0], per_exchange=x[1], source=source,
+                        per_task=x[2])

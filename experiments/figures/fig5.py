@@ -16,7 +16,7 @@ import statistics
 from dataclasses import replace
 
 from srtopo.experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, model_tps, progress
-from srtopo.experiments.picks import default_picks
+from srtopo.experiments.picks import default_picks, plan_name
 
 NAME = "fig5"
 DEPENDS: tuple[str, ...] = ()
@@ -32,16 +32,21 @@ def figure(row: Row) -> float:
 def run(ctx) -> list[Row]:
     rows = []
     engines = ctx.engines(every=True)
+    # the default balancer's picks on Spark, before any Spark run (the calibration they need runs first)
+    picks = {(tbox, e): default_picks(ctx, tbox, e) for e in engines if e not in LOCAL_ENGINES
+             for tbox in ctx.args.tboxes}
     for engine in engines:
         if engine != "standalone":
-            rows += measure_engine(ctx, engine)
+            rows += measure_engine(ctx, engine, picks)
     if "standalone" in engines:
         with ctx.standalone():
-            rows += measure_engine(ctx, "standalone")
+            rows += measure_engine(ctx, "standalone", picks)
     return rows
 
 
-def measure_engine(ctx, engine: str) -> list[Row]:
+def measure_engine(ctx, engine: str, picks: dict) -> list[Row]:
+    """Every plan of every budget, and on Spark the default balancer's pick where it is not one of them (it gives
+    no stage more tasks than the cores: a row ``pick_only``, named as ``picks.plan_name``)."""
     rows = []
     rounds = ctx.args.spark_rounds if engine == "spark" else 1
     for index, tbox in enumerate(ctx.args.tboxes):
@@ -55,18 +60,29 @@ def measure_engine(ctx, engine: str) -> list[Row]:
             key = run_key(engine, topo)
             plans.setdefault(key, topo)
             groups.setdefault(tasks, []).append(key)
-        keep = {}
-        if rounds > 1:      # the default balancer's pick is what the study judges: it runs in every round
-            picks = default_picks(ctx, tbox, engine)
-            keep = {tasks: run_key(engine, topo) for tasks, topo in jobs if topo.label == picks[tasks]}
+        chosen = picks.get((tbox, engine), {})
+        extra = [(tasks, topo) for tasks, topo in chosen.items() if run_key(engine, topo) not in groups[tasks]]
+        for tasks, topo in extra:
+            plans.setdefault(run_key(engine, topo), topo)
+            groups[tasks].append(run_key(engine, topo))
+        # the default balancer's pick is what the study judges: in a race it runs in every round
+        keep = {tasks: run_key(engine, topo) for tasks, topo in chosen.items()} if rounds > 1 else {}
         runs = race(groups, lambda key: ctx.measure(engine, plans[key], stream, f"fig5 {tbox}"), rounds,
                     ctx.args.spark_contenders, keep=keep, desc=f"fig5 {tbox} {engine}")
-        for tasks, topo in jobs:
+        for tasks, topo in jobs + extra:
             row = combined(runs[run_key(engine, topo)])
             row = replace(row, experiment=NAME, tasks=tasks, detail=dict(row.detail))
             row.detail.update(describe_plan(topo), model_tps=model_tps(row, topo, stream.params["tuples"]))
+            if (tasks, topo) in extra:
+                row = replace(row, topology=plan_name(topo, tasks))
+                row.detail["pick_only"] = True
             rows.append(row)
     return rows
+
+
+def grid(rows: list[Row]) -> list[Row]:
+    """The figure's plans: NTM and LTM-0 .. LTM-k sharing each budget evenly (not the picks measured besides)."""
+    return [r for r in rows if not r.get("pick_only")]
 
 
 def run_key(engine: str, topology) -> object:
@@ -112,6 +128,7 @@ def combined(rows: list[Row]) -> Row:
 
 
 def summary(rows: list[Row]) -> dict:
+    rows = grid(rows)
     out = {}
     for engine in dict.fromkeys(r.engine for r in rows):
         for tbox in sorted({r.tbox for r in rows}):
@@ -129,6 +146,7 @@ def summary(rows: list[Row]) -> dict:
 
 def table(rows: list[Row], ctx=None) -> str:
     lines = ["# Fig. 5: throughput of NTM and two-stage LTM-n\n"]
+    rows = grid(rows)
     data = summary(rows)
     for engine, by_tbox in data.items():
         for tbox, best in by_tbox.items():
@@ -157,6 +175,7 @@ def plot(rows: list[Row], path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    rows = grid(rows)
     engines = list(dict.fromkeys(r.engine for r in rows))
     tboxes = sorted({r.tbox for r in rows})
     fig, axes = plt.subplots(len(engines), len(tboxes), figsize=(6 * len(tboxes), 3.6 * len(engines)), squeeze=False)

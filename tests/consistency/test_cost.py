@@ -103,6 +103,34 @@ def test_the_balancer_picks_the_best_predicted_candidate(lubm):
         cost(lubm, tasks=1, stages=6)
 
 
+def test_on_spark_with_known_cores_no_stage_gets_more_tasks_than_cores(lubm):
+    """The budget is a ceiling where the cores are known: tasks beyond them run one after the other, so the
+    capped plan is predicted as fast without ``per_task`` and faster with it; where the cores are a guess (a
+    cluster URL) the whole budget is used."""
+    known = Engine("spark", "staged", cores=2, cores_known=True)
+    k = len(lubm.groups)
+    for tasks in (1, 2, 3):
+        chosen = cost(lubm, tasks=tasks, engine=known)
+        assert chosen.split == (k,) and chosen.parallelism == (min(2 * tasks, 2),)
+        assert choose_topology(lubm, tasks=tasks, engine=known).stages[0].parallelism == min(2 * tasks, 2)
+    guessed = Engine("spark", "staged", cores=2)
+    assert cost(lubm, tasks=3, engine=guessed).parallelism == (6,)
+    with_tasks = Coefficients({"cached": 1e-7}, per_tuple=1e-5, per_batch=0.5, per_exchange=0.3, per_task=0.1)
+    two, six = compile_ntm(lubm, parallelism=2), compile_ntm(lubm, parallelism=6)
+    batch = Engine("spark", "staged", cores=2, batch_tuples=1000, cores_known=True)
+    assert 1000 / predict_tps(six, batch, with_tasks) - 1000 / predict_tps(two, batch, with_tasks) \
+        == pytest.approx(0.4)
+    # an LTM split asked for keeps its stages, each capped
+    assert cost(lubm, tasks=3, stages=2, engine=known).parallelism == (2, 2)
+    # the local runner runs every task of the budget (one thread each)
+    assert cost(lubm, tasks=3, engine=Engine("local", "indexed", cores=2, cores_known=True)).parallelism == (6,)
+    assert cores_of_master("local[2]") == 2
+    from srtopo.topology.cost import engine_for
+    from srtopo.topology.runners import SparkOptions
+    assert engine_for("spark", SparkOptions(master="local[2]")).cores_known
+    assert not engine_for("spark", SparkOptions(master="spark://elsewhere:7077")).cores_known
+
+
 def test_nnls_recovers_known_coefficients():
     rng = random.Random(5)
     truth = [3.0, 0.0, 0.25]
@@ -128,21 +156,23 @@ def test_fit_recovers_the_constants_that_made_the_observations(lubm):
     for name, value in truth.per_load.items():
         assert got.per_load[name] == pytest.approx(value, rel=1e-6)
     spark = Engine("spark", "staged", cores=2)
-    truth = Coefficients({"concepts": 1e-6, "cached": 2e-6}, per_tuple=4e-6, per_batch=0.7, per_exchange=0.3)
+    truth = Coefficients({"concepts": 1e-6, "cached": 2e-6}, per_tuple=4e-6, per_batch=0.7, per_exchange=0.3,
+                         per_task=0.05)
     observations = []
-    for t in plans:
+    for t in plans + [compile_ntm(lubm, parallelism=4), compile_ltm(lubm, [2, 3], parallelism=[4, 4])]:
         for b in (100_000, 400_000):
             sized = Engine("spark", "staged", 2, b)
             observations.append(Observation(t, spark, b / predict_tps(t, sized, truth), batch_tuples=b))
     got = fit(observations)
-    assert (got.per_batch, got.per_exchange, got.per_tuple) == pytest.approx((0.7, 0.3, 4e-6), rel=1e-6)
+    assert (got.per_batch, got.per_exchange, got.per_tuple, got.per_task) == pytest.approx((0.7, 0.3, 4e-6, 0.05),
+                                                                                           rel=1e-6)
     assert got.per_load["cached"] == pytest.approx(2e-6, rel=1e-5)
 
 
 def test_calibration_file_round_trip_and_bad_file(tmp_path):
     path = str(tmp_path / "c" / "calibration.json")
     assert read_calibration(path) == {}
-    mine = Coefficients({"cached": 1e-6}, per_tuple=1e-6, per_batch=0.5, source="here")
+    mine = Coefficients({"cached": 1e-6}, per_tuple=1e-6, per_batch=0.5, source="here", per_task=0.02)
     write_calibration({"spark/fused": mine}, path)
     write_calibration({"local/indexed": Coefficients({"arrivals": 1e-7})}, path)     # merged, not replaced
     assert read_calibration(path) == {"spark/fused": mine, "local/indexed": Coefficients({"arrivals": 1e-7})}
@@ -162,6 +192,14 @@ def test_calibration_file_round_trip_and_bad_file(tmp_path):
     Path(path).write_text('{"engines": {"local/indexed": {"per_load": {"cached": 0}}}}', encoding="utf-8")
     with pytest.raises(TopologyError, match="not all zero"):
         read_calibration(path)
+    Path(path).write_text('{"engines": {"spark/staged": {"per_load": {}, "per_batch": 0.5, "per_task": -0.1}}}',
+                          encoding="utf-8")
+    with pytest.raises(TopologyError, match="finite seconds >= 0"):
+        read_calibration(path)
+    # a file of an earlier version, without per_task: nothing per task
+    Path(path).write_text('{"engines": {"spark/staged": {"per_load": {"cached": 1e-6}, "per_batch": 0.5}}}',
+                          encoding="utf-8")
+    assert read_calibration(path)["spark/staged"].per_task == 0.0
     # a byte-order mark, as an editor may write one, is read past
     Path(path).write_bytes("\ufeff".encode() + json.dumps({"engines": {"spark/fused": mine.to_dict()}}).encode())
     assert read_calibration(path) == {"spark/fused": mine}

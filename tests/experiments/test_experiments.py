@@ -205,3 +205,55 @@ def test_fig5_races_the_fastest_plans_again_and_keeps_their_median():
     race({2: ["a", "b", "c"]}, lambda k: measure(k) if k != "a" else common.Row("fig5", throughput_tps=1.0),
          rounds=2, contenders=-1, keep={2: "c"})
     assert calls == ["b", "c", "c"]
+
+
+def test_fig5_measures_a_pick_outside_the_grid_and_cost_model_judges_it(tmp_path):
+    """On Spark the default balancer may give no stage more tasks than the cores: at budget 4 it picks NTM on 2
+    tasks, the same run as NTM at budget 2. fig5 measures it once per round (a shared key), keeps it out of the
+    figure's grid as a ``pick_only`` row ``ntm@2``, and cost_model compares it with the best evenly shared plan."""
+    from types import SimpleNamespace
+
+    from srtopo.experiments.figures import cost_model, fig5
+    from srtopo.experiments.picks import plan_name
+    a = common.analysis_for("lubm")
+    ntm2 = compile_ntm(a, parallelism=2)
+    assert plan_name(ntm2, 2) == "ntm" and plan_name(ntm2, 4) == "ntm@2"
+    assert plan_name(ltm_n(a, 1, parallelism=[2, 2]), 4) == "ltm-1"
+    assert plan_name(ltm_n(a, 1, parallelism=[2, 2]), 6) == "ltm-1@2+2"
+    calls = []
+
+    def measure(engine, topology, stream, label):
+        key = (topology.label, tuple(s.parallelism for s in topology.stages))
+        calls.append(key)
+        speed = 200.0 if key == ("ntm", (2,)) else 100.0 + len(calls)   # later runs a little faster
+        return common.Row("fig5", topology=topology.label, engine=engine, tbox="lubm", throughput_tps=speed,
+                          detail={"stream_tuples": 1000, "batch_tuples": 500})
+
+    args = SimpleNamespace(tboxes=["lubm"], tasks=[2, 4], spark_rounds=2, spark_contenders=1)
+    ctx = SimpleNamespace(args=args, measure=measure,
+                          stream_for=lambda tbox, engine: SimpleNamespace(params={"tuples": 1000}))
+    rows = fig5.measure_engine(ctx, "spark", {("lubm", "spark"): {2: ntm2, 4: ntm2}})
+    plans = len(a.groups) + 2
+    assert calls[0] == ("ntm", (2,))                                    # the warm-up
+    first = calls[1:1 + 2 * plans]                                      # round 1: every plan of both budgets
+    assert first.count(("ntm", (2,))) == 1 and len(set(first)) == 2 * plans
+    assert calls[1 + 2 * plans:] == [("ntm", (2,))]         # round 2: the fastest of each budget, the pick: one run
+    picks = [r for r in rows if r.get("pick_only")]
+    assert [(r.topology, r.tasks, r.throughput_tps) for r in picks] == [("ntm@2", 4, 200.0)]
+    assert len(fig5.grid(rows)) == 2 * plans and "ntm@2" not in fig5.table(rows)
+    ctx.dependency = lambda name: rows
+    ctx.cost_engine = lambda engine: common_engine()
+    ctx.args.cost_calibration = str(tmp_path / "none.json")
+    judged = cost_model.run(ctx)
+    at4 = [r for r in judged if r["budget"] == 4]
+    assert [r["plan"] for r in at4 if r["picked"]] == ["ntm@2"] and len(at4) == plans + 1
+    verdict = next(s for s in cost_model.summary(judged) if s["budget"] == 4)
+    assert verdict["picked"] == "ntm@2" and verdict["best"] != "ntm@2"
+    assert verdict["pick_over_best"] == pytest.approx(200.0 / max(r.throughput_tps for r in rows
+                                                                   if r.tasks == 4 and not r.get("pick_only")))
+    assert "| - |" in cost_model.table(judged)          # ntm@2 has no cell at budget 2, where it is the grid's NTM
+
+
+def common_engine():
+    from srtopo.topology.cost import Engine
+    return Engine("spark", "staged", 2, batch_tuples=500_000, partitions=2, cores_known=True)
