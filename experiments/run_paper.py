@@ -92,9 +92,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spark-batch-tuples", type=int, default=500_000, help="fig5's micro-batch size on Spark")
     p.add_argument("--spark-file-tuples", type=int, default=50_000, help="tuples per stream file (one task reads "
                                                                           "a file)")
-    p.add_argument("--spark-rounds", type=int, default=3,
+    p.add_argument("--spark-rounds", type=int, default=4,
                    help="fig5 on spark: rounds of runs; after the first, the --spark-contenders fastest plans of "
-                        "each budget run again, and a plan's figure is the median of its runs")
+                        "each budget and the default balancer's pick run again, one after the other, and a plan's "
+                        "figure is the median of its runs")
     p.add_argument("--spark-contenders", type=int, default=2, help="plans per budget run again in each round")
     p.add_argument("--operators-tuples", default="lubm=50000,npd=10000", type=_per_tbox,
                    help="fig5's stream length for the operators plan, per TBox")

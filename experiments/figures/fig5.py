@@ -95,19 +95,19 @@ def run_key(engine: str, topology) -> object:
 def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None = None, desc: str = "") -> dict:
     """Measure every run key once, then, ``rounds - 1`` times, the ``contenders`` fastest of each group (their
     median so far) and the group's ``keep`` key once more, group after group, so close plans are ranked on
-    repeated runs measured at about the same time (this VM's speed drifts by 15-35% over minutes; a plan left
-    at one run keeps the drift of the first round). Keys shared by groups run once per round. Returns key -> the
-    rows measured, in order."""
+    repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
+    run keeps the drift of the first round). In those rounds a key shared by groups runs in each group's turn, next
+    to that group's leaders. Returns key -> the rows measured, in order."""
     keep = keep or {}
     runs: dict = {}
     first = list(dict.fromkeys(k for keys in groups.values() for k in keys))
     for key in progress(first, desc=desc):
         runs[key] = [measure(key)]
     for r in range(1, max(1, rounds)):
-        again = list(dict.fromkeys(k for group, keys in groups.items()
-                                   for k in sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
-                                   + ([keep[group]] if group in keep else [])))
-        for key in progress(again, desc=f"{desc} round {r + 1}"):
+        turns = [list(dict.fromkeys(sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
+                                    + ([keep[group]] if group in keep else [])))
+                 for group, keys in groups.items()]
+        for key in progress([k for turn in turns for k in turn], desc=f"{desc} round {r + 1}"):
             runs[key].append(measure(key))
     return runs
 

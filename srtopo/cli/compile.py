@@ -20,7 +20,8 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
                         help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
                              "model, calibrated by srtopo calibrate)")
     parser.add_argument("--tasks", type=int, default=1,
-                        help="task budget per stage of a two-stage plan (NTM gets the whole budget)")
+                        help="task budget per stage of a two-stage plan (NTM gets the whole budget; on Spark "
+                             "local[N] no stage gets more than N)")
 
 
 def add_cost_arguments(parser) -> None:
