@@ -131,15 +131,16 @@ class Coefficients:
         return found
 
 
-#: measured on the project's 2-core machine (``srtopo calibrate --engines all``, 2026-11-25, local[2]): a
-#: calibration file takes their place
+#: measured on the project's 2-core machine (``srtopo calibrate --engines all``, 2026-11-25, local[2]; spark/staged
+#: from the calibration of the LUBM/NPD study's run, the first with ``per_task``): a calibration file takes their
+#: place
 DEFAULTS: dict[str, Coefficients] = {
     "local/indexed": Coefficients({"arrivals": 1.84e-07, "cached": 7.86e-07, "passed": 4.93e-08,
                                    "lookups": 5.35e-09}),
     "local/operators": Coefficients({"arrivals": 0.0, "cached": 6.01e-06, "passed": 0.0, "met": 3.44e-08}),
     "spark/fused": Coefficients({"cached": 0.0}, per_tuple=1.11e-05, per_batch=1.31, per_exchange=0.0),
-    "spark/staged": Coefficients({"concepts": 0.0, "cached": 8.82e-07}, per_tuple=1.06e-05, per_batch=0.586,
-                                 per_exchange=0.310),
+    "spark/staged": Coefficients({"concepts": 1.14e-06, "cached": 0.0}, per_tuple=6.81e-06, per_batch=0.575,
+                                 per_exchange=0.0943, per_task=0.120),
 }
 
 

@@ -10,7 +10,7 @@ def register(subparsers) -> None:
     defaults = Settings()
     parser = subparsers.add_parser(
         "calibrate", help="measure the cost balancer's constants on this machine (a short run per engine)",
-        description=__doc__.splitlines()[0] + f". Writes {calibration_path()} (or $SRTOPO_CALIBRATION); "
+        description=__doc__.splitlines()[0] + f" Writes {calibration_path()} (or $SRTOPO_CALIBRATION); "
                     "compile and check then plan with it.", allow_abbrev=False)
     parser.add_argument("--engines", default="local",
                         help="comma-separated: local, spark, all, or any of " + ", ".join(ENGINE_KEYS)
@@ -54,8 +54,9 @@ def run(args) -> int:
               f"{row.get('predicted_tuples_s') or 0:>12,.0f}")
     for key, c in result.coefficients.items():
         loads = ", ".join(f"{k} {v:.3g} s" for k, v in c.per_load.items())
-        extra = "" if key.startswith("local/") else (f"; per tuple {c.per_tuple:.3g} s, per batch {c.per_batch:.3g} s, "
-                                                      f"per exchange {c.per_exchange:.3g} s")
+        extra = "" if key.startswith("local/") else (
+            f"; per tuple {c.per_tuple:.3g} s, per batch {c.per_batch:.3g} s, per exchange {c.per_exchange:.3g} s, "
+            f"per task {c.per_task:.3g} s")
         print(f"{key}: {loads}{extra}")
     if not args.dry_run:
         print(f"srtopo: wrote {save(result, args.out)} ({result.seconds:.0f} s)", file=sys.stderr)
