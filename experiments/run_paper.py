@@ -92,10 +92,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spark-batch-tuples", type=int, default=500_000, help="fig5's micro-batch size on Spark")
     p.add_argument("--spark-file-tuples", type=int, default=50_000, help="tuples per stream file (one task reads "
                                                                           "a file)")
-    p.add_argument("--spark-rounds", type=int, default=4,
+    p.add_argument("--spark-rounds", type=int, default=3,
                    help="fig5 on spark: rounds of runs; after the first, the --spark-contenders fastest plans of "
                         "each budget and the default balancer's pick run again, one after the other, and a plan's "
-                        "figure is the median of its runs")
+                        "figure at a budget is the median of its runs in that budget's turns")
     p.add_argument("--spark-contenders", type=int, default=2, help="plans per budget run again in each round")
     p.add_argument("--operators-tuples", default="lubm=50000,npd=10000", type=_per_tbox,
                    help="fig5's stream length for the operators plan, per TBox")
@@ -112,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
                    help="fraction of UBA subjects with a planted disjoint type")
     p.add_argument("--baseline-time-points", type=int, default=40,
                    help="prefix of the stream checked by the rdflib baseline")
-    p.add_argument("--baseline-seconds", type=float, default=45,
+    p.add_argument("--baseline-seconds", type=float, default=30,
                    help="time budget of the rdflib baseline per TBox (stops at a time-point boundary)")
     p.add_argument("--cost-calibration", default=None,
                    help="cost_model: read the cost constants from this calibration file (default: calibrate first)")

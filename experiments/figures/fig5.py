@@ -8,8 +8,8 @@ the task budget (``model_tps``): a plan is run once per TBox and its figure scal
 plan and budget on a long stream (``--spark-tuples``, micro-batches of ``--spark-batch-tuples``) and the figure
 is the measured steady rate over the micro-batches after the first. On ``spark`` (the engine the default
 balancer is judged on) the fastest plans of each budget and the default balancer's pick are run again
-(``--spark-rounds``, ``--spark-contenders``) and the figure is the median of their runs. Every run must report
-exactly the planted violations."""
+(``--spark-rounds``, ``--spark-contenders``) and a plan's figure at a budget is the median of its runs in that
+budget's turns. Every run must report exactly the planted violations."""
 from __future__ import annotations
 
 import statistics
@@ -70,7 +70,7 @@ def measure_engine(ctx, engine: str, picks: dict) -> list[Row]:
         runs = race(groups, lambda key: ctx.measure(engine, plans[key], stream, f"fig5 {tbox}"), rounds,
                     ctx.args.spark_contenders, keep=keep, desc=f"fig5 {tbox} {engine}")
         for tasks, topo in jobs + extra:
-            row = combined(runs[run_key(engine, topo)])
+            row = combined(in_turns(runs[run_key(engine, topo)], tasks))
             row = replace(row, experiment=NAME, tasks=tasks, detail=dict(row.detail))
             row.detail.update(describe_plan(topo), model_tps=model_tps(row, topo, stream.params["tuples"]))
             if (tasks, topo) in extra:
@@ -97,19 +97,33 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
     median so far) and the group's ``keep`` key once more, group after group, so close plans are ranked on
     repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
     run keeps the drift of the first round). In those rounds a key shared by groups runs in each group's turn, next
-    to that group's leaders. Returns key -> the rows measured, in order."""
+    to that group's leaders. Returns key -> the rows measured, in order, each with the group whose turn it ran in
+    (``turn``; in the first round, the first group that lists the key)."""
     keep = keep or {}
     runs: dict = {}
-    first = list(dict.fromkeys(k for keys in groups.values() for k in keys))
-    for key in progress(first, desc=desc):
-        runs[key] = [measure(key)]
+    owner = {}
+    for group, keys in groups.items():
+        for key in keys:
+            owner.setdefault(key, group)
+    for key in progress(list(owner), desc=desc):
+        runs[key] = [_in_turn(measure(key), owner[key])]
     for r in range(1, max(1, rounds)):
-        turns = [list(dict.fromkeys(sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
-                                    + ([keep[group]] if group in keep else [])))
+        turns = [(group, list(dict.fromkeys(sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
+                                            + ([keep[group]] if group in keep else []))))
                  for group, keys in groups.items()]
-        for key in progress([k for turn in turns for k in turn], desc=f"{desc} round {r + 1}"):
-            runs[key].append(measure(key))
+        for group, key in progress([(g, k) for g, turn in turns for k in turn], desc=f"{desc} round {r + 1}"):
+            runs[key].append(_in_turn(measure(key), group))
     return runs
+
+
+def _in_turn(row: Row, group) -> Row:
+    return replace(row, detail={**row.detail, "turn": group})
+
+
+def in_turns(rows: list[Row], group) -> list[Row]:
+    """A plan's runs for one group's figure: those made in the group's turns, next to the plans it is compared
+    with, where there are any (a plan shared by budgets has runs in each budget's turn); else all of them."""
+    return [r for r in rows if r.get("turn") == group] or rows
 
 
 def rate(rows: list[Row]) -> float:
@@ -120,11 +134,12 @@ def combined(rows: list[Row]) -> Row:
     """One row for repeated runs of a plan: the run nearest the median, with the median throughput and every
     run's figure (``runs_tps``)."""
     if len(rows) == 1:
-        return rows[0]
+        return replace(rows[0], detail={k: v for k, v in rows[0].detail.items() if k != "turn"})
     median = rate(rows)
     near = min(rows, key=lambda r: abs(r.throughput_tps - median))
+    detail = {k: v for k, v in near.detail.items() if k != "turn"}
     return replace(near, throughput_tps=median,
-                   detail={**near.detail, "runs_tps": [round(r.throughput_tps, 1) for r in rows]})
+                   detail={**detail, "runs_tps": [round(r.throughput_tps, 1) for r in rows]})
 
 
 def summary(rows: list[Row]) -> dict:
