@@ -43,6 +43,7 @@ class Context:
     _streams: dict = field(default_factory=dict)
     cluster_url: str | None = None
     calibration: str | None = None      # the cost model's calibration file of this run, once made
+    deadline: float | None = None       # time.monotonic() by which fig5's repeated Spark rounds must have ended
 
     @property
     def out(self) -> str:

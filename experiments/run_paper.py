@@ -23,6 +23,10 @@ from srtopo.experiments.context import ENGINES, Context
 from srtopo.experiments.figures import BY_NAME, FIGURES
 
 
+#: what ``all`` runs after fig5 (cost_model and the rdflib baseline) takes ~1.5 min on two cores
+AFTER_FIG5_SECONDS = 150.0
+
+
 def run_one(module, ctx: Context) -> list[Row]:
     """Run an experiment (its dependencies first when neither this run nor the results directory has them)."""
     for name in module.DEPENDS:
@@ -92,10 +96,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spark-batch-tuples", type=int, default=500_000, help="fig5's micro-batch size on Spark")
     p.add_argument("--spark-file-tuples", type=int, default=50_000, help="tuples per stream file (one task reads "
                                                                           "a file)")
-    p.add_argument("--spark-rounds", type=int, default=3,
-                   help="fig5 on spark: rounds of runs; after the first, the --spark-contenders fastest plans of "
-                        "each budget and the default balancer's pick run again, one after the other, and a plan's "
+    p.add_argument("--spark-rounds", type=int, default=4,
+                   help="fig5 on spark: rounds of runs at most; after the first, the --spark-contenders fastest plans "
+                        "of each budget and the default balancer's pick run again, one after the other, and a plan's "
                         "figure at a budget is the median of its runs in that budget's turns")
+    p.add_argument("--minutes", type=float, default=45,
+                   help="the run's time budget: fig5's rounds after the first on spark (run last) are not started "
+                        "when they would end after it, less a reserve for the experiments after fig5 (0: no "
+                        "budget)")
     p.add_argument("--spark-contenders", type=int, default=2, help="plans per budget run again in each round")
     p.add_argument("--operators-tuples", default="lubm=50000,npd=10000", type=_per_tbox,
                    help="fig5's stream length for the operators plan, per TBox")
@@ -127,6 +135,9 @@ def main(argv=None) -> int:
     work = args.work or tempfile.mkdtemp(prefix="srtopo-exp-")
     os.makedirs(args.out, exist_ok=True)
     ctx = Context(args, work)
+    if args.minutes > 0:
+        after = AFTER_FIG5_SECONDS if args.experiment == "all" else 0.0
+        ctx.deadline = time.monotonic() + 60 * args.minutes - after
     try:
         if args.experiment == "all":
             run_all(ctx)

@@ -13,9 +13,19 @@ budget's turns. Every run must report exactly the planted violations."""
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import replace
 
-from srtopo.experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, model_tps, progress
+from srtopo.experiments.common import (
+    Row,
+    analysis_for,
+    describe_plan,
+    fig5_plans,
+    log,
+    md_table,
+    model_tps,
+    progress,
+)
 from srtopo.experiments.picks import default_picks, plan_name
 
 NAME = "fig5"
@@ -35,48 +45,51 @@ def run(ctx) -> list[Row]:
     # the default balancer's picks on Spark, before any Spark run (the calibration they need runs first)
     picks = {(tbox, e): default_picks(ctx, tbox, e) for e in engines if e not in LOCAL_ENGINES
              for tbox in ctx.args.tboxes}
-    for engine in engines:
-        if engine != "standalone":
+    # Spark on --master last: its repeated rounds are what gives way to the run's time budget
+    for engine in sorted(engines, key=lambda e: e == "spark"):
+        if engine == "standalone":
+            with ctx.standalone():
+                rows += measure_engine(ctx, engine, picks)
+        else:
             rows += measure_engine(ctx, engine, picks)
-    if "standalone" in engines:
-        with ctx.standalone():
-            rows += measure_engine(ctx, "standalone", picks)
-    return rows
+    return sorted(rows, key=lambda r: engines.index(r.engine))
 
 
 def measure_engine(ctx, engine: str, picks: dict) -> list[Row]:
     """Every plan of every budget, and on Spark the default balancer's pick where it is not one of them (it gives
-    no stage more tasks than the cores: a row ``pick_only``, named as ``picks.plan_name``)."""
-    rows = []
+    no stage more tasks than the cores: a row ``pick_only``, named as ``picks.plan_name``). One race for every
+    TBox, so that the rounds the time budget leaves are shared by them."""
     rounds = ctx.args.spark_rounds if engine == "spark" else 1
-    for index, tbox in enumerate(ctx.args.tboxes):
-        stream = ctx.stream_for(tbox, engine)
+    plans, groups, keep, streams, jobs = {}, {}, {}, {}, []   # run key -> topology; (tbox, budget) -> run keys
+    for tbox in ctx.args.tboxes:
+        streams[tbox] = stream = ctx.stream_for(tbox, engine)
         a = analysis_for(tbox)
-        jobs = [(tasks, topo) for tasks in ctx.args.tasks for topo in fig5_plans(a, tasks)]
-        if index == 0 and engine not in LOCAL_ENGINES:    # a JVM's first run compiles the generated code: not kept
-            ctx.measure(engine, jobs[0][1], stream, f"fig5 {tbox} warm-up")
-        plans, groups = {}, {}      # run key -> topology; budget -> its run keys
-        for tasks, topo in jobs:
-            key = run_key(engine, topo)
-            plans.setdefault(key, topo)
-            groups.setdefault(tasks, []).append(key)
+        grid_jobs = [(tasks, topo) for tasks in ctx.args.tasks for topo in fig5_plans(a, tasks)]
+        if not jobs and engine not in LOCAL_ENGINES:      # a JVM's first run compiles the generated code: not kept
+            ctx.measure(engine, grid_jobs[0][1], stream, f"fig5 {tbox} warm-up")
         chosen = picks.get((tbox, engine), {})
-        extra = [(tasks, topo) for tasks, topo in chosen.items() if run_key(engine, topo) not in groups[tasks]]
-        for tasks, topo in extra:
-            plans.setdefault(run_key(engine, topo), topo)
-            groups[tasks].append(run_key(engine, topo))
+        grid_keys = {(tasks, run_key(engine, topo)) for tasks, topo in grid_jobs}
+        extra = [(tasks, topo) for tasks, topo in chosen.items() if (tasks, run_key(engine, topo)) not in grid_keys]
+        for tasks, topo in grid_jobs + extra:
+            key = (tbox, run_key(engine, topo))
+            plans.setdefault(key, topo)
+            groups.setdefault((tbox, tasks), []).append(key)
+            jobs.append((tbox, tasks, topo, (tasks, topo) in extra))
         # the default balancer's pick is what the study judges: in a race it runs in every round
-        keep = {tasks: run_key(engine, topo) for tasks, topo in chosen.items()} if rounds > 1 else {}
-        runs = race(groups, lambda key: ctx.measure(engine, plans[key], stream, f"fig5 {tbox}"), rounds,
-                    ctx.args.spark_contenders, keep=keep, desc=f"fig5 {tbox} {engine}")
-        for tasks, topo in jobs + extra:
-            row = combined(in_turns(runs[run_key(engine, topo)], tasks))
-            row = replace(row, experiment=NAME, tasks=tasks, detail=dict(row.detail))
-            row.detail.update(describe_plan(topo), model_tps=model_tps(row, topo, stream.params["tuples"]))
-            if (tasks, topo) in extra:
-                row = replace(row, topology=plan_name(topo, tasks))
-                row.detail["pick_only"] = True
-            rows.append(row)
+        if rounds > 1:
+            keep.update({(tbox, tasks): (tbox, run_key(engine, topo)) for tasks, topo in chosen.items()})
+    runs = race(groups, lambda key: ctx.measure(engine, plans[key], streams[key[0]], f"fig5 {key[0]}"), rounds,
+                ctx.args.spark_contenders, keep=keep, desc=f"fig5 {engine}", deadline=getattr(ctx, "deadline", None))
+    done = max((r.get("round", 1) for measured in runs.values() for r in measured), default=1)
+    rows = []
+    for tbox, tasks, topo, pick_only in jobs:
+        row = combined(in_turns(runs[(tbox, run_key(engine, topo))], (tbox, tasks)))
+        row = replace(row, experiment=NAME, tasks=tasks, detail={**row.detail, "rounds": done})
+        row.detail.update(describe_plan(topo), model_tps=model_tps(row, topo, streams[tbox].params["tuples"]))
+        if pick_only:
+            row = replace(row, topology=plan_name(topo, tasks))
+            row.detail["pick_only"] = True
+        rows.append(row)
     return rows
 
 
@@ -92,32 +105,44 @@ def run_key(engine: str, topology) -> object:
                                                           tuple(s.parallelism for s in topology.stages))
 
 
-def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None = None, desc: str = "") -> dict:
+def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None = None, desc: str = "",
+         deadline: float | None = None, clock=time.monotonic) -> dict:
     """Measure every run key once, then, ``rounds - 1`` times, the ``contenders`` fastest of each group (their
     median so far) and the group's ``keep`` key once more, group after group, so close plans are ranked on
     repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
     run keeps the drift of the first round). In those rounds a key shared by groups runs in each group's turn, next
-    to that group's leaders. Returns key -> the rows measured, in order, each with the group whose turn it ran in
-    (``turn``; in the first round, the first group that lists the key)."""
+    to that group's leaders. A round that would end after ``deadline`` (``clock`` seconds; its length estimated
+    from the runs so far) is not started. Returns key -> the rows measured, in order, each with the group whose
+    turn it ran in (``turn``; in the first round, the first group that lists the key)."""
     keep = keep or {}
     runs: dict = {}
     owner = {}
     for group, keys in groups.items():
         for key in keys:
             owner.setdefault(key, group)
+    began, measured = clock(), 0
     for key in progress(list(owner), desc=desc):
-        runs[key] = [_in_turn(measure(key), owner[key])]
+        runs[key] = [_in_turn(measure(key), owner[key], 1)]
+    measured += len(owner)
     for r in range(1, max(1, rounds)):
         turns = [(group, list(dict.fromkeys(sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
                                             + ([keep[group]] if group in keep else []))))
                  for group, keys in groups.items()]
-        for group, key in progress([(g, k) for g, turn in turns for k in turn], desc=f"{desc} round {r + 1}"):
-            runs[key].append(_in_turn(measure(key), group))
+        todo = [(g, k) for g, turn in turns for k in turn]
+        if deadline is not None and measured:
+            expected = (clock() - began) / measured * len(todo)
+            if clock() + expected > deadline:
+                log(f"{desc}: {r} round(s); round {r + 1} (~{expected:.0f} s) would end after the run's time "
+                    f"budget")
+                break
+        for group, key in progress(todo, desc=f"{desc} round {r + 1}"):
+            runs[key].append(_in_turn(measure(key), group, r + 1))
+        measured += len(todo)
     return runs
 
 
-def _in_turn(row: Row, group) -> Row:
-    return replace(row, detail={**row.detail, "turn": group})
+def _in_turn(row: Row, group, round_: int) -> Row:
+    return replace(row, detail={**row.detail, "turn": group, "round": round_})
 
 
 def in_turns(rows: list[Row], group) -> list[Row]:
@@ -134,10 +159,10 @@ def combined(rows: list[Row]) -> Row:
     """One row for repeated runs of a plan: the run nearest the median, with the median throughput and every
     run's figure (``runs_tps``)."""
     if len(rows) == 1:
-        return replace(rows[0], detail={k: v for k, v in rows[0].detail.items() if k != "turn"})
+        return replace(rows[0], detail={k: v for k, v in rows[0].detail.items() if k not in ("turn", "round")})
     median = rate(rows)
     near = min(rows, key=lambda r: abs(r.throughput_tps - median))
-    detail = {k: v for k, v in near.detail.items() if k != "turn"}
+    detail = {k: v for k, v in near.detail.items() if k not in ("turn", "round")}
     return replace(near, throughput_tps=median,
                    detail={**detail, "runs_tps": [round(r.throughput_tps, 1) for r in rows]})
 
@@ -171,8 +196,11 @@ def table(rows: list[Row], ctx=None) -> str:
                     if modelled else "measured tuples/s over the micro-batches after the first")
             lines.append(f"## {tbox.upper()}, {engine}: {what}\n")
             first = sub[0]
+            raced = (f" The fastest plans of each budget and the default balancer's pick ran in {first['rounds']} "
+                     f"rounds; a figure is the median of a plan's runs in its budget's turns."
+                     if (first.get("rounds") or 1) > 1 else "")
             lines.append(f"Stream: {first.get('stream_tuples', first.tuples):,} tuples, micro-batches of "
-                         f"~{first.get('batch_tuples', 0):,}; {first.get('physical_plan', '')}.\n")
+                         f"~{first.get('batch_tuples', 0):,}; {first.get('physical_plan', '')}.{raced}\n")
             topologies = list(dict.fromkeys(r.topology for r in sub))
             budgets = sorted(best)
             lines.append(md_table(["topology"] + [f"tasks {b}" for b in budgets],

@@ -228,6 +228,26 @@ def test_a_plan_shared_by_budgets_is_judged_on_the_runs_of_each_budgets_turn():
     assert combined(in_turns(runs["c"], 4)).throughput_tps == 10      # no run at 4: all of them
 
 
+def test_the_race_starts_no_round_that_would_end_after_the_deadline():
+    """Rounds after the first give way to the run's time budget: a round whose runs, at the seconds per run seen so
+    far, would end after the deadline is not started (and no later one)."""
+    from srtopo.experiments.figures.fig5 import race
+    now = [0.0]
+
+    def measure(key):
+        now[0] += 10.0                  # every run takes 10 s
+        return common.Row("fig5", topology=key, throughput_tps={"a": 3.0, "b": 2.0, "c": 1.0}[key])
+
+    def runs_until(deadline):
+        now[0] = 0.0
+        runs = race({2: ["a", "b", "c"]}, measure, rounds=4, contenders=2, deadline=deadline, clock=lambda: now[0])
+        return sum(len(r) for r in runs.values())
+
+    # round 1: 3 runs (30 s); each later round 2 runs (20 s)
+    assert runs_until(None) == 3 + 3 * 2
+    assert runs_until(49.0) == 3 and runs_until(50.0) == 5 and runs_until(70.0) == 7 and runs_until(1e9) == 9
+
+
 def test_fig5_measures_a_pick_outside_the_grid_and_cost_model_judges_it(tmp_path):
     """On Spark the default balancer may give no stage more tasks than the cores: at budget 4 it picks NTM on 2
     tasks, the same run as NTM at budget 2. fig5 measures that key in each budget's turn of a round, keeps it out
