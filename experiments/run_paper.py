@@ -23,8 +23,8 @@ from srtopo.experiments.context import ENGINES, Context
 from srtopo.experiments.figures import BY_NAME, FIGURES
 
 
-#: what ``all`` runs after fig5 (cost_model and the rdflib baseline) takes ~1.5 min on two cores
-AFTER_FIG5_SECONDS = 150.0
+#: what ``all`` runs after fig5 (cost_model and the rdflib baseline) takes ~1.2 min on two cores
+AFTER_FIG5_SECONDS = 110.0
 
 
 def run_one(module, ctx: Context) -> list[Row]:
@@ -120,7 +120,7 @@ def parser() -> argparse.ArgumentParser:
                    help="fraction of UBA subjects with a planted disjoint type")
     p.add_argument("--baseline-time-points", type=int, default=40,
                    help="prefix of the stream checked by the rdflib baseline")
-    p.add_argument("--baseline-seconds", type=float, default=30,
+    p.add_argument("--baseline-seconds", type=float, default=15,
                    help="time budget of the rdflib baseline per TBox (stops at a time-point boundary)")
     p.add_argument("--cost-calibration", default=None,
                    help="cost_model: read the cost constants from this calibration file (default: calibrate first)")

@@ -110,9 +110,9 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
     """Measure every run key once, then, ``rounds - 1`` times, the ``contenders`` fastest of each group (their
     median so far) and the group's ``keep`` key once more, group after group, so close plans are ranked on
     repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
-    run keeps the drift of the first round). In those rounds a key shared by groups runs in each group's turn, next
-    to that group's leaders. A round that would end after ``deadline`` (``clock`` seconds; its length estimated
-    from the runs so far) is not started. Returns key -> the rows measured, in order, each with the group whose
+    run keeps the drift of the first round). A kept key shared by groups runs in each group's turn of every round,
+    the first included, next to the plans that group compares it with. A round that would end after ``deadline``
+    (``clock`` seconds; its length estimated from the runs so far) is not started. Returns key -> the rows measured, in order, each with the group whose
     turn it ran in (``turn``; in the first round, the first group that lists the key)."""
     keep = keep or {}
     runs: dict = {}
@@ -120,10 +120,14 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
     for group, keys in groups.items():
         for key in keys:
             owner.setdefault(key, group)
+    # round 1: every key in its owner's turn, and a group's kept key also in that group's turn
+    first = [(group, key) for group, keys in groups.items()
+             for key in [k for k in keys if owner[k] == group]
+             + ([keep[group]] if group in keep and owner.get(keep[group]) != group else [])]
     began, measured = clock(), 0
-    for key in progress(list(owner), desc=desc):
-        runs[key] = [_in_turn(measure(key), owner[key], 1)]
-    measured += len(owner)
+    for group, key in progress(first, desc=desc):
+        runs.setdefault(key, []).append(_in_turn(measure(key), group, 1))
+    measured += len(first)
     for r in range(1, max(1, rounds)):
         turns = [(group, list(dict.fromkeys(sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
                                             + ([keep[group]] if group in keep else []))))
