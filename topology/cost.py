@@ -10,8 +10,10 @@ weighted by the concepts' rates), and one set of *coefficients* per engine and p
 
   * ``arrivals``: tuples that reach the stage; ``concepts``: the concepts they are there as (a tuple inferred
     to two superclasses is two); ``cached``: those the stage's window keeps; ``passed``: forwarded or inferred
-    to the next stage; ``lookups``: conjunction ops that touch them (partners looked up); ``met``: conjunction
-    ops of the stage times concepts, what the ``operators`` plan evaluates.
+    to the next stage; ``met``: conjunction ops of the stage times concepts, what the ``operators`` plan
+    evaluates. The ``indexed`` plan has no load that grows with the conjunction ops: a tuple meets the subject's
+    cached tuples, one hash probe each, whatever the closure (a load of "ops touching the tuple's concept",
+    fitted on the bundled LUBM TBox, took noise that NPD's 100x larger closure turned into a wrong pick).
   * local runner (a pipeline, the paper's model): a stage's seconds per stream tuple are the coefficients times
     its loads, shared by its tasks; the slowest stage bounds the throughput.
   * Spark (micro-batches; stages run one after the other inside a batch): a batch of B tuples takes
@@ -38,10 +40,10 @@ from typing import Mapping, Sequence
 from srtopo.errors import TopologyError
 from srtopo.topology.ir import Topology
 
-FEATURES = ("arrivals", "concepts", "cached", "passed", "lookups", "met")
+FEATURES = ("arrivals", "concepts", "cached", "passed", "met")
 #: the loads each engine's coefficients are fitted on (the others are left at zero)
 ENGINE_FEATURES = {
-    "local/indexed": ("arrivals", "cached", "passed", "lookups"),
+    "local/indexed": ("arrivals", "cached", "passed"),
     "local/operators": ("arrivals", "cached", "passed", "met"),
     "spark/fused": ("cached",),
     "spark/staged": ("concepts", "cached"),
@@ -132,11 +134,10 @@ class Coefficients:
 
 
 #: measured on the project's 2-core machine (``srtopo calibrate --engines all``, 2026-11-25, local[2]; spark/staged
-#: from the calibration of the LUBM/NPD study's run, the first with ``per_task``): a calibration file takes their
-#: place
+#: from the calibration of the LUBM/NPD study's run, the first with ``per_task``; local/indexed the median of three
+#: calibrations of 2026-11-26): a calibration file takes their place
 DEFAULTS: dict[str, Coefficients] = {
-    "local/indexed": Coefficients({"arrivals": 1.84e-07, "cached": 7.86e-07, "passed": 4.93e-08,
-                                   "lookups": 5.35e-09}),
+    "local/indexed": Coefficients({"arrivals": 3.39e-07, "cached": 8.30e-07, "passed": 0.0}),
     "local/operators": Coefficients({"arrivals": 0.0, "cached": 6.01e-06, "passed": 0.0, "met": 3.44e-08}),
     "spark/fused": Coefficients({"cached": 0.0}, per_tuple=1.11e-05, per_batch=1.31, per_exchange=0.0),
     "spark/staged": Coefficients({"concepts": 1.14e-06, "cached": 0.0}, per_tuple=6.81e-06, per_batch=0.575,
@@ -163,13 +164,12 @@ def stage_loads(topology: Topology, rates: Mapping[str, float] | None = None) ->
     ops = [len(s.conjunction_ops) for s in topology.stages]
     for asserted, rate in rates.items():
         rate = float(rate)
-        for k, (n_in, n_cached, n_fwd, n_inf, n_ops) in enumerate(topology.route_counts(asserted)):
+        for k, (n_in, n_cached, n_fwd, n_inf, _ops) in enumerate(topology.route_counts(asserted)):
             load = sums[k]
             load["arrivals"] += rate
             load["concepts"] += rate * n_in
             load["cached"] += rate * n_cached
             load["passed"] += rate * (n_fwd + n_inf)
-            load["lookups"] += rate * n_ops
             load["met"] += rate * n_in * ops[k]
     return tuple(StageLoad({f: (v / total if total else 0.0) for f, v in s.items()}, st.parallelism)
                  for s, st in zip(sums, topology.stages))

@@ -57,12 +57,29 @@ def test_loads_are_the_routing_counts_of_the_ir():
         expected = [Counter() for _ in topology.stages]
         concepts = topology.source.concepts
         for c in concepts:
-            for i, (n_in, n_cached, n_fwd, n_inf, n_ops) in enumerate(topology.route_counts(c)):
-                expected[i].update(arrivals=1, concepts=n_in, cached=n_cached, passed=n_fwd + n_inf, lookups=n_ops,
+            for i, (n_in, n_cached, n_fwd, n_inf, _ops) in enumerate(topology.route_counts(c)):
+                expected[i].update(arrivals=1, concepts=n_in, cached=n_cached, passed=n_fwd + n_inf,
                                    met=n_in * len(topology.stages[i].conjunction_ops))
         for load, want in zip(stage_loads(topology), expected):
             for name, value in load.loads.items():
                 assert value * len(concepts) == pytest.approx(want[name])
+
+
+def test_the_indexed_plan_does_not_pay_for_a_larger_closure():
+    """A tuple of the indexed plan probes its subject's cached tuples, whatever the stage's conjunction ops: two
+    TBoxes with the same concepts, all cached, and 2 vs 6 disjointness pairs get the same NTM prediction from any
+    indexed coefficients, while the operators plan, where every op meets the tuple, predicts the bigger closure
+    slower."""
+    from srtopo.ontology.model import TBox
+    few = [("urn:A", "urn:B"), ("urn:C", "urn:D")]
+    many = few + [("urn:A", "urn:C"), ("urn:A", "urn:D"), ("urn:B", "urn:C"), ("urn:B", "urn:D")]
+    small, large = (compile_ntm(analyse(TBox.build(nis=nis)), parallelism=2) for nis in (few, many))
+    assert len(large.stages[0].conjunction_ops) == 3 * len(small.stages[0].conjunction_ops)
+    indexed = Engine("local", "indexed")
+    for coefficients in (None, Coefficients({"arrivals": 1e-6, "cached": 3e-6, "passed": 5e-7})):
+        assert predict_tps(large, indexed, coefficients) == pytest.approx(predict_tps(small, indexed, coefficients))
+    operators = Engine("local", "operators")
+    assert predict_tps(large, operators) < predict_tps(small, operators)
 
 
 def test_predictions_by_hand(tex):
