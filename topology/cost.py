@@ -249,9 +249,21 @@ def read_calibration(path: str | None = None) -> dict[str, Coefficients]:
 
 
 def write_calibration(found: Mapping[str, Coefficients], path: str | None = None, meta: dict | None = None) -> str:
-    """Merge ``found`` into the calibration file (other engines' entries are kept); written aside and renamed."""
+    """Merge ``found`` into the calibration file (other engines' entries are kept, where they are still valid: a
+    file that cannot be read, or an entry of an earlier model, is what calibrating again replaces); written aside
+    and renamed."""
     path = path or calibration_path()
-    engines = {k: v.to_dict() for k, v in read_calibration(path).items()} if os.path.exists(path) else {}
+    engines = {}
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            for key, value in json.load(handle).get("engines", {}).items():
+                try:
+                    if key in ENGINE_FEATURES:
+                        engines[key] = Coefficients.from_dict(value).to_dict()
+                except (TopologyError, AttributeError, TypeError, ValueError):
+                    pass
+    except (OSError, ValueError, AttributeError):
+        pass
     engines.update({k: v.to_dict() for k, v in found.items()})
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"

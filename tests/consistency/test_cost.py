@@ -199,6 +199,15 @@ def test_calibration_file_round_trip_and_bad_file(tmp_path):
     Path(path).write_text(json.dumps({"engines": {"local/indexed": {"per_load": {"warp": 1}}}}), encoding="utf-8")
     with pytest.raises(TopologyError, match="calibration.json: cost coefficients name unknown loads"):
         read_calibration(path)
+    # calibrating again, as the message says, replaces what cannot be read (an entry of an earlier model, a file
+    # that is not JSON) and keeps what can
+    Path(path).write_text(json.dumps({"engines": {"local/indexed": {"per_load": {"lookups": 1e-9}},
+                                                  "spark/fused": mine.to_dict()}}), encoding="utf-8")
+    write_calibration({"local/indexed": Coefficients({"arrivals": 2e-7})}, path)
+    assert read_calibration(path) == {"spark/fused": mine, "local/indexed": Coefficients({"arrivals": 2e-7})}
+    Path(path).write_text("{not json", encoding="utf-8")
+    write_calibration({"spark/fused": mine}, path)
+    assert read_calibration(path) == {"spark/fused": mine}
     Path(path).write_bytes(b"\xff\xfe{")
     with pytest.raises(TopologyError, match="not a calibration file"):
         read_calibration(path)
