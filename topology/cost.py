@@ -236,16 +236,21 @@ def read_calibration(path: str | None = None) -> dict[str, Coefficients]:
     if not os.path.exists(path):
         return {}
     try:
-        with open(path, encoding="utf-8-sig") as handle:     # a byte-order mark from an editor is fine
-            data = json.load(handle)
-        return {key: Coefficients.from_dict(value) for key, value in data.get("engines", {}).items()
-                if key in ENGINE_FEATURES}
+        return {key: Coefficients.from_dict(value) for key, value in _engine_entries(path)}
     except TopologyError as error:
         raise TopologyError(error.message, file=path, hint=error.hint) from None
     except (OSError, ValueError, AttributeError, TypeError) as error:
         raise TopologyError(f"not a calibration file ({error})", file=path,
                             hint=f"run srtopo calibrate again, or remove the file (or unset {CALIBRATION_ENV})") \
             from None
+
+
+def _engine_entries(path: str) -> list[tuple[str, object]]:
+    """A calibration file's entries for the engines this version models (a byte-order mark from an editor is
+    fine)."""
+    with open(path, encoding="utf-8-sig") as handle:
+        data = json.load(handle)
+    return [(key, value) for key, value in data.get("engines", {}).items() if key in ENGINE_FEATURES]
 
 
 def write_calibration(found: Mapping[str, Coefficients], path: str | None = None, meta: dict | None = None) -> str:
@@ -255,13 +260,11 @@ def write_calibration(found: Mapping[str, Coefficients], path: str | None = None
     path = path or calibration_path()
     engines = {}
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            for key, value in json.load(handle).get("engines", {}).items():
-                try:
-                    if key in ENGINE_FEATURES:
-                        engines[key] = Coefficients.from_dict(value).to_dict()
-                except (TopologyError, AttributeError, TypeError, ValueError):
-                    pass
+        for key, value in _engine_entries(path):
+            try:
+                engines[key] = Coefficients.from_dict(value).to_dict()
+            except (TopologyError, AttributeError, TypeError, ValueError):
+                pass
     except (OSError, ValueError, AttributeError):
         pass
     engines.update({k: v.to_dict() for k, v in found.items()})

@@ -112,8 +112,9 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
     repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
     run keeps the drift of the first round). A kept key shared by groups runs in each group's turn of every round,
     the first included, next to the plans that group compares it with. A round that would end after ``deadline``
-    (``clock`` seconds; its length estimated from the runs so far) is not started. Returns key -> the rows measured, in order, each with the group whose
-    turn it ran in (``turn``; in the first round, the first group that lists the key)."""
+    (``clock`` seconds; its length estimated from the runs so far) is not started. Returns key -> the rows
+    measured, in order, each with the group whose turn it ran in (``turn``; in the first round, the first group
+    that lists the key, or the group that keeps it)."""
     keep = keep or {}
     runs: dict = {}
     owner = {}
