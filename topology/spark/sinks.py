@@ -94,6 +94,17 @@ class BatchSinks:
         names = sorted(x for x in self.fs.list_names(self.out) if x.startswith("batch="))
         return [json.loads(line) for name in names for line in self.fs.read_lines(f"{self.out.rstrip('/')}/{name}")]
 
+    def local_batch_files(self, directory: str | None) -> list[str] | None:
+        """The data files of every batch written under ``directory`` (``out`` or ``rejected_out``), batch by
+        batch, where they are JSON lines on a local disk; else None (read them through Spark)."""
+        if not directory or self.out_format != "json":
+            return None
+        from srtopo.topology.spark.fs import local_path
+        names = sorted(x for x in self.fs.list_names(directory) if x.startswith("batch="))
+        files = [f for name in names for f in self.fs.data_files(f"{directory.rstrip('/')}/{name}")]
+        local = [local_path(f) for f in files]
+        return None if any(f is None for f in local) else local
+
     def rejected(self, spark):
         if not self.rejected_out or not [x for x in self.fs.list_names(self.rejected_out) if x.startswith("batch=")]:
             return spark.createDataFrame([], REJECTED_COLUMNS)
