@@ -161,7 +161,8 @@ def run(args) -> int:
     else:
         tbox, analysis, topology = consistency_topology(args)
         report = tbox.report
-        extra = {"loader_report": report.to_dict(), "unsatisfiable": sorted(analysis.unsatisfiable)}
+        extra = {"loader_report": report.to_dict(), "unsatisfiable": sorted(analysis.unsatisfiable),
+                 "cost_model": cost_prediction(topology, args) if analysis.roots else None}
     if args.format == "json":
         print(json.dumps({**topology.to_dict(), **extra}, indent=2, ensure_ascii=False))
     elif args.format == "dot":
@@ -176,4 +177,19 @@ def run(args) -> int:
             if analysis.unsatisfiable:
                 print(f"  unsatisfiable concepts: {len(analysis.unsatisfiable)}")
         print(topology.to_text())
+        cost = extra.get("cost_model")
+        if cost:
+            print(f"  cost model ({cost['engine']}, coefficients: {cost['coefficients']}): predicted "
+                  f"{cost['predicted_tuples_s']:,.0f} tuples/s")
     return 0
+
+
+def cost_prediction(topology, args) -> dict:
+    """What the cost model predicts for the topology on the engine of the --engine flags (whichever balancer
+    chose it), so a user sees the figure the default balancer compared plans by."""
+    from srtopo.topology.cost import coefficients_for, predict_tps
+    engine = cost_engine(args)
+    coefficients = coefficients_for(engine)
+    return {"engine": engine.key + (f" on {engine.cores} core(s)" if engine.runner == "spark" else ""),
+            "coefficients": coefficients.source,
+            "predicted_tuples_s": round(predict_tps(topology, engine, coefficients), 1)}

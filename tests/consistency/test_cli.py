@@ -126,3 +126,28 @@ def test_unsupported_runner_is_said_up_front(tmp_path, capsys):
     log.write_text("1 a(1)\n")
     assert main(["reason", "--engine", "spark", "--program", str(program), "--stream", "-"]) == 2
     assert "the spark runner cannot read standard input" in capsys.readouterr().err
+
+
+def test_compile_shows_the_cost_models_prediction_and_the_default_pick_has_the_highest(tmp_path, monkeypatch,
+                                                                                      capsys):
+    """``compile`` says what the cost model predicts for the topology it prints, whichever balancer chose it; the
+    default balancer's pick predicts at least as much as every plan a user can force on the same budget."""
+    from srtopo.topology.cost import CALIBRATION_ENV
+    monkeypatch.setenv(CALIBRATION_ENV, str(tmp_path / "absent.json"))
+
+    def predicted(*flags):
+        assert main(["compile", "--tbox", TEX, "--format", "json", *flags]) == 0
+        cost = json.loads(capsys.readouterr().out)["cost_model"]
+        assert cost["engine"].startswith(("local/indexed", "spark/staged on 2 core(s)"))
+        assert cost["coefficients"] == "defaults"
+        return cost["predicted_tuples_s"]
+
+    for engine in ([], ["--engine", "spark", "--master", "local[2]", "--physical-plan", "staged"]):
+        pick = predicted("--tasks", "2", *engine)
+        forced = [predicted("--method", "ntm", "--tasks", "4", *engine)]
+        forced += [predicted("--tasks", "2", "--split", split, *engine) for split in ("1,2", "2,1", "1,1,1")]
+        assert 0 < min(forced) and pick >= max(forced)
+    assert main(["compile", "--tbox", TEX, "--split", "1,2"]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith("  cost model (local/indexed, coefficients: defaults): predicted ") and \
+        last.endswith(" tuples/s")
