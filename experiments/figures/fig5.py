@@ -8,8 +8,9 @@ the task budget (``model_tps``): a plan is run once per TBox and its figure scal
 plan and budget on a long stream (``--spark-tuples``, micro-batches of ``--spark-batch-tuples``) and the figure
 is the measured steady rate over the micro-batches after the first. On ``spark`` (the engine the default
 balancer is judged on) the fastest plans of each budget and the default balancer's pick are run again
-(``--spark-rounds``, ``--spark-contenders``) and a plan's figure at a budget is the median of its runs in that
-budget's turns. Every run must report exactly the planted violations."""
+(``--spark-rounds``, ``--spark-contenders``), the pick in each budget's turn of every round, and a plan's figure
+at a budget is the pick's median there times the median of the plan's runs over the pick's run in the same turn
+(``blocked_rate``). Every run must report exactly the planted violations."""
 from __future__ import annotations
 
 import statistics
@@ -83,7 +84,10 @@ def measure_engine(ctx, engine: str, picks: dict) -> list[Row]:
     done = max((r.get("round", 1) for measured in runs.values() for r in measured), default=1)
     rows = []
     for tbox, tasks, topo, pick_only in jobs:
-        row = combined(in_turns(runs[(tbox, run_key(engine, topo))], (tbox, tasks)))
+        group, key = (tbox, tasks), (tbox, run_key(engine, topo))
+        row = combined(in_turns(runs[key], group))
+        if group in keep and keep[group] != key:
+            row = relative_to(row, runs[key], runs[keep[group]], group)
         row = replace(row, experiment=NAME, tasks=tasks, detail={**row.detail, "rounds": done})
         row.detail.update(describe_plan(topo), model_tps=model_tps(row, topo, streams[tbox].params["tuples"]))
         if pick_only:
@@ -107,8 +111,8 @@ def run_key(engine: str, topology) -> object:
 
 def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None = None, desc: str = "",
          deadline: float | None = None, clock=time.monotonic) -> dict:
-    """Measure every run key once, then, ``rounds - 1`` times, the ``contenders`` fastest of each group (their
-    median so far) and the group's ``keep`` key once more, group after group, so close plans are ranked on
+    """Measure every run key once, then, ``rounds - 1`` times, the ``contenders`` fastest of each group (by
+    ``score``: relative to the group's kept key in the same turns) and the group's ``keep`` key once more, group after group, so close plans are ranked on
     repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
     run keeps the drift of the first round). A kept key shared by groups runs in each group's turn of every round,
     the first included, next to the plans that group compares it with. A round that would end after ``deadline``
@@ -130,7 +134,8 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
         runs.setdefault(key, []).append(_in_turn(measure(key), group, 1))
     measured += len(first)
     for r in range(1, max(1, rounds)):
-        turns = [(group, list(dict.fromkeys(sorted(keys, key=lambda k: -rate(runs[k]))[:max(0, contenders)]
+        turns = [(group, list(dict.fromkeys(sorted(keys, key=lambda k: -score(runs, k, group, keep))
+                                            [:max(0, contenders)]
                                             + ([keep[group]] if group in keep else []))))
                  for group, keys in groups.items()]
         todo = [(g, k) for g, turn in turns for k in turn]
@@ -144,6 +149,40 @@ def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None 
             runs[key].append(_in_turn(measure(key), group, r + 1))
         measured += len(todo)
     return runs
+
+
+def blocked_rate(rows: list[Row], reference: list[Row], group) -> float | None:
+    """A plan's throughput at a budget, relative to the reference (the default balancer's pick) in the same turns:
+    the reference's median in the group's turns times the median, over the rounds both ran in that turn, of the
+    plan's run over the reference's. Each turn is a block measured within a minute or two, and this VM's speed
+    drifts between rounds by more than the plans differ: a plan's median over the rounds it happened to be run in
+    would carry that drift (a plan left at a first round on a fast minute would keep its lead). None if they
+    share no turn."""
+    ref = {r.get("round"): r.throughput_tps for r in reference if r.get("turn") == group}
+    ratios = [r.throughput_tps / ref[r.get("round")] for r in rows
+              if r.get("turn") == group and ref.get(r.get("round"))]
+    if not ratios:
+        return None
+    return statistics.median(ref.values()) * statistics.median(ratios)
+
+
+def score(runs: dict, key, group, keep: dict) -> float:
+    """How the race ranks a key in a group: relative to the group's kept key where it has one, else the median
+    of its runs in the group's turns."""
+    if group in keep and keep[group] in runs and keep[group] != key:
+        relative = blocked_rate(runs[key], runs[keep[group]], group)
+        if relative is not None:
+            return relative
+    return rate(in_turns(runs[key], group))
+
+
+def relative_to(row: Row, rows: list[Row], reference: list[Row], group) -> Row:
+    """``row`` with its throughput relative to the reference in the same turns (``blocked_rate``), the median of
+    its runs kept as ``median_tps``."""
+    relative = blocked_rate(rows, reference, group)
+    if relative is None:
+        return row
+    return replace(row, throughput_tps=relative, detail={**row.detail, "median_tps": round(row.throughput_tps, 1)})
 
 
 def _in_turn(row: Row, group, round_: int) -> Row:
@@ -202,7 +241,10 @@ def table(rows: list[Row], ctx=None) -> str:
             lines.append(f"## {tbox.upper()}, {engine}: {what}\n")
             first = sub[0]
             raced = (f" The fastest plans of each budget and the default balancer's pick ran in {first['rounds']} "
-                     f"rounds; a figure is the median of a plan's runs in its budget's turns."
+                     f"rounds, the pick in every budget's turn of every round; a figure is the pick's median in "
+                     f"the budget's turns times the median of the plan's runs over the pick's run in the same "
+                     f"turn (the machine's drift between rounds cancels; `median_tps` in the JSON: the plain "
+                     f"median)."
                      if (first.get("rounds") or 1) > 1 else "")
             lines.append(f"Stream: {first.get('stream_tuples', first.tuples):,} tuples, micro-batches of "
                          f"~{first.get('batch_tuples', 0):,}; {first.get('physical_plan', '')}.{raced}\n")

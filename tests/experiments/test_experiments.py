@@ -229,6 +229,28 @@ def test_a_plan_shared_by_budgets_is_judged_on_the_runs_of_each_budgets_turn():
     assert combined(in_turns(runs["c"], 4)).throughput_tps == 10      # no run at 4: all of them
 
 
+def test_a_plans_figure_is_relative_to_the_pick_in_the_same_turns():
+    """The machine slows between rounds: the pick, run in every round, would lose to a plan whose only run fell on
+    the fast first round if figures were plain medians. Relative to the pick's run in the same turn, a plan's
+    figure carries no drift: ``c`` ran at 0.9 of the pick, ``a`` at 0.95 and 0.95."""
+    from srtopo.experiments.figures.fig5 import blocked_rate, combined, race, relative_to
+    speeds = {"p": [200, 100, 100], "a": [190, 95, 95], "c": [180], "b": [100]}
+    calls = []
+
+    def measure(key):
+        calls.append(key)
+        return common.Row("fig5", topology=key, throughput_tps=speeds[key][calls.count(key) - 1])
+
+    runs = race({2: ["p", "a", "c", "b"]}, measure, rounds=3, contenders=2, keep={2: "p"})
+    assert calls == ["p", "a", "c", "b", "p", "a", "p", "a"]
+    assert combined(runs["c"]).throughput_tps == 180 > combined(runs["p"]).throughput_tps == 100   # plain medians
+    assert blocked_rate(runs["c"], runs["p"], 2) == 100 * 0.9 and blocked_rate(runs["a"], runs["p"], 2) == 95
+    row = relative_to(combined(runs["c"]), runs["c"], runs["p"], 2)
+    assert row.throughput_tps == 90 and row["median_tps"] == 180 and row.get("runs_tps") is None
+    assert blocked_rate(runs["c"], runs["p"], 4) is None        # no shared turn: the plain figure stays
+    assert relative_to(combined(runs["c"]), runs["c"], runs["p"], 4).throughput_tps == 180
+
+
 def test_the_race_starts_no_round_that_would_end_after_the_deadline():
     """Rounds after the first give way to the run's time budget: a round whose runs, at the seconds per run seen so
     far, would end after the deadline is not started (and no later one)."""
