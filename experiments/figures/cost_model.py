@@ -88,7 +88,8 @@ def table(rows: list[Row], ctx=None) -> str:
     lines = ["# The default balancer (cost model) against the measured plans\n",
              "Predicted: `topology.cost.predict_tps` with the constants of a calibration run made before the "
              "predictions (`srtopo calibrate`); measured: fig5's figure (local engines: the pipeline model on "
-             "measured stage times; Spark: steady tuples/s). Picked: the default balancer's choice among NTM and "
+             "measured stage times; Spark: steady tuples/s, on `local[2]` relative to the pick in the same turns of "
+             "fig5's rounds). Picked: the default balancer's choice among NTM and "
              "the two-stage splits for the budget (on Spark no stage gets more tasks than the cores: `ntm@2` is NTM on "
              "2 tasks); best measured: among NTM and the splits sharing the budget evenly; even: the paper's cost "
              "unit (conjunction ops per stage).\n",
