@@ -112,13 +112,13 @@ def run_key(engine: str, topology) -> object:
 def race(groups: dict, measure, rounds: int, contenders: int, keep: dict | None = None, desc: str = "",
          deadline: float | None = None, clock=time.monotonic) -> dict:
     """Measure every run key once, then, ``rounds - 1`` times, the ``contenders`` fastest of each group (by
-    ``score``: relative to the group's kept key in the same turns) and the group's ``keep`` key once more, group after group, so close plans are ranked on
-    repeated runs measured one after the other (this VM's speed drifts by 15-35% over minutes; a plan left at one
-    run keeps the drift of the first round). A kept key shared by groups runs in each group's turn of every round,
-    the first included, next to the plans that group compares it with. A round that would end after ``deadline``
-    (``clock`` seconds; its length estimated from the runs so far) is not started. Returns key -> the rows
-    measured, in order, each with the group whose turn it ran in (``turn``; in the first round, the first group
-    that lists the key, or the group that keeps it)."""
+    ``score``: relative to the group's kept key in the same turns) and the group's ``keep`` key once more, group
+    after group, so close plans are ranked on repeated runs measured one after the other (this VM's speed
+    drifts by 15-35% over minutes; a plan left at one run keeps the drift of the first round). A kept key
+    shared by groups runs in each group's turn of every round, the first included, next to the plans that group
+    compares it with. A round that would end after ``deadline`` (``clock`` seconds; its length estimated from the
+    runs so far) is not started. Returns key -> the rows measured, in order, each with the group whose turn it ran
+    in (``turn``; in the first round, the first group that lists the key, or the group that keeps it)."""
     keep = keep or {}
     runs: dict = {}
     owner = {}

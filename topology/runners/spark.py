@@ -137,27 +137,23 @@ class SparkRun:
         emitted = None
         self.flush()
         if collect and options.once:
+            reports = []
             if self.topology.kind == "rules" and options.out_format == "json":
                 # a model per time point, in files the batches wrote: read on the driver (a Spark job that
                 # re-reads and sorts them cost seconds on streams of millions of atoms)
                 outputs = sorted(self.job.sinks.written_rows(), key=lambda row: int(row["time"]))
-            elif self.topology.kind != "rules" and self.job.sinks.local_batch_files(self.job.sinks.out) is not None:
+            elif self.topology.kind != "rules" and (files := self.job.sinks.local_output_files()) is not None:
                 # reports in local files: read with Arrow on the driver (the Spark job reading them back took
                 # ~1.5 s of every run of 2M tuples)
-                outputs = None
-                reports = sorted(reports_of_files(self.job.sinks.local_batch_files(self.job.sinks.out)),
-                                 key=lambda r: (r.time, r.subject))
-                for report in reports:
-                    self.sink.emit(report)
+                outputs, reports = None, sorted(reports_of_files(files), key=lambda r: (r.time, r.subject))
             else:
                 outputs = self.reports().orderBy(*(("time",) if self.topology.kind == "rules" else ("time", "subject")))
-            rejected_files = self.job.sinks.local_batch_files(self.job.sinks.rejected_out)
-            rejected = (self.rejected().orderBy("source", "line") if rejected_files is None else
-                        sorted(_json_lines(rejected_files),
-                               key=lambda row: (row.get("source") or "", row.get("line") or 0)))
-            emitted = _hand_over(self.sink, outputs, rejected, self.origins, self.topology.kind, self.job.fs)
-            if outputs is None:
-                emitted = len(reports)
+            for report in reports:
+                self.sink.emit(report)
+            rejected = sorted(self.job.sinks.written_rows(rejected=True),
+                              key=lambda row: (row.get("source") or "", row.get("line") or 0))
+            emitted = len(reports) + _hand_over(self.sink, outputs, rejected, self.origins, self.topology.kind,
+                                                self.job.fs)
         metrics = list(self.job.batch_metrics)
         # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
         # the batch function's own duration for batches the query no longer remembers
@@ -192,14 +188,6 @@ class SparkRun:
         self.job.drop_views()
         if self._temp:
             shutil.rmtree(self._temp, ignore_errors=True)
-
-
-def _json_lines(paths: list[str]) -> list[dict]:
-    rows = []
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            rows.extend(json.loads(line) for line in handle if line.strip())
-    return rows
 
 
 def _get(row, name: str):

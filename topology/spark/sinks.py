@@ -79,7 +79,7 @@ class BatchSinks:
 
     def outputs(self, spark, schema: str):
         """Every output written so far (column ``batch`` names the micro-batch)."""
-        if not [x for x in self.fs.list_names(self.out) if x.startswith("batch=")]:
+        if not self._batches(self.out):
             return spark.createDataFrame([], schema)
         reader = spark.read.option("basePath", self.out)
         path = self.out.rstrip("/") + "/batch=*"
@@ -87,26 +87,30 @@ class BatchSinks:
             return reader.parquet(path)
         return reader.schema(schema + ", batch STRING").json(path)
 
-    def written_rows(self):
-        """Every output written so far (JSON lines), as dicts read on the driver, batch by batch."""
-        if not self.out:
+    def written_rows(self, rejected: bool = False):
+        """Every output (JSON lines), or with ``rejected`` every rejected record (always JSON lines), written so
+        far, as dicts read on the driver, batch by batch."""
+        directory = self.rejected_out if rejected else self.out
+        if not directory:
             return []
-        names = sorted(x for x in self.fs.list_names(self.out) if x.startswith("batch="))
-        return [json.loads(line) for name in names for line in self.fs.read_lines(f"{self.out.rstrip('/')}/{name}")]
+        return [json.loads(line) for name in self._batches(directory)
+                for line in self.fs.read_lines(f"{directory.rstrip('/')}/{name}")]
 
-    def local_batch_files(self, directory: str | None) -> list[str] | None:
-        """The data files of every batch written under ``directory`` (``out`` or ``rejected_out``), batch by
-        batch, where they are JSON lines on a local disk; else None (read them through Spark)."""
-        if not directory or self.out_format != "json":
+    def local_output_files(self) -> list[str] | None:
+        """The data files of every batch's outputs, batch by batch, where they are JSON lines on a local disk;
+        else None (read them through Spark)."""
+        if not self.out or self.out_format != "json":
             return None
         from srtopo.topology.spark.fs import local_path
-        names = sorted(x for x in self.fs.list_names(directory) if x.startswith("batch="))
-        files = [f for name in names for f in self.fs.data_files(f"{directory.rstrip('/')}/{name}")]
-        local = [local_path(f) for f in files]
+        local = [local_path(f) for name in self._batches(self.out)
+                 for f in self.fs.data_files(f"{self.out.rstrip('/')}/{name}")]
         return None if any(f is None for f in local) else local
 
+    def _batches(self, directory: str) -> list[str]:
+        return sorted(x for x in self.fs.list_names(directory) if x.startswith("batch="))
+
     def rejected(self, spark):
-        if not self.rejected_out or not [x for x in self.fs.list_names(self.rejected_out) if x.startswith("batch=")]:
+        if not self.rejected_out or not self._batches(self.rejected_out):
             return spark.createDataFrame([], REJECTED_COLUMNS)
         return spark.read.schema(REJECTED_COLUMNS + ", batch STRING").option("basePath", self.rejected_out) \
             .json(self.rejected_out.rstrip("/") + "/batch=*")
