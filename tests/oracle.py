@@ -50,3 +50,34 @@ def oracle_reports(pis, nis, tuples, window):
                     due.add((subject, c))
                     break
     return due
+
+
+# --- lateness, record by record (docs/architecture.md, "Lateness"), written from the definition alone ----------
+
+def late_or_ahead(records, lateness, max_gap=None):
+    """One source's records in its input order, each (key, time, whole) for a record or (key, time, "floor") for
+    punctuation; the rejected keys -> "late" or "ahead".
+
+    A record is late when the allowed lateness is bounded and its time is below the source's floor (the largest
+    punctuation before it) or below its progress less the lateness: the progress is the largest time of the
+    source's earlier accepted records, plus one when the lateness is 0 and such a record was its time point
+    whole. A record more than ``max_gap`` after the largest time of the earlier accepted records is ahead (the
+    first one never is)."""
+    rejected = {}
+    latest = floor = None
+    progress = None
+    for key, time, whole in records:
+        if whole == "floor":
+            floor = time if floor is None else max(floor, time)
+            continue
+        if lateness is not None and ((floor is not None and time < floor)
+                                     or (progress is not None and time < progress - lateness)):
+            rejected[key] = "late"
+            continue
+        if max_gap is not None and latest is not None and time > latest + max_gap:
+            rejected[key] = "ahead"
+            continue
+        latest = time if latest is None else max(latest, time)
+        mark = time + 1 if whole and lateness == 0 else time
+        progress = mark if progress is None else max(progress, mark)
+    return rejected

@@ -158,8 +158,16 @@ def require_path(source) -> None:
 
 
 def stream_files(path: str) -> list[str]:
-    """A file, or the files of a directory (sorted by name; hidden and temporary files skipped)."""
+    """A file, or the files of a directory (hidden and temporary files skipped) in the order every runner reads
+    them (``file_order``): by modification time, then by name."""
     if os.path.isdir(path):
-        return sorted(os.path.join(path, f) for f in os.listdir(path)
-                      if not f.startswith((".", "_")) and os.path.isfile(os.path.join(path, f)))
+        files = [os.path.join(path, f) for f in os.listdir(path)
+                 if not f.startswith((".", "_")) and os.path.isfile(os.path.join(path, f))]
+        return sorted(files, key=file_order)
     return [path]
+
+
+def file_order(path: str) -> tuple[int, str]:
+    """A file's place in its directory's order: modification time in whole milliseconds (what Spark's file
+    source sorts new files by), then the name (for files modified in the same millisecond)."""
+    return os.stat(path).st_mtime_ns // 1_000_000, os.path.basename(path)

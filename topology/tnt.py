@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from srtopo.concepts import RDF_TYPE, exists, exists_inverse, is_exists
 from srtopo.errors import StreamInputError
@@ -40,6 +40,16 @@ LITERAL = (r'"(?:[^"\\\r\n\ufffd]|\\[tbnrf"' + r"'" + r'\\]|\\u[0-9A-Fa-f]{4}|\\
 LINE_PATTERN = (rf"^{WS}*(-?[0-9]+)[\t ]+(?:<({IRI_CHARS}*)>|({BNODE})){WS}+<({IRI_CHARS}*)>{WS}+"
                 rf"(?:<({IRI_CHARS}*)>|({BNODE})|({LITERAL})){WS}*\.{WS}*(?![\s\S])")
 _LINE = re.compile(LINE_PATTERN)
+#: a punctuation line ``# watermark T``: its source sends no more tuples older than T (Zaniolo's Streamlog);
+#: (?!...): end of input, see WS
+PUNCT_PATTERN = r"^[ \t]*#[ \t]*watermark[ \t]+(-?[0-9]+)[ \t\r]*(?![\s\S])"
+_PUNCT = re.compile(PUNCT_PATTERN)
+
+
+class Punctuation(NamedTuple):
+    """A ``# watermark T`` line: the source's floor rises to T (``topology.lateness``)."""
+    time: int
+    line: int
 
 
 #: event times are 64-bit integers on every runner (Spark: BIGINT)
@@ -94,15 +104,22 @@ def _tuples(time: int, subject: str, predicate: str, obj: str | None) -> list[St
     return out
 
 
-def tnt_records(lines: Iterable[str], source: str = "<stream>") -> Iterator[tuple[StreamTuple, int] | RejectedRecord]:
-    """(tuple, line number) for every tuple of a stream, a RejectedRecord for every malformed line, in order."""
+def tnt_records(lines: Iterable[str], source: str = "<stream>",
+                punctuation: bool = False) -> Iterator[tuple[StreamTuple, int] | RejectedRecord | Punctuation]:
+    """(tuple, line number) for every tuple of a stream, a RejectedRecord for every malformed line, in order;
+    with ``punctuation`` also a Punctuation for every ``# watermark T`` line (T within 64 bits)."""
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
         if isinstance(raw, NotUtf8) or REPLACEMENT in line:
             yield RejectedRecord(source, number, line, NOT_UTF8)
             continue
         stripped = line.strip(WS_CHARS)
-        if not stripped or stripped.startswith("#"):
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            if punctuation and (found := _PUNCT.match(line)) is not None \
+                    and TIME_MIN <= (time := int(found.group(1))) <= TIME_MAX:
+                yield Punctuation(time, number)
             continue
         match = _LINE.match(line)
         if match is None:
