@@ -3,9 +3,10 @@
 Consistency topologies: tuples are pushed one at a time through the stages (:class:`ConsistencyEngine`),
 in arrival order; a tuple at t conflicts with a cached tuple at t' when |t - t'| <= w, and the report is due
 at max(t, t'), so a late arrival can produce a report for a later time point. Reports are deduplicated by
-(subject, time). With a lateness L, a tuple older than (max time seen - L) is not processed but rejected as
-late (never silently lost), and window entries no future tuple can reach are evicted; without one, nothing is
-late and nothing is evicted (exact on any order; memory grows with the window).
+(subject, time). With a lateness L, a tuple more than L behind the latest of its own source (or below its
+source's punctuation: ``topology.lateness``) is not processed but rejected as late (never silently lost), and
+window entries no future tuple can reach are evicted; without one, nothing is late and nothing is evicted
+(exact on any order; memory grows with the window). The reports depend only on the set of accepted tuples.
 
 Rule topologies: one time point at a time through the I-DLV-sr evaluator (``srtopo.rules.evaluate``).
 
@@ -33,6 +34,7 @@ from typing import ClassVar, Iterable, Iterator, Sequence
 from srtopo.errors import StreamInputError, UnsupportedByRunner
 from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
+from srtopo.topology.lateness import SourceClock
 from srtopo.topology.records import Model, RejectedRecord, Report, StreamTuple, evidence_of
 from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters
 from srtopo.topology.sinks import JsonLinesSink, MemorySink, open_text
@@ -48,7 +50,7 @@ from srtopo.topology.sources import (
     require_path,
     stream_files,
 )
-from srtopo.topology.tnt import decoded_lines, file_lines, tnt_records
+from srtopo.topology.tnt import Punctuation, decoded_lines, file_lines, tnt_records
 from srtopo.topology.tsv import tuple_records
 
 TUPLE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Tuples, Lines)
@@ -77,7 +79,7 @@ class ConsistencyEngine:
     """Push tuples through a consistency topology; reports come back from ``push`` as they become due."""
 
     def __init__(self, topology: Topology, window: int | None, lateness: int | None = None,
-                 physical_plan: str = "indexed"):
+                 physical_plan: str = "indexed", n_sources: int = 1):
         self.topology = topology
         self.window = window
         self.lateness = lateness
@@ -96,8 +98,11 @@ class ConsistencyEngine:
         # per stage: subject -> list of (concept, time, asserted)
         self._caches: list[dict[str, list[tuple[str, int, str]]]] = [defaultdict(list) for _ in topology.stages]
         self._emitted: set[tuple[str, int]] = set()
-        self._max_time: int | None = None
+        self._clocks = [SourceClock() for _ in range(max(1, n_sources))]
+        self._ended: set[int] = set()
         self._since_sweep = 0
+        #: why the last tuple ``push`` refused was late
+        self.why: str | None = None
         self.counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
 
     def _route(self, concept: str) -> tuple:
@@ -107,27 +112,35 @@ class ConsistencyEngine:
                      for k, (frontier, counts) in enumerate(zip(self.topology.route(concept),
                                                                 self.topology.route_counts(concept))))
 
-    @property
-    def watermark(self) -> int | None:
-        """Tuples older than this are late (None: nothing is)."""
-        if self._max_time is None or self.lateness is None:
+    def horizon(self) -> int | None:
+        """No tuple older than this can still be accepted from a source that has not ended (None: any can)."""
+        bounds = [c.horizon(self.lateness) for k, c in enumerate(self._clocks) if k not in self._ended]
+        if not bounds or any(b is None for b in bounds):
             return None
-        return self._max_time - self.lateness
+        return min(bounds)
 
-    def is_late(self, time: int) -> bool:
-        return (self._max_time is not None and self.lateness is not None
-                and time < self._max_time - self.lateness)
+    def punctuate(self, time: int, source: int = 0) -> None:
+        """Punctuation of ``source``: it sends no tuple older than ``time`` any more."""
+        self._clocks[source].punctuate(time)
 
-    def push(self, item: StreamTuple) -> list[Report] | None:
-        """The reports the tuple makes due; None if it is late (counted, not processed)."""
+    def end(self, source: int) -> None:
+        """``source`` has ended: it holds no window entry back any more."""
+        self._ended.add(source)
+
+    def push(self, item: StreamTuple, source: int = 0) -> list[Report] | None:
+        """The reports the tuple makes due; None if it is late (counted, not processed; ``why`` says why)."""
         counters = self.counters
         counters.records += 1
         time = item.time
-        if self.is_late(time):
-            counters.late += 1
-            return None
-        if self._max_time is None or time > self._max_time:
-            self._max_time = time
+        if self.lateness is not None:     # SourceClock.late and .accept, inlined (a tuple is never a time point whole)
+            clock = self._clocks[source]
+            latest, floor = clock.latest, clock.floor
+            if (floor is not None and time < floor) or (latest is not None and time < latest - self.lateness):
+                self.why = clock.late(time, self.lateness, "event time")
+                counters.late += 1
+                return None
+            if latest is None or time > latest:
+                clock.latest = time
         concept = self._aliases.get(item.concept, item.concept)
         route = self._routes.get(concept)
         if route is None:
@@ -197,14 +210,17 @@ class ConsistencyEngine:
                           self.topology.label))
 
     def _maybe_sweep(self) -> None:
-        if self._since_sweep < 1024 or self.lateness is None or self.window is None or self._max_time is None:
+        if self._since_sweep < 1024 or self.lateness is None or self.window is None:
             return
         total = sum(c.window_rows for c in self.counters.stages)
         if self._since_sweep < max(1024, total // 2):
             return
+        horizon = self.horizon()
+        if horizon is None:
+            return
         self._since_sweep = 0
-        # A future tuple has time >= max - lateness; it reaches entries with t' >= that - w.
-        cutoff = self._max_time - self.lateness - self.window
+        # A future tuple has time >= horizon; it reaches entries with t' >= horizon - w and reports at >= horizon.
+        cutoff = horizon - self.window
         for index, cache in enumerate(self._caches):
             removed = 0
             for subject in list(cache):
@@ -216,7 +232,6 @@ class ConsistencyEngine:
                 else:
                     del cache[subject]
             self.counters.stages[index].window_rows -= removed
-        horizon = self._max_time - self.lateness
         self._emitted = {k for k in self._emitted if k[1] >= horizon}
 
 
@@ -234,13 +249,16 @@ def _files(source) -> list[str]:
     return files
 
 
-def _located(records, source: str, offset: int = 0) -> Iterator:
+def _located(records, source: str, offset: int = 0, index: int = 0) -> Iterator:
+    """(tuple, source name, line, source index), RejectedRecords and Punctuations (lines moved by ``offset``)."""
     for record in records:
-        if isinstance(record, RejectedRecord):
+        if record.__class__ is RejectedRecord:
             yield record if not offset else RejectedRecord(record.source, record.line + offset, record.text,
                                                            record.reason)
+        elif record.__class__ is Punctuation:
+            yield Punctuation(record.time, index)
         else:
-            yield record[0], source, record[1] + offset
+            yield record[0], source, record[1] + offset, index
 
 
 def _file_batches(source, read_file) -> Iterator[Iterator]:
@@ -250,7 +268,7 @@ def _file_batches(source, read_file) -> Iterator[Iterator]:
         yield chain.from_iterable(read_file(f) for f in files[i:i + per])
 
 
-def _rdf_file(file: str, rdf_format: str | None) -> Iterator:
+def _rdf_file(file: str, rdf_format: str | None, source_index: int = 0) -> Iterator:
     from srtopo.topology.rdf import rdf_file_to_lines
     with open(file, "rb") as handle:
         content = handle.read().decode("utf-8", errors="replace")
@@ -258,7 +276,7 @@ def _rdf_file(file: str, rdf_format: str | None) -> Iterator:
         if reason is not None:
             yield RejectedRecord(file, index, line, reason)
         else:
-            yield from _located(tnt_records([line], file), file, index - 1)
+            yield from _located(tnt_records([line], file), file, index - 1, source_index)
 
 
 def _socket_lines(host: str, port: int) -> Iterator[str]:
@@ -270,21 +288,22 @@ def _socket_lines(host: str, port: int) -> Iterator[str]:
         yield from decoded_lines(handle)
 
 
-def tuple_batches(source) -> Iterator[Iterator]:
-    """The batches of a tuple source: each an iterator of (tuple, source name, line) or RejectedRecord."""
+def tuple_batches(source, index: int = 0) -> Iterator[Iterator]:
+    """The batches of a tuple source: each an iterator of (tuple, source name, line, ``index``), RejectedRecord
+    or Punctuation (whose ``line`` is ``index``), in the source's order."""
     if isinstance(source, TntFiles):
-        return _file_batches(source, lambda f: _located(tnt_records(file_lines(f), f), f))
+        return _file_batches(source, lambda f: _located(tnt_records(file_lines(f), f, True), f, 0, index))
     if isinstance(source, TupleFiles):
-        return _file_batches(source, lambda f: _located(tuple_records(file_lines(f), f), f))
+        return _file_batches(source, lambda f: _located(tuple_records(file_lines(f), f), f, 0, index))
     if isinstance(source, RdfFiles):
-        return _file_batches(source, lambda f: _rdf_file(f, source.rdf_format))
+        return _file_batches(source, lambda f: _rdf_file(f, source.rdf_format, index))
     if isinstance(source, SocketLines):
         name = source.describe()
-        return iter([_located(tnt_records(_socket_lines(source.host, source.port), name), name)])
+        return iter([_located(tnt_records(_socket_lines(source.host, source.port), name, True), name, 0, index)])
     if isinstance(source, Tuples):
         def records(chunk, start):
             for i, (s, c, t) in enumerate(chunk, start + 1):
-                yield StreamTuple(s, c, int(t), c), source.name, i
+                yield StreamTuple(s, c, int(t), c), source.name, i, index
         batches, start = [], 0
         for chunk in _chunks(source.records, source.batches):
             batches.append(records(chunk, start))
@@ -293,17 +312,18 @@ def tuple_batches(source) -> Iterator[Iterator]:
     if isinstance(source, Lines):
         batches, start = [], 0
         for chunk in _chunks(source.lines, source.batches):
-            batches.append(_located(tnt_records(chunk, source.name), source.name, start))
+            batches.append(_located(tnt_records(chunk, source.name, True), source.name, start, index))
             start += len(chunk)
         return iter(batches)
     raise UnsupportedByRunner(f"the local runner does not read {type(source).__name__} sources")
 
 
 def _merged(batches: list) -> Iterable:
-    """One batch of several sources, merged by event time (rejected records go as soon as they come)."""
+    """One batch of several sources, merged by event time (rejected records and punctuation go as soon as they
+    come). Each source's records keep their order: lateness is decided in it (``topology.lateness``)."""
     if len(batches) == 1:
         return batches[0]
-    return heapq.merge(*batches, key=lambda item: float("-inf") if isinstance(item, RejectedRecord) else item[0].time)
+    return heapq.merge(*batches, key=lambda item: item[0].time if item.__class__ is tuple else float("-inf"))
 
 
 # --- the runner ------------------------------------------------------------------------------------------
@@ -391,13 +411,23 @@ class LocalRunner:
 
     def _consistency_loop(self, topology, sources, config, sink):
         options = config.options if isinstance(config.options, LocalOptions) else LocalOptions()
-        engine = ConsistencyEngine(topology, config.window, config.lateness, options.physical_plan)
+        engine = ConsistencyEngine(topology, config.window, config.lateness, options.physical_plan, len(sources))
         counters = engine.counters
         batches = []
-        per_source = [tuple_batches(s) for s in sources]
+        per_source = [tuple_batches(s, k) for k, s in enumerate(sources)]
+        ended: set[int] = set()
         index = 0
         while True:
-            parts = [b for b in (next(it, None) for it in per_source) if b is not None]
+            parts = []
+            for k, it in enumerate(per_source):
+                if k in ended:
+                    continue
+                part = next(it, None)
+                if part is None:
+                    ended.add(k)
+                    engine.end(k)
+                else:
+                    parts.append(part)
             if not parts:
                 break
             started = _time.perf_counter()
@@ -405,21 +435,24 @@ class LocalRunner:
             late_lines: set = set()
             push, emit = engine.push, sink.emit
             for item in _merged(parts):
-                if item.__class__ is RejectedRecord:
+                cls = item.__class__
+                if cls is RejectedRecord:
                     counters.malformed += 1
                     sink.reject(item)
                     continue
-                reports = push(item[0])
+                if cls is Punctuation:
+                    engine.punctuate(item.time, item.line)
+                    continue
+                reports = push(item[0], item[3])
                 if reports:
                     for report in reports:
                         emit(report)
                 elif reports is None:
-                    tuple_, source, line = item
+                    tuple_, source, line, _k = item
                     if (source, line) not in late_lines:   # a role assertion is two tuples: one record per line
                         late_lines.add((source, line))
-                        sink.reject(RejectedRecord(
-                            source, line, f"{tuple_.time}\t{tuple_.subject} {tuple_.asserted}",
-                            f"late: event time {tuple_.time} is older than the watermark {engine.watermark}"))
+                        sink.reject(RejectedRecord(source, line, f"{tuple_.time}\t{tuple_.subject} {tuple_.asserted}",
+                                                   engine.why))
             batches.append(BatchMetrics(index, counters.records - records_before, _time.perf_counter() - started,
                                         counters.outputs - outputs_before))
             index += 1
