@@ -14,13 +14,15 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterator
+from urllib.parse import unquote
 from dataclasses import dataclass, replace
 
 from clingo import parse_term
 
 from srtopo.rules.evaluate import Reasoner, signature
-from srtopo.rules.stream import GIVEN, RecordError, ahead_reason, atom_fields, late_reason, record_row, time_point_of
+from srtopo.rules.stream import GIVEN, RecordError, atom_fields, record_row, time_point_of
 from srtopo.topology.ir import Topology
+from srtopo.topology.lateness import SourceClock
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
 CURRENT, HISTORY, TICK = "c", "h", "t"
@@ -163,9 +165,9 @@ def evaluator(key: tuple, topology_json: str, part: int, partitions: int, strate
 ROW_FIELDS = ("kind", "time", "sig", "atom", "args", "persistent", "src", "source", "line", "stamp", "atoms", "text",
               "reason", "part")
 #: row kinds besides CURRENT and HISTORY: derived atom, rejected record, per-source statistics of the batch's
-#: records, the bounds every partition of a pass receives (also what makes each partition a task), and what the
-#: last pass emits
-DERIVED, REJECTED, STATS, BOUNDS = "d", "x", "s", "b"
+#: lines, a record of the batch as the first pass judges it (its source, place, time point), the bounds every
+#: partition of a pass receives (also what makes each partition a task), and what the last pass emits
+DERIVED, REJECTED, STATS, RECORD, BOUNDS = "d", "x", "s", "r", "b"
 MODEL, KEPT_HISTORY, PENDING, META, METRICS = "model", "history", "pending", "meta", "metrics"
 
 
@@ -190,34 +192,55 @@ class SegmentSpec:
 class BatchPlan:
     """What a pass of one micro-batch needs from the driver: the store's meta before the batch."""
     closed: int                         # the last evaluated time point
-    maxtime: dict                       # source -> latest time point seen
-    complete: dict                      # source -> latest completed time point
+    clocks: dict                        # source -> its SourceClock as JSON (``topology.lateness``)
     n_sources: int
     lateness: int | None
     fixed_hi: int | None = None         # evaluate up to here (end of input) instead of what the sources completed
     clock_origin: tuple | None = None
+    max_gap: int | None = None
 
 
-def batch_bounds(plan: BatchPlan, stats) -> tuple[int, dict]:
-    """The last time point to evaluate and the batch's meta, from the per-source statistics rows (src, JSON text):
-    a time point closes once every source has completed it, less the lateness."""
-    maxtime, complete = dict(plan.maxtime), dict(plan.complete)
+def record_order(src, fo, source, line) -> tuple:
+    """A record's place in its source's input order: a directory's files by modification time then name (the
+    order of ``topology.sources.stream_files``; Spark names files by URI), then the line (for a socket, its
+    arrival number)."""
+    name = unquote(source.rsplit("/", 1)[-1]) if source else ""
+    return src, fo if fo is not None else 0, name, line if line is not None else 0
+
+
+def judge(plan: BatchPlan, records, stats) -> tuple[int, dict, dict]:
+    """Decide which of the batch's records are late or too far ahead, record by record in each source's input
+    order from the clocks the previous batch left (``topology.lateness``), and the last time point to evaluate:
+    every time point no unfinished source may still send a record for (``SourceClock.bound``). ``records``:
+    (src, fo, source, line, time, whole, atoms) of the batch's timed records; ``stats``: (src, JSON) per parse
+    task. Returns (the last time point to evaluate, the batch's meta, (src, source, line) -> reason of the
+    rejected records); every partition of the first pass computes the same."""
+    clocks = {int(k): SourceClock.from_json(v) for k, v in plan.clocks.items()}
     counts = {"atoms": 0, "malformed": 0, "late": 0}
-    for src, text in stats:
-        s = json.loads(text)
-        for name in counts:
-            counts[name] += int(s.get(name) or 0)
-        if s.get("mx") is not None:
-            maxtime[src] = max(int(s["mx"]), maxtime.get(src, -1))
-            complete[src] = max(int(s["complete"]), complete.get(src, -2))
+    for _src, text in stats:
+        counts["malformed"] += int(json.loads(text).get("malformed") or 0)
+    rejected = {}
+    for src, fo, source, line, time, whole, atoms in sorted(records, key=lambda r: record_order(*r[:4])):
+        clock = clocks.setdefault(src, SourceClock())
+        why = clock.late(time, plan.lateness)
+        if why is not None:
+            counts["late"] += 1
+        else:
+            why = clock.ahead(time, plan.max_gap)
+            if why is not None:
+                counts["malformed"] += 1
+        if why is not None:
+            rejected[(src, source, line)] = why
+            continue
+        clock.accept(time, whole)
+        counts["atoms"] += atoms
     hi = plan.closed
     if plan.fixed_hi is not None:
         hi = plan.fixed_hi
-    elif plan.lateness is not None and len(complete) >= plan.n_sources:
-        hi = max(plan.closed, min(complete.values()) - int(plan.lateness))
-    meta = {"hi": hi, "maxtime": {str(k): v for k, v in sorted(maxtime.items())},
-            "complete": {str(k): v for k, v in sorted(complete.items())}, **counts}
-    return hi, meta
+    elif plan.lateness is not None and sum(c.latest is not None for c in clocks.values()) >= plan.n_sources:
+        hi = max(plan.closed, min(c.bound(plan.lateness) for c in clocks.values()) - 1)
+    meta = {"hi": hi, "clocks": {str(k): c.to_json() for k, c in sorted(clocks.items())}, **counts}
+    return hi, meta, rejected
 
 
 def _stamp_key(src, source, line) -> tuple:
@@ -236,17 +259,21 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
     lo = plan.closed + 1
     rows = list(rows)
     hi = None
-    stats = []
+    stats, records = [], []
     for r in rows:
         if r[0] == BOUNDS and r[1] is not None:
             hi = int(r[1])
         elif r[0] == STATS:
             stats.append((int(r[6]), r[11]))
+        elif r[0] == RECORD:
+            records.append((r[6], int(r[4][0]) if r[4][0] else None, r[7], r[8], r[1], r[5], int(r[4][1])))
     out = []
     if spec.index == 0 and hi is None:
-        hi, meta = batch_bounds(plan, stats)
+        hi, meta, rejected = judge(plan, records, stats)
         if part == 0:
             out.append(_row(META, text=json.dumps(meta)))
+        if rejected or records:
+            rows = _without_rejected(rows, rejected, out)
     ev_rows = []
     for kind, time, sig, atom, _args, keeps, *_rest in rows:
         if atom is None:
@@ -260,7 +287,7 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
     out.append(_row(METRICS, args=[str(records_in), str(len(derived))], line=spec.index))
     new = [_row(DERIVED, t, sig, text, args, keeps) for t, sig, text, keeps, args in derived]
     if not spec.last:
-        out.extend(r[:-1] + (None,) for r in rows if r[0] not in (STATS, BOUNDS))
+        out.extend(r[:-1] + (None,) for r in rows if r[0] not in (STATS, BOUNDS, RECORD))
         out.extend(new)
         if part == 0:
             out.extend(_row(BOUNDS, hi, part=p) for p in range(spec.next_partitions))
@@ -306,27 +333,55 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
     return out
 
 
+def _without_rejected(rows, rejected: dict, out: list) -> list:
+    """The rows of the first pass without the atoms of rejected records; the rejected record is emitted (into
+    ``out``) by the partition holding its first row, the one that carries its text (``parse_pass``)."""
+    kept = []
+    for r in rows:
+        if r[0] == CURRENT and r[11] is not None:      # a record's first row, from this batch's parse
+            why = rejected.get((r[6], r[7], r[8]))
+            if why is not None:
+                line = None if r[7] is not None and r[7].startswith("tcp://") else r[8]   # a socket's: no lines
+                out.append(_row(REJECTED, source=r[7], line=line, text=r[11], reason=why))
+                continue
+            r = r[:11] + (None,) + r[12:]
+        elif r[0] == CURRENT and (r[6], r[7], r[8]) in rejected:
+            continue
+        elif r[0] == RECORD:
+            continue
+        kept.append(r)
+    return kept
+
+
 def _row(kind, time=None, sig=None, atom=None, args=None, persistent=None, src=None, source=None, line=None,
          stamp=None, atoms=None, text=None, reason=None, part=None) -> tuple:
     return (kind, time, sig, atom, args, persistent, src, source, line, stamp, atoms, text, reason, part)
 
 
-def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, width: int,
-               max_gap: int | None = None) -> Iterator[tuple]:
-    """The batch's lines (src, file, line, text, stream format, duplicates) as rows (``ROW_FIELDS``): one per
-    atom of an accepted record (one without an atom for a record without atoms), one per rejected line, and at
-    the end, per source, its statistics once for each of the first segment's ``width`` partitions (they compute
-    the batch's bounds from them). ``origin``: source -> the (kind, value) of its time point 0; a record more
-    than ``max_gap`` time points after ``closed`` is rejected (``rules.stream.ahead_reason``)."""
+#: a socket record's line: its arrival number within the batch, after the batch id (unique across batches; a
+#: socket's rejected records have no line)
+SOCKET_LINE = 1 << 32
+
+
+def parse_pass(lines, origin: dict, unit_us: int, number_scale, width: int, batch: int = 0) -> Iterator[tuple]:
+    """The batch's lines (src, file, line, text, stream format, duplicates, file order) as rows (``ROW_FIELDS``):
+    one per atom of a timed record (one without an atom for a record without atoms; the first carries the
+    line's text), one per malformed line, and per record its place, time point and wholeness for the first
+    pass, which judges lateness in each source's order (``judge``), once for each of its ``width`` partitions,
+    and per source its statistics likewise. ``origin``: source -> the (kind, value) of its time point 0. A
+    socket's lines (no line numbers) come in one partition in arrival order: they are numbered here."""
     stats: dict = {}
-    for src, file, number, raw, fmt, duplicates in lines:
+    arrived = 0
+    for src, file, number, raw, fmt, duplicates, fo in lines:
         raw = raw if raw is not None else ""
+        if number is None:      # a socket's line: its arrival number, after the batch id
+            number = batch * SOCKET_LINE + arrived
+            arrived += 1
         found = record_row(raw, fmt, duplicates)
         if found is None:
             continue
         kind, value, stamp, atoms, whole, reason = found
-        entry = stats.setdefault(src, {"mx": None, "complete": None, "atoms": 0, "malformed": 0, "late": 0})
-        late = False
+        entry = stats.setdefault(src, {"malformed": 0})
         if reason is None:
             try:
                 time = value if kind == GIVEN else time_point_of(tuple(origin[src]), kind, value, unit_us,
@@ -335,21 +390,19 @@ def parse_pass(lines, origin: dict, closed: int, unit_us: int, number_scale, wid
                     raise RecordError(f"time point {time} is before the first record")
             except RecordError as error:
                 reason = error.message
-            else:
-                late = time <= closed
-                reason = late_reason(time, closed) if late else ahead_reason(time, closed, max_gap, kind == GIVEN)
+        text = raw.rstrip("\r\n")[:2000]
         if reason is not None:
-            entry["late" if late else "malformed"] += 1
-            yield _row(REJECTED, source=file, line=number, text=raw.rstrip("\r\n")[:2000], reason=reason)
+            entry["malformed"] += 1
+            line = None if file is not None and file.startswith("tcp://") else number
+            yield _row(REJECTED, source=file, line=line, text=text, reason=reason)
             continue
-        entry["mx"] = time if entry["mx"] is None else max(entry["mx"], time)
-        done = time if whole else time - 1
-        entry["complete"] = done if entry["complete"] is None else max(entry["complete"], done)
-        entry["atoms"] += len(atoms)
+        record = [str(fo) if fo is not None else "", str(len(atoms))]
+        for p in range(width):
+            yield _row(RECORD, time, args=record, persistent=whole, src=src, source=file, line=number, part=p)
         if not atoms:
-            yield _row(CURRENT, time, persistent=True, src=src, source=file, line=number, stamp=stamp)
-        for sig, text, args in atoms:
-            yield _row(CURRENT, time, sig, text, args, True, src, file, number, stamp)
+            yield _row(CURRENT, time, persistent=True, src=src, source=file, line=number, stamp=stamp, text=text)
+        for i, (sig, atom_text, args) in enumerate(atoms):
+            yield _row(CURRENT, time, sig, atom_text, args, True, src, file, number, stamp, text=None if i else text)
     for src, entry in sorted(stats.items()):
         text = json.dumps(entry)
         for p in range(width):

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Iterator
 from clingo import Function, Number, String, Symbol, SymbolType, parse_term
 
 from srtopo.errors import StreamInputError
+from srtopo.topology.lateness import SourceClock
 from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
 from srtopo.topology.records import RejectedRecord
 from srtopo.topology.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8, decoded_lines, file_lines
@@ -427,26 +428,6 @@ def _json_record(line: str, number: int):
     return obj["time"], stamp if isinstance(stamp, str) else None, tuple(parse_atom(a) for a in atoms), end
 
 
-def late_reason(time: int, closed: int) -> str:
-    """Why a record is rejected as late (the same words on every runner)."""
-    return f"late: time point {time} arrives after time point {closed} was evaluated"
-
-
-def ahead_reason(time: int, closed: int, max_gap: int | None, given: bool) -> str | None:
-    """Why a record is rejected as too far ahead, or None: its time point is more than ``max_gap`` after the last
-    evaluated one (``closed``; time point 0, the first record's, while none was evaluated). A mistyped timestamp
-    (2031 for 2021) would otherwise close every time point up to it and make every later good record late. A
-    record whose time point is given (JSON, .tnt) may start anywhere: it is measured once one was evaluated."""
-    if max_gap is None or (given and closed < 0):
-        return None
-    reference = max(closed, 0)
-    if time - reference <= max_gap:
-        return None
-    # the words do not name the reference: it depends on how far a runner has evaluated, the reason must not
-    return (f"ahead: time point {time} is more than {max_gap} time points after the last evaluated one (a mistyped "
-            f"timestamp? if the stream has gaps this long, raise --max-gap or give --max-gap none)")
-
-
 def time_points(records: Iterable[Record], rejected=None, source: str = "<stream>", lateness: int | None = 0):
     """Group one source's records into consecutive time points 0, 1, 2, ... (see ``merged_time_points``)."""
     yield from merged_time_points([records], rejected, [source], lateness)
@@ -478,18 +459,19 @@ def merged_points(streams: list, rejected=None, names: list | None = None, laten
     """The time points of several record streams merged by event time, in order: a ``Point`` per time point
     some record reached, one per stretch of empty time points between them (however long).
 
-    A source has completed time point t when it has shown a record later than t, or a record for t that is its
-    time point whole (``Record.whole``: a log line, unless fragmented time points are allowed). Time point t is
-    evaluated once every unfinished source has completed t + lateness (a source that ended holds nothing back),
-    so records of one time point are merged, gaps become empty time points, and a record for an evaluated time
-    point is rejected as late; ``lateness`` None waits for the end of input. A record more than ``max_gap`` time
-    points ahead of the last evaluated one is rejected (``ahead_reason``). The timestamp of a time point is the
-    one of its first record (by source, then line) that carries one. Sources are read in turn, one record at a
-    time."""
+    Which records are late or too far ahead is decided record by record in each source's own order
+    (``topology.lateness``: a record more than ``lateness`` behind the progress of its source, or more than
+    ``max_gap`` ahead of its latest time point, is rejected). Time point t is evaluated once no unfinished source
+    may still send a record for it: its latest time point less the lateness is above t, or with lateness 0 it
+    has completed t by a record that is its time point whole (``Record.whole``: a log line, unless fragmented
+    time points are allowed; ``SourceClock.bound``). A source that ended holds nothing back; ``lateness`` None
+    waits for the end of input. Records of one time point are merged, gaps
+    become empty time points. The timestamp of a time point is the one of its first record (by source, then
+    line) that carries one. Sources are read in turn, one record at a time."""
     reject = _collector(rejected)
     names = names or ["<stream>"] * len(streams)
     iterators = [iter(s) for s in streams]
-    latest: list = [None] * len(iterators)
+    clocks = [SourceClock() for _ in iterators]
     done = [False] * len(iterators)
     pending: dict[int, list] = {}          # time -> [stamp key, stamp, atoms]
     times: list[int] = []                  # a heap of the pending times
@@ -514,15 +496,14 @@ def merged_points(streams: list, rejected=None, names: list | None = None, laten
             if done[index]:
                 continue
             rec = next(iterator, None)
+            clock = clocks[index]
             if rec is None:
                 done[index] = True
-            elif rec.time <= closed:
-                reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, late_reason(rec.time, closed)))
-                continue
-            elif (ahead := ahead_reason(rec.time, closed, max_gap, rec.given)) is not None:
-                reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, ahead))
+            elif (why := clock.late(rec.time, lateness) or clock.ahead(rec.time, max_gap)) is not None:
+                reject(RejectedRecord(rec.source or names[index], rec.line, rec.text, why))
                 continue
             else:
+                clock.accept(rec.time, rec.whole)
                 entry = pending.get(rec.time)
                 if entry is None:
                     entry = pending[rec.time] = [None, None, []]
@@ -530,12 +511,10 @@ def merged_points(streams: list, rejected=None, names: list | None = None, laten
                 entry[2].extend(rec.atoms)
                 if rec.timestamp is not None and (entry[0] is None or (index, rec.line) < entry[0]):
                     entry[0], entry[1] = (index, rec.line), rec.timestamp
-                complete = rec.time if rec.whole else rec.time - 1
-                latest[index] = complete if latest[index] is None else max(latest[index], complete)
             if lateness is not None:
-                open_sources = [latest[i] for i in range(len(iterators)) if not done[i]]
+                open_sources = [clocks[i].bound(lateness) for i in range(len(iterators)) if not done[i]]
                 if open_sources and all(t is not None for t in open_sources):
-                    yield from close_upto(min(open_sources) - lateness)
+                    yield from close_upto(min(open_sources) - 1)
                 elif not open_sources and pending:
                     yield from close_upto(max(pending))
     if pending:

@@ -70,10 +70,11 @@ def test_a_partition_gives_argument_texts_only_where_asked():
 
 def test_the_spark_parse_pass_times_and_rejects_lines_as_the_local_reader_does():
     """One grammar: ``parse_pass`` (what a Spark batch runs in its executors) gives every line the local reader's
-    time point or rejection reason, and its statistics rows once per partition of the first segment."""
+    time point or rejection reason, and its record and statistics rows once per partition of the first
+    segment."""
     import json
 
-    from srtopo.rules.partition import CURRENT, REJECTED, STATS, parse_pass
+    from srtopo.rules.partition import CURRENT, RECORD, REJECTED, STATS, parse_pass
     from srtopo.rules.stream import parse_line, read_records, stamp_kind, stamp_value, unit_micros
     lines = ["2024-01-01T00:00:00 a(1)", "2024-01-01T00:00:03 a(2); b(x)", "", "2024-01-01T00:00:01 ",
              "7 a(3)", "2024-01-01T00:00:05+01:00 a(4)", "2023-12-31T23:59:58 a(5)", "2024-01-01T00:00:09 p(",
@@ -83,19 +84,20 @@ def test_the_spark_parse_pass_times_and_rejects_lines_as_the_local_reader_does()
     reasons = {r.line: r.reason for r in rejected}
     stamp = parse_line(lines[0], "log")[1]      # the local reader's time point 0: the first record's timestamp
     origin = {0: (stamp_kind(stamp), stamp_value(stamp))}
-    rows = list(parse_pass(((0, "f", i, text, "log", False) for i, text in enumerate(lines, start=1)), origin,
-                           -1, unit_micros(1), None, 3))
+    rows = list(parse_pass(((0, "f", i, text, "log", False, None) for i, text in enumerate(lines, start=1)),
+                           origin, unit_micros(1), None, 3))
     timed = {r[8]: r[1] for r in rows if r[0] == CURRENT}
     assert timed == local
     assert {r[8]: r[12] for r in rows if r[0] == REJECTED} == reasons
     assert sorted(reasons) == [5, 6, 7, 8] and sorted(local) == [1, 2, 4, 9] and local[9] == 4
+    # a record's first row carries its text (the partition holding it reports the record if it is rejected)
+    assert sorted(r[8] for r in rows if r[0] == CURRENT and r[11] is not None) == [1, 2, 4, 9]
+    records = [r for r in rows if r[0] == RECORD]
+    assert sorted((r[8], r[13]) for r in records) == [(n, p) for n in (1, 2, 4, 9) for p in range(3)]
+    assert all(r[5] for r in records)      # log lines: each its time point whole
     stats = [r for r in rows if r[0] == STATS]
     assert [r[13] for r in stats] == [0, 1, 2]
-    assert json.loads(stats[0][11]) == {"mx": 4, "complete": 4, "atoms": 4, "malformed": 4, "late": 0}
-    # a record at or before the last evaluated time point is late, with the local runner's words
-    late = [r for r in parse_pass([(0, "f", 2, lines[1], "log", False)], origin, 3, unit_micros(1), None, 1)
-            if r[0] == REJECTED]
-    assert [r[12] for r in late] == ["late: time point 3 arrives after time point 3 was evaluated"]
+    assert json.loads(stats[0][11]) == {"malformed": 4}
 
 
 _PIECES = ["a", "b1", "c'", "_d", "Dx", "not", "0", "00", "-0", "7", "-12", "2147483647", "-2147483647",

@@ -62,15 +62,15 @@ def test_without_the_guard_the_typo_makes_every_later_line_late(tmp_path):
     assert got.models[-1].time == 315_532_811
 
 
-def test_the_gap_is_measured_from_the_last_evaluated_time_point(tmp_path):
-    """With --max-gap 10: a record 10 time points after the last evaluated one is accepted, 11 is not; a stream
-    of given time points may start anywhere (nothing was evaluated yet)."""
+def test_the_gap_is_measured_from_the_latest_time_point_of_the_source(tmp_path):
+    """With --max-gap 10: a record 10 time points after its source's latest is accepted, 11 is not; a stream of
+    given time points may start anywhere (its first record is never ahead)."""
     lines = ["2021-03-05T10:00:00 temp(a,1)", "2021-03-05T10:00:10 temp(a,2)", "2021-03-05T10:00:21 temp(a,3)",
              "2021-03-05T10:00:20 temp(a,4)"]
     got = _run("local", lines, tmp_path / "log", max_gap=10)
     assert [m.time for m in got.models] == [0, 10, 20]
     assert [(r.line, r.reason.split(" (")[0]) for r in got.rejected] == [
-        (3, "ahead: time point 21 is more than 10 time points after the last evaluated one")]
+        (3, "ahead: time point 21 is more than 10 time points after time point 10, the latest of its source")]
     given = ['{"time": 1000000, "atoms": ["temp(a,1)"], "end": true}',
              '{"time": 1000010, "atoms": ["temp(a,2)"], "end": true}',
              '{"time": 1000021, "atoms": ["temp(a,3)"], "end": true}']
@@ -78,22 +78,29 @@ def test_the_gap_is_measured_from_the_last_evaluated_time_point(tmp_path):
     assert [m.time for m in got.models] == [1000000, 1000010] and [r.line for r in got.rejected] == [3]
 
 
-def test_the_spark_parse_pass_rejects_far_ahead_records_with_the_local_words():
-    from srtopo.rules.partition import CURRENT, REJECTED, parse_pass
-    from srtopo.rules.stream import ahead_reason, late_reason, parse_line, stamp_kind, stamp_value, unit_micros
-    lines = ["2021-03-05T10:00:00 a(1)", "2021-03-05T10:00:13 a(2)", "2021-03-05T10:00:14 a(3)",
-             '{"time": 99, "atoms": ["a(4)"]}']
+def test_the_spark_passes_reject_late_and_far_ahead_records_with_the_local_words():
+    """The parse pass times the records; the first segment judges them in their source's order from the clock the
+    previous batch left (latest time point 3, a log line: whole), with the words of the local engine."""
+    from srtopo.rules.partition import CURRENT, RECORD, REJECTED, STATS, BatchPlan, judge, parse_pass
+    from srtopo.rules.stream import parse_line, stamp_kind, stamp_value, unit_micros
+    from srtopo.topology.lateness import SourceClock
+    lines = ["2021-03-05T10:00:00 a(1)", "2021-03-05T10:00:13 a(2)", "2021-03-05T10:00:25 a(3)",
+             '{"time": 99, "atoms": ["a(4)"]}', '{"time": 14, "atoms": ["a(5)"]}']
     stamp = parse_line(lines[0], "log")[1]
     origin = {0: (stamp_kind(stamp), stamp_value(stamp))}
-    rows = list(parse_pass(((0, "f", i, text, "detect", False) for i, text in enumerate(lines, start=1)), origin,
-                           3, unit_micros(1), None, 1, 10))
-    assert {r[8]: r[1] for r in rows if r[0] == CURRENT} == {2: 13}
-    assert {r[8]: r[12] for r in rows if r[0] == REJECTED} == {1: late_reason(0, 3), 3: ahead_reason(14, 3, 10, False),
-                                                              4: ahead_reason(99, 3, 10, True)}
-    # nothing evaluated yet: a timestamped record is measured from time point 0, a given one is not measured
-    first = list(parse_pass(((0, "f", i, text, "detect", False) for i, text in enumerate(lines, start=1)), origin,
-                            -1, unit_micros(1), None, 1, 10))
-    assert sorted(r[8] for r in first if r[0] == REJECTED) == [2, 3]
+    rows = list(parse_pass(((0, "f", i, text, "detect", False, None) for i, text in enumerate(lines, start=1)),
+                           origin, unit_micros(1), None, 1))
+    assert {r[8]: r[1] for r in rows if r[0] == CURRENT} == {1: 0, 2: 13, 3: 25, 4: 99, 5: 14}
+    records = [(r[6], None, r[7], r[8], r[1], r[5], int(r[4][1])) for r in rows if r[0] == RECORD]
+    stats = [(r[6], r[11]) for r in rows if r[0] == STATS]
+    plan = BatchPlan(3, {"0": SourceClock(3, True).to_json()}, 1, 0, max_gap=10)
+    hi, meta, rejected = judge(plan, records, stats)
+    local = SourceClock(3, True)
+    assert rejected == {(0, "f", 1): local.late(0, 0), (0, "f", 3): SourceClock(13).ahead(25, 10),
+                        (0, "f", 4): SourceClock(13).ahead(99, 10)}
+    assert rejected[(0, "f", 1)] == "late: time point 0 is more than 0 behind time point 3, the latest of its source"
+    assert (hi, meta["late"], meta["malformed"], meta["atoms"]) == (13, 1, 2, 2)
+    assert meta["clocks"] == {"0": [14, False, None]}     # a JSON record: time point 14 may get more
 
 
 def test_a_running_spark_query_hands_a_batch_over_in_time_order():

@@ -46,7 +46,7 @@ def test_a_log_line_is_its_time_point_whole_as_in_idlvsr():
     assert _evaluated_after(text) == [(0, 1), (1, 2), (2, 4), (3, 4)]
     points, rejects = _points(text)
     assert points == [(0, ["a"]), (1, ["b"]), (2, []), (3, ["d"])]
-    assert [(r.line, r.reason) for r in rejects] == [(3, "late: time point 1 arrives after time point 1 was evaluated")]
+    assert [(r.line, r.reason) for r in rejects] == [(3, "late: time point 1 arrives after its source completed it")]
     points, rejects = _points(text, lateness=1)
     assert points == [(0, ["a"]), (1, ["b", "c"]), (2, []), (3, ["d"])] and not rejects
 

@@ -3,15 +3,17 @@
 A micro-batch is ONE Spark job (docs/spark.md, "Rules on Spark"):
 
 1. the batch's lines are parsed and timed by Python in the executors (``rules.partition.parse_pass``: each
-   source's time point 0 and the last evaluated time point come from the store's meta): a row per atom of an
-   accepted record, a row per rejected line (late records included), and per source its statistics, once for
-   each partition of the first segment;
+   source's time point 0 comes from the store's meta): a row per atom of a timed record, a row per malformed
+   line, and, once for each partition of the first segment, a row per record (its source, place and time
+   point) and per source its statistics;
 2. with the previous entry's pending records and history, the rows go through the segments in order
    (``segments``: consecutive stages keyed alike run in one pass), each routed to its key partition
    (``pmod(crc32(key argument), n)``, one partition for unkeyed segments; rows a segment does not read are
-   spread) where ``rules.partition.segment_pass`` runs: the first segment's tasks compute the time points to
-   evaluate (``closed + 1 .. min_s complete_s - lateness``, empty ones included) from the statistics rows, and
-   every segment evaluates them with one clingo call per time point for all the keys of its partition;
+   spread) where ``rules.partition.segment_pass`` runs: the first segment's tasks judge the records in each
+   source's order from the clocks in the store's meta (``rules.partition.judge``, ``topology.lateness``: late
+   and far-ahead records are dropped and rejected) and compute the time points to evaluate (up to the last one
+   no unfinished source may still send a record for, empty ones included), and every segment evaluates them
+   with one clingo call per time point for all the keys of its partition;
 3. the last segment's rows become the store entry in ONE write (JSON lines from one task, a directory per
    kind: model, history, pending, rejected): a model per evaluated time point (its partitions' parts merged:
    every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates of
@@ -83,31 +85,37 @@ COMMIT_CONF = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
 
 #: a rule source's lines as the stream hands them to a batch: parsed in the batch (its time points depend on
 #: the store's meta), by Python in the executors
-LINE_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, fmt STRING, dup BOOLEAN"
+LINE_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, fmt STRING, dup BOOLEAN, fo BIGINT"
 LINE_FIELDS = tuple(name for name, _type in columns(LINE_COLUMNS))
-ORIGIN_COLUMNS = "src INT, file STRING, line BIGINT, skind STRING, sval BIGINT"
+ORIGIN_COLUMNS = "src INT, file STRING, line BIGINT, fo BIGINT, skind STRING, sval BIGINT"
 
 
 def origins(lines) -> dict:
-    """Each source's time point 0, (kind, value) of its first accepted record with a timestamp in (file, line)
-    order, needed before its records can be timed: one Spark stage, each task handing back its own first
-    record per source (a handful of rows), the earliest taken on the driver."""
+    """Each source's time point 0, (kind, value) of its first accepted record with a timestamp in the source's
+    order (``rules.partition.record_order``), needed before its records can be timed: one Spark stage, each
+    task handing back its own first record per source (a handful of rows), the earliest taken on the driver.
+    A socket's lines come in one partition in arrival order (numbered as ``parse_pass`` numbers them)."""
+    from srtopo.rules.partition import record_order
     schema = arrow_schema(ORIGIN_COLUMNS)
 
     def first(batches):
         from srtopo.rules.stream import GIVEN, record_row
         best: dict = {}
+        arrived = 0
         for batch in batches:
-            for src, file, line, raw, fmt, dup in _arrow_rows(batch, LINE_FIELDS):
-                if src in best and best[src][:2] <= (file, line):
+            for src, file, line, raw, fmt, dup, fo in _arrow_rows(batch, LINE_FIELDS):
+                if line is None:
+                    line, arrived = arrived, arrived + 1
+                if src in best and record_order(src, best[src][2], best[src][0], best[src][1]) <= \
+                        record_order(src, fo, file, line):
                     continue
                 row = record_row(raw if raw is not None else "", fmt, bool(dup))
                 if row is not None and row[5] is None and row[0] != GIVEN:
-                    best[src] = (file, line, row[0], row[1])
+                    best[src] = (file, line, fo, row[0], row[1])
         yield _arrow_batch([(src,) + found for src, found in best.items()], schema)
     found: dict = {}
     for r in lines.mapInArrow(first, ORIGIN_COLUMNS).collect():
-        key = (r["file"], r["line"])
+        key = record_order(r["src"], r["fo"], r["file"], r["line"])
         if r["src"] not in found or key < found[r["src"]][0]:
             found[r["src"]] = (key, [r["skind"], int(r["sval"])])
     return {src: value for src, (_key, value) in found.items()}
@@ -117,7 +125,7 @@ def origins(lines) -> dict:
 _CHUNK = 20000
 
 
-def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int, max_gap: int | None):
+def parse_task(origin: dict, unit_us: int, number_scale, width: int, batch: int):
     """The function that parses and times a batch's lines in the executors (``rules.partition.parse_pass``)."""
     schema = arrow_schema(SEGMENT_COLUMNS)
 
@@ -129,7 +137,7 @@ def parse_task(origin: dict, closed: int, unit_us: int, number_scale, width: int
         def lines():
             for batch in batches:
                 yield from _arrow_rows(batch, LINE_FIELDS)
-        rows = parse_pass(lines(), origin, closed, unit_us, number_scale, width, max_gap)
+        rows = parse_pass(lines(), origin, unit_us, number_scale, width, batch)
         while chunk := list(islice(rows, _CHUNK)):
             yield _arrow_batch(chunk, schema)
     return parse
@@ -221,14 +229,19 @@ class RulesJob(MicroBatchJob):
 
     @staticmethod
     def _meta(previous) -> dict:
+        """The store's meta before the batch; each source's clock (``topology.lateness``) as JSON. An entry of
+        an earlier version kept each source's largest and completed time points instead."""
         if previous is None:
-            return {"origin": {}, "maxtime": {}, "complete": {}, "closed": -1}
-        return previous[1]
+            return {"origin": {}, "clocks": {}, "closed": -1}
+        meta = previous[1]
+        if "clocks" not in meta:
+            meta = dict(meta, clocks={k: [int(v), int(meta["complete"].get(k, v - 1)) == int(v), None]
+                                      for k, v in meta["maxtime"].items()})
+        return meta
 
     def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None) -> BatchPlan:
-        return BatchPlan(int(meta["closed"]), {int(k): int(v) for k, v in meta["maxtime"].items()},
-                         {int(k): int(v) for k, v in meta.get("complete", {}).items()}, self.n_sources,
-                         self.lateness, fixed_hi, self._clock_origin(origin))
+        return BatchPlan(int(meta["closed"]), dict(meta["clocks"]), self.n_sources, self.lateness, fixed_hi,
+                         self._clock_origin(origin), self.max_gap)
 
     # --- the micro-batch --------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
@@ -249,8 +262,8 @@ class RulesJob(MicroBatchJob):
                         origin.setdefault(int(src), value)
                 self._previous(spark, previous)
                 plan = self._plan(meta, origin)
-                records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, closed, self.unit,
-                                                    self.number_scale, self.specs[0].partitions, self.max_gap),
+                records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, self.unit,
+                                                    self.number_scale, self.specs[0].partitions, int(batch_id)),
                                          SEGMENT_COLUMNS)
                 outcome = self._write(spark, plan, target, records)
         finally:
@@ -259,7 +272,7 @@ class RulesJob(MicroBatchJob):
         got = json.loads(outcome["meta"])
         hi = int(got["hi"])
         meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
-                "maxtime": got["maxtime"], "complete": got["complete"], "closed": hi}
+                "clocks": got["clocks"], "closed": hi}
         n_models = max(0, hi - closed)
         record = {"phases_s": {"plan_write": round(written - started, 4)},
                   "tuples": got["atoms"], "malformed": got["malformed"], "late": got["late"],
@@ -387,7 +400,7 @@ class RulesJob(MicroBatchJob):
         store entry ``final``; returns its models."""
         meta = self._meta(last)
         closed = int(meta["closed"])
-        hi = max((int(v) for v in meta["maxtime"].values()), default=closed)
+        hi = max((int(v[0]) for v in meta["clocks"].values() if v[0] is not None), default=closed)
         if hi <= closed:
             return None
         spark = self.spark

@@ -27,6 +27,7 @@ from srtopo.topology.tnt import (
     NO_TIME,
     NOT_UTF8,
     OUT_OF_RANGE,
+    PUNCT_PATTERN,
     REPLACEMENT,
     WS,
     WS_CHARS,
@@ -34,7 +35,6 @@ from srtopo.topology.tnt import (
 from srtopo.topology.tsv import REASON as TUPLE_REASON
 
 SEP = "\u001f"
-PUNCT_PATTERN = r"^[ \t]*#[ \t]*watermark[ \t]+(-?[0-9]+)[ \t\r]*(?![\s\S])"   # (?!...): end of input, see tnt.WS
 NEWLINES = "\n"   # a single-character split takes Java's fast path; a trailing \r is trimmed per line
 
 
@@ -109,14 +109,22 @@ def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
     return reader.load(path)
 
 
-def _file_lines(spark, source, index: int):
-    """(src, file, line, raw) of a file source: each file read once, whole, split into numbered lines."""
+#: a file's place in its directory's order (``topology.sources.file_order``): modification time in milliseconds
+FILE_ORDER = "unix_millis(_metadata.file_modification_time)"
+
+
+def _file_lines(spark, source, index: int, order: bool = False):
+    """(src, file, line, raw) of a file source: each file read once, whole, split into numbered lines; with
+    ``order`` also fo, the file's modification time in milliseconds (what orders a directory's files)."""
     F = _F()
     raw = _file_reader(spark, source.path, source.files_per_batch, source.glob)
     # a byte-order mark before a file's first line is not data (as decoded_lines drops it for the local runner)
     text = F.when(F.col("value").startswith("\ufeff"), F.expr("substring(value, 2)")).otherwise(F.col("value"))
-    lines = raw.select(F.col("_metadata.file_path").alias("file"), F.posexplode(F.split(text, NEWLINES)).alias("pos", "raw"))
-    return lines.select(F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"), "raw")
+    extra = [F.expr(FILE_ORDER).alias("fo")] if order else []
+    lines = raw.select(F.col("_metadata.file_path").alias("file"), *extra,
+                       F.posexplode(F.split(text, NEWLINES)).alias("pos", "raw"))
+    return lines.select(F.lit(index).alias("src"), "file", (F.col("pos") + 1).cast("bigint").alias("line"), "raw",
+                        *(["fo"] if order else []))
 
 
 def _tnt(spark, source: TntFiles, index: int):
@@ -180,19 +188,28 @@ def _tuples(spark, source: TupleFiles, index: int):
         F.when(~ok, F.lit(TUPLE_REASON)).alias("reason"))
 
 
+def _socket_reader(spark, host: str, port: str):
+    """Spark's socket source in ONE partition: it deals a batch's lines round-robin over the default parallelism
+    otherwise, and arrival order is the order lateness is decided in (``topology.lateness``)."""
+    return spark.readStream.format("socket").option("host", host).option("port", port) \
+        .option("numPartitions", "1").load()
+
+
 def atom_frame(spark, source: AtomLog, index: int):
     """The streaming DataFrame of an atom source's lines (``spark.rules.LINE_COLUMNS``: the batch parses and
-    times them): a file or directory read whole per file (numbered lines), or ``tcp://HOST:PORT``."""
+    times them): a file or directory read whole per file (numbered lines, with the file's order), or
+    ``tcp://HOST:PORT`` (one partition, in arrival order, without line numbers)."""
     F = _F()
     if source.spec.startswith("tcp://"):
         host, _, port = source.spec[len("tcp://"):].rpartition(":")
-        raw = spark.readStream.format("socket").option("host", host or "127.0.0.1").option("port", port).load()
+        raw = _socket_reader(spark, host or "127.0.0.1", port)
         lines = raw.select(F.lit(index).alias("src"), F.lit(source.spec).alias("file"),
-                           F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
+                           F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"),
+                           F.lit(None).cast("bigint").alias("fo"))
     else:
-        lines = _file_lines(spark, TntFiles(source.spec, source.files_per_batch), index)
+        lines = _file_lines(spark, TntFiles(source.spec, source.files_per_batch), index, order=True)
     return lines.select("src", "file", "line", "raw", F.lit(source.stream_format).alias("fmt"),
-                        F.lit(bool(source.duplicates)).alias("dup"))
+                        F.lit(bool(source.duplicates)).alias("dup"), "fo")
 
 
 READERS = {TntFiles: _tnt, TupleFiles: _tuples, RdfFiles: _rdf, SocketLines: _socket, Rate: _rate}
