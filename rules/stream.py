@@ -567,6 +567,8 @@ def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0
             counters.late += 1
         else:
             counters.malformed += 1
+        if record.source.startswith("tcp://"):     # a socket's lines are not numbered (as on Spark)
+            record = RejectedRecord(record.source, None, record.text, record.reason)
         sink.reject(record)
 
     streams, names = [], []

@@ -288,6 +288,15 @@ def _socket_lines(host: str, port: int) -> Iterator[str]:
         yield from decoded_lines(handle)
 
 
+def _unnumbered(records) -> Iterator:
+    """A socket's records: its rejected records have no line (as on Spark); its tuples keep their arrival
+    number (a role assertion's two tuples are one rejected record)."""
+    for record in records:
+        if record.__class__ is RejectedRecord:
+            record = RejectedRecord(record.source, None, record.text, record.reason)
+        yield record
+
+
 def tuple_batches(source, index: int = 0) -> Iterator[Iterator]:
     """The batches of a tuple source: each an iterator of (tuple, source name, line, ``index``), RejectedRecord
     or Punctuation (whose ``line`` is ``index``), in the source's order."""
@@ -299,7 +308,8 @@ def tuple_batches(source, index: int = 0) -> Iterator[Iterator]:
         return _file_batches(source, lambda f: _rdf_file(f, source.rdf_format, index))
     if isinstance(source, SocketLines):
         name = source.describe()
-        return iter([_located(tnt_records(_socket_lines(source.host, source.port), name, True), name, 0, index)])
+        return iter([_unnumbered(_located(tnt_records(_socket_lines(source.host, source.port), name, True), name, 0,
+                                          index))])
     if isinstance(source, Tuples):
         def records(chunk, start):
             for i, (s, c, t) in enumerate(chunk, start + 1):
@@ -415,6 +425,7 @@ class LocalRunner:
         counters = engine.counters
         batches = []
         per_source = [tuple_batches(s, k) for k, s in enumerate(sources)]
+        sockets = {s.describe() for s in sources if isinstance(s, SocketLines)}    # rejected without a line
         ended: set[int] = set()
         index = 0
         while True:
@@ -451,8 +462,8 @@ class LocalRunner:
                     tuple_, source, line, _k = item
                     if (source, line) not in late_lines:   # a role assertion is two tuples: one record per line
                         late_lines.add((source, line))
-                        sink.reject(RejectedRecord(source, line, f"{tuple_.time}\t{tuple_.subject} {tuple_.asserted}",
-                                                   engine.why))
+                        sink.reject(RejectedRecord(source, None if source in sockets else line,
+                                                   f"{tuple_.time}\t{tuple_.subject} {tuple_.asserted}", engine.why))
             batches.append(BatchMetrics(index, counters.records - records_before, _time.perf_counter() - started,
                                         counters.outputs - outputs_before))
             index += 1
