@@ -81,11 +81,15 @@ def test_spark_sql(golden, physical_plan, window):
     topology = compile_ltm(load_tbox(TEX), [1, 2], parallelism=[2, 3])
     tables = build_tables(topology)
     names = {k: f"v_{k}" for k in ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc",
-                                   "in", "bnd", "acc", "r", "kept", "rows", "routed", "routed_all", "win")}
-    sql = SqlBuilder(names, tables, topology, window, physical_plan, partitions=4)
+                                   "in", "bnd", "ent", "r", "kept", "rows", "routed", "routed_all", "win")}
+    sql = SqlBuilder(names, tables, topology, window, physical_plan, partitions=4, lateness=0)
     bounds = bounds_for({}, NEG, 1, 0, window)
+    unbounded = SqlBuilder(names, tables, topology, window, physical_plan, partitions=4, lateness=None)
     statements = {
-        "batch cache": sql.batch_cache_sql("v_in", "v_acc"), "batch counters": sql.batch_stats_sql("v_newc", "v_acc"),
+        "batch cache, unbounded lateness": unbounded.batch_cache_sql("v_in"),
+        "batch counters, unbounded lateness": unbounded.batch_stats_sql("v_newc"),
+        "batch cache": sql.batch_cache_sql("v_in"), "batch counters": sql.batch_stats_sql("v_newc"),
+        "batch, nothing late": sql.late_sql(None, False), "batch, late tuples": sql.late_sql("v_ent", True),
         "window": sql.window_sql(bounds), "reports": sql.reports_sql(bounds), "kept state": sql.kept_sql(bounds),
         "routed / staged rows": sql.routed_sql(bounds) if physical_plan == "fused" else sql.staged_rows_sql(bounds),
         "write": sql.write_sql("v_routed" if physical_plan == "fused" else None,

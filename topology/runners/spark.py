@@ -430,7 +430,7 @@ class SparkRunner:
             from srtopo.topology.spark.sources import atom_frame
             frames = [atom_frame(spark, source, i) for i, source in enumerate(sources)]
         else:
-            frames = [frame(spark, source, i) for i, source in enumerate(sources)]
+            frames = [frame(spark, source, i, ordered=lateness is not None) for i, source in enumerate(sources)]
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins, hand_over)
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources))
         handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))

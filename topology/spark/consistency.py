@@ -10,17 +10,18 @@ from __future__ import annotations
 import time as _time
 
 from srtopo.topology.ir import Topology
+from srtopo.topology.lateness import SourceClock
 from srtopo.topology.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.topology.spark.sql import (
     NEG,
     STATE_COLUMNS,
     STORED_STATE_COLUMNS,
     SqlBuilder,
-    accept_sql,
     asserted_names,
     bounds_for,
     bounds_sql,
     build_tables,
+    file_entries,
     id_tables,
     watermark,
     with_bounds_sql,
@@ -29,6 +30,9 @@ from srtopo.topology.spark.streaming import BatchOutcome, MicroBatchJob, empty_f
 
 PHYSICAL_PLANS = ("fused", "staged")
 CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+#: a file that may hold late tuples (``spark.sql.file_entries``): its source and key, the largest time and the
+#: floor of its source before it, whether it has a possible descent, its name
+ENTRY_COLUMNS = "src INT, fk BIGINT, e_max BIGINT, e_floor BIGINT, cand BOOLEAN, name STRING"
 REPORT_COLUMNS = ("subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, "
                   "stage STRING, topology STRING")
 #: how an entry's store is written: JSON lines (``SqlBuilder.write_sql``); an entry whose meta does not say
@@ -66,7 +70,7 @@ class ConsistencyJob(MicroBatchJob):
                             for aid, name in enumerate(asserted_names(self.tables))}
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
-                       "acc", "r", "kept", "rows", "routed", "routed_all", "win")}
+                       "ent", "r", "kept", "rows", "routed", "routed_all", "win")}
         self._tables_ready = None
         self._sql = None
 
@@ -86,7 +90,8 @@ class ConsistencyJob(MicroBatchJob):
     def sql(self) -> SqlBuilder:
         if self._sql is None:
             self._sql = SqlBuilder(self.names, self.tables, self.topology, self.window, self.physical_plan,
-                                   partitions=int(self.spark.conf.get("spark.sql.shuffle.partitions")))
+                                   partitions=int(self.spark.conf.get("spark.sql.shuffle.partitions")),
+                                   lateness=self.lateness)
         return self._sql
 
     def start(self, frames, checkpoint, sinks, **kwargs):
@@ -106,20 +111,32 @@ class ConsistencyJob(MicroBatchJob):
         else:
             self._empty_state.createOrReplaceTempView(self.names["prevc"])
 
-    def _bounds_views(self, spark, bounds, with_new: bool = True) -> None:
-        """Register the batch's bounds (a one-row relation) and the state/batch views that carry them."""
+    def _bounds_views(self, spark, bounds, with_new: bool = True, entries: list | None = None) -> None:
+        """Register the batch's bounds (a one-row relation) and the state/batch views that carry them; the batch's
+        view says which tuples are late (``SqlBuilder.late_sql``: ``entries`` are the files that may hold
+        some, as data, never literals in the SQL)."""
         n = self.names
         spark.sql(bounds_sql(bounds)).createOrReplaceTempView(n["bnd"])
         spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
         if with_new:
-            spark.sql(with_bounds_sql(n["newc"], n["bnd"])).createOrReplaceTempView(n["new"])
+            view = None
+            if entries:
+                local_view(spark, entries, ENTRY_COLUMNS, n["ent"])
+                view = n["ent"]
+            spark.sql(self.sql().late_sql(view, any(e[4] for e in entries or ()))).createOrReplaceTempView(n["new"])
 
     @staticmethod
     def _previous_meta(previous):
+        """Each source's clock (src -> SourceClock) and the closed bound; an entry of an earlier version kept
+        each source's largest time (raised by punctuation to T + lateness) instead of a clock."""
         if previous is None:
             return {}, NEG
         meta = previous[1]
-        return {int(k): v for k, v in meta["maxtime"].items()}, int(meta["closed"])
+        if "clocks" in meta:
+            clocks = {int(k): SourceClock.from_json(v) for k, v in meta["clocks"].items()}
+        else:
+            clocks = {int(k): SourceClock(v) for k, v in meta["maxtime"].items() if v is not None}
+        return clocks, int(meta["closed"])
 
     def _observed(self, spark, sql: str, exprs: list[str], view: str):
         """Register ``sql`` as a view whose rows pass an Observation (metrics computed by the write itself)."""
@@ -139,11 +156,9 @@ class ConsistencyJob(MicroBatchJob):
         self._register_tables(spark)
         n = self.names
         sq = self.sql()
-        maxtime, closed = self._previous_meta(previous)
+        clocks, closed = self._previous_meta(previous)
         self._state_view(previous, spark)
         df.createOrReplaceTempView(n["in"])
-        # W_{b-1}: which records are late is known before the batch is read
-        spark.sql(accept_sql(watermark(maxtime, self.n_sources, self.lateness))).createOrReplaceTempView(n["acc"])
         spark.catalog.dropTempView(n["newc"])
         target = self.store.entry(batch_id)
         try:
@@ -152,14 +167,19 @@ class ConsistencyJob(MicroBatchJob):
                 # 2-6x slower). LAZY: the counters aggregate below is the job that parses the batch and fills the
                 # cache (an eager CACHE TABLE ran a separate count job over it first). The cache's settings are
                 # those in force when it is declared, hence inside this block.
-                spark.sql(f"CACHE LAZY TABLE {n['newc']} AS {sq.batch_cache_sql(n['in'], n['acc'])}")
+                spark.sql(f"CACHE LAZY TABLE {n['newc']} AS {sq.batch_cache_sql(n['in'])}")
                 parsed = _time.perf_counter()
                 # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
-                stats = spark.sql(sq.batch_stats_sql(n["newc"], n["acc"])).collect()   # sources x vocabulary rows
+                stats = spark.sql(sq.batch_stats_sql(n["newc"])).collect()   # sources x vocabulary (x files) rows
             counted = _time.perf_counter()
-            m, cur_max = self._batch_counters(stats, maxtime)
-            b = bounds_for(maxtime, closed, self.n_sources, self.lateness, self.window, cur_maxtime=cur_max)
-            self._bounds_views(spark, b)
+            m, cur, accepted, entries = self._batch_counters(stats, clocks)
+            b = bounds_for(clocks, closed, self.n_sources, self.lateness, self.window, cur_clocks=cur)
+            self._bounds_views(spark, b, entries=entries)
+            if entries:     # some file may hold late tuples: count them per (source, concept) for the counters
+                for r in spark.sql(sq.late_counts_sql()).collect():
+                    accepted[(r["src"], r["aid"])] -= r["late"]
+                    m["late"] += r["late"]
+            self._stage_counters(m, accepted)
             spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
             obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
             obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
@@ -181,9 +201,10 @@ class ConsistencyJob(MicroBatchJob):
         written = _time.perf_counter()
         for obs in (obs_rep, obs_kept, obs_new):
             m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
-        meta = {"batch": int(batch_id), "store": STORE_FORMAT, "maxtime": {str(k): v for k, v in sorted(cur_max.items())},
+        meta = {"batch": int(batch_id), "store": STORE_FORMAT,
+                "clocks": {str(k): c.to_json() for k, c in sorted(cur.items())},
                 "closed": int(b.hi), "accept": int(b.accept),
-                "watermark": int(watermark(cur_max, self.n_sources, self.lateness))}
+                "watermark": int(watermark(cur, self.n_sources, self.lateness))}
         n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
         record = {"phases_s": {"setup": round(parsed - started, 4),
                                "read_parse_cache_count": round(counted - parsed, 4),
@@ -206,33 +227,55 @@ class ConsistencyJob(MicroBatchJob):
             rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
 
-    def _batch_counters(self, stats, maxtime: dict):
-        """Counters and cumulative max times of a batch from its (source, concept) aggregate rows."""
-        L = 0 if self.lateness is None else int(self.lateness)
+    def _batch_counters(self, stats, clocks: dict):
+        """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones
+        included until ``late_counts_sql`` says how many) and the entries of the files that may hold late
+        tuples (``file_entries``; none without a bounded lateness), from the batch's aggregate rows."""
         m = {"tuples": 0, "malformed": 0, "late": 0, "punctuations": 0, "irrelevant": 0}
-        cur_max = dict(maxtime)
+        cur = {k: SourceClock(c.latest, c.whole, c.floor) for k, c in clocks.items()}
+        accepted: dict = {}
+        files: dict = {}
+        for r in stats:
+            src = int(r["src"])
+            m["tuples"] += r["tuples"]
+            m["malformed"] += r["malformed"]
+            m["punctuations"] += r["punctuations"]
+            accepted[(src, r["aid"])] = accepted.get((src, r["aid"]), 0) + r["tuples"]
+            if self.lateness is None:
+                clock = cur.setdefault(src, SourceClock())
+                if r["max_t"] is not None:
+                    clock.accept(int(r["max_t"]))
+                if r["max_p"] is not None:
+                    clock.punctuate(int(r["max_p"]))
+                continue
+            f = files.setdefault((src, int(r["fk"])), {"fo": None, "name": None, "min_t": None, "max_t": None,
+                                                       "max_p": None, "dsc": False})
+            for key, pick in (("fo", max), ("name", max), ("min_t", min), ("max_t", max), ("max_p", max)):
+                value = r["file" if key == "name" else key]
+                if value is not None:
+                    f[key] = value if f[key] is None else pick(f[key], value)
+            f["dsc"] = f["dsc"] or bool(r["dsc"])
+        entries = []
+        if self.lateness is not None:
+            cur, entries = file_entries(cur, files, int(self.lateness))
+        return m, cur, accepted, entries
+
+    def _stage_counters(self, m: dict, accepted: dict) -> None:
+        """Per-stage counters from the accepted tuples per (source, asserted concept id) and the IR's routing."""
         keys = ("records_in", "cached_in", "forwarded", "inferred", "ops_evaluated")
         for k in range(len(self.topology.stages)):
             for key in keys:
                 m[f"{key}_{k}"] = 0
-        for r in stats:
-            m["tuples"] += r["accepted"] + r["late"]
-            m["late"] += r["late"]
-            m["malformed"] += r["malformed"]
-            m["punctuations"] += r["punctuations"]
-            for v in (r["max_t"], None if r["max_p"] is None else r["max_p"] + L):
-                if v is not None:
-                    s_ = int(r["src"])
-                    cur_max[s_] = int(v) if cur_max.get(s_) is None else max(cur_max[s_], int(v))
-            if r["accepted"]:
-                multipliers = self.multipliers.get(r["aid"])   # none for a concept no stage reads (aid NULL)
-                if not multipliers:
-                    m["irrelevant"] += r["accepted"]
-                    continue
-                for k, values in enumerate(multipliers):
-                    for key, value in zip(keys, values):
-                        m[f"{key}_{k}"] += r["accepted"] * value
-        return m, cur_max
+        for (_src, aid), count in accepted.items():
+            if not count:
+                continue
+            multipliers = self.multipliers.get(aid)   # none for a concept no stage reads (aid NULL)
+            if not multipliers:
+                m["irrelevant"] += count
+                continue
+            for k, values in enumerate(multipliers):
+                for key, value in zip(keys, values):
+                    m[f"{key}_{k}"] += count * value
 
     def _report_frame(self, df):
         return df.selectExpr(*[f"{v} AS {k}" for k, v in self.sql().report_fields().items()])
@@ -241,8 +284,8 @@ class ConsistencyJob(MicroBatchJob):
     def close(self, last):
         self._register_tables(self.spark)
         self._sql = None
-        maxtime, closed = self._previous_meta(last)
-        bounds = bounds_for(maxtime, closed, self.n_sources, self.lateness, self.window, final=True)
+        clocks, closed = self._previous_meta(last)
+        bounds = bounds_for(clocks, closed, self.n_sources, self.lateness, self.window, final=True)
         self._state_view(last, self.spark)
         self._bounds_views(self.spark, bounds, with_new=False)
         self.spark.sql(self.sql().window_sql(bounds, with_new=False)).createOrReplaceTempView(self.names["win"])

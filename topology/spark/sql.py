@@ -3,16 +3,19 @@ micro-batch (fused and staged physical plans).
 
 Event-time protocol (all numbers are derived from data a replay of the batch sees identically):
 
-* ``maxtime[s]``: the largest event time seen from source s through batch b (cumulative, kept in the
-  store), raised by punctuation lines ``# watermark T`` to T + lateness.
-* watermark ``W_b = min_s maxtime[s] - lateness`` (NEG while some source has sent nothing, or when the
-  lateness is unbounded): Streamlog's synchronized union - time t is final only once every source's
-  watermark passed it.
-* batch b accepts tuples with time >= W_{b-1}; older ones go to the rejected sink as late.
+* each source s has a clock (``topology.lateness.SourceClock``, kept in the store): the largest event time
+  ``M_s`` of its tuples and its floor ``F_s`` (the largest punctuation ``# watermark T``) through batch b.
+* a tuple is **late** when it is below its source's floor, or more than the lateness L behind the largest
+  time of the tuples of its source before it, in the source's input order (a directory's files by
+  modification time then name, a file's lines in order, a socket's lines in arrival order): whatever the
+  other sources sent and however the input is cut into batches (``LATENESS_COLUMNS``, ``late_sql``).
+* watermark ``W_b = min_s max(M_s - L, F_s)`` (NEG while some source has sent nothing, or when the lateness
+  is unbounded): Streamlog's synchronized union - time t is final only once every source's watermark passed
+  it. No tuple a source may still send is accepted below it.
 * batch b *closes* the report times [F_{b-1}, F_b) with F_b = W_b (its own watermark, from a tiny max(time)
   aggregate over the batch's input): every tuple with time < W_b that will ever be accepted is in the state
-  written by batch b-1 or accepted by batch b (batch b+1 accepts only time >= W_b), so the closing join reads
-  that state UNION the batch's accepted rows. A report (x, t) is therefore computed exactly once, when t closes, from every tuple that
+  written by batch b-1 or accepted by batch b, so the closing join reads that state UNION the batch's
+  accepted rows. A report (x, t) is therefore computed exactly once, when t closes, from every tuple that
   can reach it (no "already emitted" memory, no duplicates across batches or stages).
 * the state written by batch b keeps rows with time >= F_b - w (the next closing needs nothing older).
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from srtopo.topology.ir import Topology
+from srtopo.topology.lateness import SourceClock
 
 NEG = -(2 ** 62)
 POS = 2 ** 62
@@ -121,27 +125,58 @@ def _strs(names) -> str:
 
 @dataclass(frozen=True)
 class BatchBounds:
-    accept: int        # tuples with time < accept are late (W_{b-1})
+    accept: int        # no tuple below this can still be accepted (W_{b-1})
     lo: int            # close report times in [lo, hi)
     hi: int
     keep: int          # state rows with time >= keep survive
-    maxtime: dict      # src -> cumulative max time through b-1 (None: nothing yet)
 
 
-def watermark(maxtime: dict, n_sources: int, lateness: int | None) -> int:
-    if lateness is None or len([v for v in maxtime.values() if v is not None]) < n_sources:
+def watermark(clocks: dict, n_sources: int, lateness: int | None) -> int:
+    """``min_s max(M_s - L, F_s)`` over the sources' clocks (src -> SourceClock); NEG while a source has sent
+    nothing or when the lateness is unbounded."""
+    if lateness is None:
         return NEG
-    return max(NEG, min(maxtime[s] for s in range(n_sources)) - lateness)
+    horizons = [clocks[s].horizon(lateness) if s in clocks else None for s in range(n_sources)]
+    if any(h is None for h in horizons):
+        return NEG
+    return max(NEG, min(horizons))
 
 
-def bounds_for(prev_maxtime: dict, prev_closed: int, n_sources: int, lateness: int | None,
-               window: int | None, final: bool = False, cur_maxtime: dict | None = None) -> BatchBounds:
-    """cur_maxtime (cumulative max times through this batch, from the batch's own input): close up to the
-    batch's watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
-    w_prev = watermark(prev_maxtime, n_sources, lateness)
-    hi = POS if final else (w_prev if cur_maxtime is None else max(w_prev, watermark(cur_maxtime, n_sources, lateness)))
+def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: int | None,
+               window: int | None, final: bool = False, cur_clocks: dict | None = None) -> BatchBounds:
+    """cur_clocks (the sources' clocks through this batch, from the batch's own input): close up to the batch's
+    watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
+    w_prev = watermark(prev_clocks, n_sources, lateness)
+    hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
     keep = NEG if window is None else max(NEG, hi - window)
-    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, maxtime=dict(prev_maxtime))
+    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep)
+
+
+def file_entries(clocks: dict, files: dict, lateness: int) -> tuple[dict, list]:
+    """Judge a batch's files in each source's order (modification time, then name: ``topology.sources.file_order``)
+    from the sources' clocks before the batch (src -> SourceClock, updated in place to the clocks after it).
+
+    ``files``: (src, file key) -> {"fo", "name", "min_t", "max_t", "max_p", "dsc"} from the batch's counters
+    aggregate. Returns the clocks and the entries of the files that may hold late tuples, (src, file key,
+    largest time of the source before the file, floor before it, whether the file has a possible descent,
+    name): a file in time order whose smallest time is not below its source's bound when it starts has none
+    (the common case, which then costs nothing more); one with a possible descent gets the exact prefix
+    maximum inside the file (``late_sql``)."""
+    from urllib.parse import unquote
+    entries = []
+    for (src, fk), f in sorted(files.items(), key=lambda kv: (kv[0][0], kv[1]["fo"] or 0,
+                                                              unquote((kv[1]["name"] or "").rsplit("/", 1)[-1]),
+                                                              kv[0][1])):
+        clock = clocks.setdefault(src, SourceClock())
+        bound = clock.horizon(lateness)
+        if f["dsc"] or (f["min_t"] is not None and bound is not None and f["min_t"] < bound):
+            entries.append((src, fk, NEG if clock.latest is None else clock.latest,
+                            NEG if clock.floor is None else clock.floor, bool(f["dsc"]), f["name"]))
+        if f["max_t"] is not None:
+            clock.accept(f["max_t"])
+        if f["max_p"] is not None:
+            clock.punctuate(f["max_p"])
+    return clocks, entries
 
 
 def _i(value: int) -> str:
@@ -149,20 +184,14 @@ def _i(value: int) -> str:
 
 
 def bounds_sql(b: BatchBounds) -> str:
-    """The batch's bounds as a one-row relation (b_accept, b_lo, b_hi, b_keep).
+    """The batch's bounds as a one-row relation (b_lo, b_hi, b_keep).
 
     The batch SQL reads the bounds from this relation (cross-joined onto the batch and the state) instead
     of inlining them as literals: Spark's code generator inlines BIGINT literals into the generated Java,
     so per-batch literals made every batch compile new classes (~9 Janino compiles) that the JVM then had
     to JIT-compile again - measured at ~7 s of compiler CPU per 500k-tuple batch on 2 cores, about 40% of
     the machine. An inline table is a LocalRelation whose values are data, never folded into the code."""
-    return (f"SELECT * FROM VALUES ({_i(b.accept)}, {_i(b.lo)}, {_i(b.hi)}, {_i(b.keep)}) "
-            f"AS t(b_accept, b_lo, b_hi, b_keep)")
-
-
-def accept_sql(accept: int) -> str:
-    """W_{b-1} as a one-row relation (b_accept), known before the batch's own max times (see bounds_sql)."""
-    return f"SELECT * FROM VALUES ({_i(accept)}) AS t(b_accept)"
+    return f"SELECT * FROM VALUES ({_i(b.lo)}, {_i(b.hi)}, {_i(b.keep)}) AS t(b_lo, b_hi, b_keep)"
 
 
 def with_bounds_sql(relation: str, bounds_view: str) -> str:
@@ -174,13 +203,15 @@ class SqlBuilder:
     """Builds the one SQL statement of a micro-batch for the fused or the staged physical plan."""
 
     def __init__(self, names: dict, tables: Tables, topology: Topology, window: int | None,
-                 physical_plan: str = "fused", partitions: int = 4):
+                 physical_plan: str = "fused", partitions: int = 4, lateness: int | None = None):
         self.n = names
         self.tables = tables
         self.topology = topology
         self.window = window
         self.physical_plan = physical_plan
         self.partitions = partitions
+        #: a bounded lateness: the batch carries what judging it in each source's order needs
+        self.lateness = lateness
 
     # --- pieces -------------------------------------------------------------------------------
     def _closing(self, b: BatchBounds, stage: int | None) -> str:
@@ -286,29 +317,84 @@ class SqlBuilder:
                 f"min(named_struct('stage', stage, 'pid', pid, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m "
                 f"GROUP BY subject, time)")
 
-    def batch_cache_sql(self, parsed: str, accept_view: str) -> str:
+    def batch_cache_sql(self, parsed: str) -> str:
         """The parsed batch as cached for the batch's jobs: the asserted concept as its id (``aid``, NULL for a
         concept no stage reads), and the columns only rejected records need (file, line, concept name, raw
         text, reason) NULL for every other record. Measured: the wide rows (the file path and the concept IRI
-        on every tuple) were ~10% of all task CPU to build into the cache and to read back."""
-        late = "(n.ik = 't' AND n.time < a.b_accept)"
-        bad = f"(n.ik = 'x' OR {late})"
-        return (f"SELECT /*+ BROADCAST(m), BROADCAST(a) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
-                f"CASE WHEN {bad} THEN n.file END AS file, CASE WHEN {bad} THEN n.line END AS line, "
-                f"CASE WHEN {late} THEN n.concept END AS concept, n.raw, n.reason "
-                f"FROM {parsed} n LEFT JOIN {self.n['amap']} m ON n.ik = 't' AND m.asserted = n.concept "
-                f"CROSS JOIN {accept_view} a")
+        on every tuple) were ~10% of all task CPU to build into the cache and to read back.
 
-    def batch_stats_sql(self, batch: str, accept_view: str) -> str:
+        With a bounded lateness a tuple's lateness is judged after the counters (``late_sql``): every row keeps
+        its line, its file key and whether it is a possible descent (``spark.sources.parse_lines``), a file's
+        first row its name and order, and a tuple of a concept no stage reads its concept name (a late one's
+        text needs it)."""
+        amap = (f"FROM {parsed} n LEFT JOIN {self.n['amap']} m ON n.ik = 't' AND m.asserted = n.concept")
+        if self.lateness is None:
+            return (f"SELECT /*+ BROADCAST(m) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
+                    f"CASE WHEN n.ik = 'x' THEN n.file END AS file, CASE WHEN n.ik = 'x' THEN n.line END AS line, "
+                    f"CAST(NULL AS STRING) AS concept, n.raw, n.reason {amap}")
+        # a socket's rows (no line numbers) come in one partition in arrival order: their place in it orders them
+        return (f"SELECT /*+ BROADCAST(m) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
+                f"CASE WHEN n.ik = 'x' OR n.fst THEN n.file END AS file, "
+                f"coalesce(n.line, monotonically_increasing_id()) AS line, "
+                f"CASE WHEN n.ik = 't' AND m.aid IS NULL THEN n.concept END AS concept, n.raw, n.reason, "
+                f"CASE WHEN n.fst THEN n.fo END AS fo, n.fk, n.dsc {amap}")
+
+    def batch_stats_sql(self, batch: str) -> str:
         """Per (source, asserted concept) counts and max event times of the cached batch: one small hash
         aggregate (rows = sources x vocabulary, never per tuple). It gives the batch's own watermark (so the
         batch can close up to W_b) and every per-batch counter; per-stage input counts follow on the driver
-        from the lookup table. (Observing these on the 500k routed rows, as before, cost ~1 s per batch.)"""
-        return (f"SELECT /*+ BROADCAST(a) */ src, aid, count_if(ik = 't' AND time >= a.b_accept) AS accepted, "
-                f"count_if(ik = 't' AND time < a.b_accept) AS late, count_if(ik = 'x') AS malformed, "
-                f"count_if(ik = 'p') AS punctuations, max(CASE WHEN ik = 't' THEN time END) AS max_t, "
-                f"max(CASE WHEN ik = 'p' THEN time END) AS max_p "
-                f"FROM {batch} CROSS JOIN {accept_view} a GROUP BY src, aid")
+        from the lookup table. (Observing these on the 500k routed rows, as before, cost ~1 s per batch.)
+
+        With a bounded lateness also per file (rows = files x vocabulary): its name and order, smallest and
+        largest times and punctuation, and whether it has a possible descent: what ``file_entries`` judges the
+        files by."""
+        counts = ("count_if(ik = 't') AS tuples, count_if(ik = 'x') AS malformed, count_if(ik = 'p') AS punctuations, "
+                  "max(CASE WHEN ik = 't' THEN time END) AS max_t, max(CASE WHEN ik = 'p' THEN time END) AS max_p")
+        if self.lateness is None:
+            return f"SELECT src, aid, {counts} FROM {batch} GROUP BY src, aid"
+        return (f"SELECT src, fk, aid, {counts}, min(CASE WHEN ik = 't' THEN time END) AS min_t, "
+                f"bool_or(dsc) AS dsc, max(file) AS file, max(fo) AS fo FROM {batch} GROUP BY src, fk, aid")
+
+    def late_sql(self, entries: str | None, descents: bool) -> str:
+        """The cached batch with its bounds and whether each tuple is late, with why (``late``, ``why``).
+
+        Without ``entries`` (no file of the batch may hold a late tuple, or the lateness is unbounded) nothing
+        is: the columns are constants. Otherwise the batch is joined (broadcast) with the entries of the files
+        that may (``file_entries``: the largest time of the source and its floor before the file): a tuple is
+        late when it is below the floor or more than the lateness behind the largest time before it; inside a
+        file with a possible descent (``descents``) that takes the largest time (and punctuation) of the
+        file's earlier lines, a window ordered by line over that file's rows alone."""
+        n = self.n
+        if entries is None:
+            return (f"SELECT /*+ BROADCAST(bnd) */ r.*, bnd.*, false AS late, CAST(NULL AS STRING) AS why "
+                    f"FROM {n['newc']} r CROSS JOIN {n['bnd']} bnd")
+        L = int(self.lateness)
+        cols = "src, part, ik, time, subject, aid, line, concept, raw, reason, fk"
+        joined = (f"SELECT /*+ BROADCAST(e) */ r.src, r.part, r.ik, r.time, r.subject, r.aid, r.line, r.concept, "
+                  f"r.raw, r.reason, r.fk, coalesce(r.file, e.name) AS file, e.e_max, e.e_floor, "
+                  f"coalesce(e.cand, false) AS cand FROM {n['newc']} r LEFT JOIN {entries} e "
+                  f"ON e.src = r.src AND e.fk = r.fk")
+        plain = f"SELECT {cols}, file, e_max, e_floor, CAST(NULL AS BIGINT) AS pm, CAST(NULL AS BIGINT) AS pf " \
+                f"FROM ({joined}) WHERE NOT cand"
+        if descents:
+            frame = "PARTITION BY src, fk ORDER BY line, part ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
+            plain += (f" UNION ALL SELECT {cols}, file, e_max, e_floor, "
+                      f"max(CASE WHEN ik = 't' THEN time END) OVER ({frame}) AS pm, "
+                      f"max(CASE WHEN ik = 'p' THEN time END) OVER ({frame}) AS pf FROM ({joined}) WHERE cand")
+        floor, latest = "greatest(e_floor, pf)", "greatest(e_max, pm)"
+        below, behind = f"time < {floor}", f"time < {latest} - {L}"
+        late = f"ik = 't' AND coalesce({below} OR {behind}, false)"
+        why = (f"CASE WHEN NOT ({late}) THEN NULL WHEN coalesce({below}, false) THEN concat('late: event time ', "
+               f"CAST(time AS STRING), ' is below ', CAST({floor} AS STRING), ', the punctuation of its source') "
+               f"ELSE concat('late: event time ', CAST(time AS STRING), ' is more than {L} behind event time ', "
+               f"CAST({latest} AS STRING), ', the latest of its source') END")
+        return (f"SELECT /*+ BROADCAST(bnd) */ {cols}, file, bnd.*, {late} AS late, {why} AS why "
+                f"FROM ({plain}) CROSS JOIN {n['bnd']} bnd")
+
+    def late_counts_sql(self) -> str:
+        """The late tuples of the batch per (source, asserted concept): the counters' correction, run only when
+        a file may hold some."""
+        return f"SELECT src, aid, count_if(late) AS late FROM {self.n['new']} GROUP BY src, aid"
 
     def window_sql(self, b: BatchBounds, with_new: bool = True) -> str:
         """The rows the closing join reads: previous state UNION the batch's accepted cached rows (< hi)."""
@@ -320,7 +406,7 @@ class SqlBuilder:
         # rows; re-running its per-stage exchanges for the closing join measured slower)
         new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.cid, m.aid, a.time, a.b_lo, "
                f"a.b_hi FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
-               f"WHERE a.ik = 't' AND a.time >= a.b_accept AND a.time < a.b_hi AND m.cached")
+               f"WHERE a.ik = 't' AND NOT a.late AND a.time < a.b_hi AND m.cached")
         return f"{prev} UNION ALL {new}"
 
     def kept_sql(self, b: BatchBounds) -> str:
@@ -329,22 +415,22 @@ class SqlBuilder:
     def routed_sql(self, b: BatchBounds) -> str:
         """Fused: every record of the batch in ONE pass: its stage rows (state), or a rejected row."""
         n = self.n
-        acc = "n.ik = 't' AND n.time >= n.b_accept"
+        acc = "n.ik = 't' AND NOT n.late"
         return (f"SELECT /*+ BROADCAST(m) */ n.src, n.file, n.line, n.part, n.ik, n.time, n.subject, n.concept AS asserted, "
-                f"n.raw, n.reason, m.stage, m.cid, m.aid, m.cached, n.b_accept, "
+                f"n.raw, n.reason, m.stage, m.cid, n.aid, m.cached, n.why, "
                 f"CASE WHEN m.cached AND n.time >= n.b_keep THEN 'state' "
-                f"WHEN n.ik = 'x' OR (n.ik = 't' AND n.time < n.b_accept AND n.part = 0) THEN 'rejected' "
+                f"WHEN n.ik = 'x' OR (n.late AND n.part = 0) THEN 'rejected' "
                 f"ELSE 'drop' END AS route "
                 f"FROM {n['new']} n LEFT JOIN {n['cmap']} m ON {acc} AND m.aid = n.aid "
                 # only rows that can be routed somewhere: in steady state most accepted rows are older than the
                 # state cut-off (the batch spans more time units than the window) and are dropped before the join
-                f"WHERE n.ik = 'x' OR (n.ik = 't' AND (n.time < n.b_accept OR n.time >= n.b_keep))")
+                f"WHERE n.ik = 'x' OR (n.ik = 't' AND (n.late OR n.time >= n.b_keep))")
 
     def staged_rows_sql(self, b: BatchBounds) -> str:
         """Staged: stage k+1's input is computed from stage k's rows, one exchange by subject per stage."""
         n = self.n
         acc = (f"SELECT subject, aid, time, b_keep FROM {n['new']} "
-               f"WHERE ik = 't' AND time >= b_accept")
+               f"WHERE ik = 't' AND NOT late")
         ctes, prev = [], None
         for k, stage in enumerate(self.topology.stages):
             p = stage.parallelism
@@ -396,23 +482,24 @@ class SqlBuilder:
         state = dict(subject="subject", time="time", sk="stage", cid="cid", aid="aid")
         if kept:
             parts.append(row("'state'", **state) + f" FROM {kept}")
-        late_raw = "concat(CAST(time AS STRING), '\\t', subject, ' ', {})"
-        late_reason = ("concat('late: event time ', CAST(time AS STRING), ' is older than the watermark ', "
-                       "CAST(b_accept AS STRING))")
+        # a late tuple's text: the line as the tuple (the concept name of a concept no stage reads is kept for it)
+        names = f"array({_strs(asserted_names(self.tables))})"
+        late_raw = f"concat(CAST(time AS STRING), '\\t', subject, ' ', coalesce({{}}, element_at({names}, aid + 1)))"
+        line = "CASE WHEN startswith(file, 'socket:') THEN NULL ELSE line END"     # a socket's lines are not numbered
         if routed:
             def when(route, column):
                 return f"CASE WHEN route = '{route}' THEN {column} END"
             parts.append(row(
                 "route", **{k: when("state", v) for k, v in state.items()},
-                source=when("rejected", "file"), line=when("rejected", "line"),
+                source=when("rejected", "file"), line=when("rejected", line),
                 text=f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN raw ELSE {late_raw.format('asserted')} END",
-                reason=f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN reason ELSE {late_reason} END")
+                reason=f"CASE WHEN route <> 'rejected' THEN NULL WHEN ik = 'x' THEN reason ELSE why END")
                 + f" FROM {routed} WHERE route <> 'drop'")
         if staged_rows:
             parts.append(row("'state'", **state) + f" FROM {staged_rows} WHERE cached AND time >= b_keep")
             parts.append(row(
-                "'rejected'", source="file", line="line",
+                "'rejected'", source="file", line=line,
                 text=f"CASE WHEN ik = 'x' THEN raw ELSE {late_raw.format('concept')} END",
-                reason=f"CASE WHEN ik = 'x' THEN reason ELSE {late_reason} END")
-                + f" FROM {self.n['new']} WHERE ik = 'x' OR (ik = 't' AND time < b_accept AND part = 0)")
+                reason="CASE WHEN ik = 'x' THEN reason ELSE why END")
+                + f" FROM {self.n['new']} WHERE ik = 'x' OR (late AND part = 0)")
         return " UNION ALL ".join(parts)
