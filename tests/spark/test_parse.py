@@ -6,10 +6,11 @@ import re
 
 from srtopo.concepts import RDF_TYPE
 from srtopo.topology.spark.sources import PUNCT_PATTERN, parse_lines
-from srtopo.topology.tnt import parse_tnt_lines
+from srtopo.topology.tnt import Punctuation, parse_tnt_lines, tnt_records
 
 FIXED = [
     "", "   ", "\t", "# a comment", "  #another", "# watermark 7", "  #\twatermark -2 \t", "# watermark x",
+    "# watermark 99999999999999999999",
     "#watermark 3 4", "5 <http://e.org/a> <http://e.org/p> <http://e.org/b> .",
     "5 <http://e.org/a> <http://e.org/p> <http://e.org/b> .\r", "\t6\t<http://e.org/a>\t<" + RDF_TYPE + ">\t<http://e.org/C> .",
     '7 _:b1 <http://e.org/p> "a \\"quoted\\" literal"@en-GB .', '8 <http://e.org/a> <http://e.org/p> "5"^^<http://x.org/int> .',
@@ -52,20 +53,23 @@ def random_lines(n: int, seed: int) -> list[str]:
 def python_side(lines):
     rejected = []
     tuples = sorted((t.time, t.subject, t.concept) for t in parse_tnt_lines(lines, "f", rejected))
-    # parse_tnt_lines skips every '#' line; punctuation is the Spark source's (and the local CLI's) business
-    punct = sorted(int(m.group(1)) for m in (re.match(PUNCT_PATTERN, x.rstrip("\r")) for x in lines) if m)
+    # parse_tnt_lines skips every '#' line; punctuation as the local runners read it (beyond 64 bits: ignored)
+    punct = sorted(p.time for p in tnt_records(lines, "f", punctuation=True) if isinstance(p, Punctuation))
+    assert punct == sorted(t for t in (int(m.group(1)) for m in (re.match(PUNCT_PATTERN, x.rstrip("\r"))
+                                                                  for x in lines) if m) if abs(t) < 2 ** 63)
     return tuples, sorted((r.line, r.text, r.reason) for r in rejected), punct
 
 
 def test_jvm_parser_equals_python_parser(spark):
     lines = FIXED + random_lines(3000, seed=11)
     lines = [x for x in lines if "99999999999999999999999" not in x]   # beyond BIGINT: see the next test
+    lines.append("# watermark 99999999999999999999")       # a punctuation beyond BIGINT is ignored on both
     df = spark.createDataFrame([(0, "f", i + 1, x) for i, x in enumerate(lines)],
                                "src INT, file STRING, line BIGINT, raw STRING")
     rows = parse_lines(df).collect()
     tuples = sorted((r.time, r.subject, r.concept) for r in rows if r.ik == "t")
     rejected = sorted((r.line, r.raw, r.reason) for r in rows if r.ik == "x")
-    punct = sorted(r.time for r in rows if r.ik == "p")
+    punct = sorted(r.time for r in rows if r.ik == "p" and r.time is not None)
     want_tuples, want_rejected, want_punct = python_side(lines)
     assert len(want_tuples) > 300 and len(want_rejected) > 300 and want_punct   # the fuzz reaches every kind
     assert tuples == want_tuples
