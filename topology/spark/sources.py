@@ -1,8 +1,10 @@
 """Stream sources as streaming DataFrames of parsed records, all with one schema.
 
 Columns: src (source index), file, line (1-based line in the file), part (0/1: a role assertion gives two
-tuples), ik ('t' tuple, 'x' rejected, 'p' punctuation), time, subject, concept (as asserted), raw (the
-line, for rejected records only), reason (why rejected).
+tuples), ik ('t' tuple, 'x' rejected, 'p' punctuation; with a bounded lateness also 'c', a file's first line
+that is blank or a comment, kept for the file's name), time, subject, concept (as asserted), raw (the line,
+for rejected records only), reason (why rejected); with a bounded lateness also fo, fk, fst, dsc (what judging
+lateness in each source's order needs: ``parse_lines``).
 
 Timestamped N-Triples are parsed inside the JVM: every file is read whole (``wholetext``), split into
 lines with their positions (``posexplode``: the line number), and each line is matched ONCE against
@@ -56,7 +58,7 @@ def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
     role assertion). Everything about blank lines, comments, punctuation and reject reasons is evaluated only
     for the lines that do not match (CASE branches are lazy).
 
-    ``ordered`` (a bounded lateness: ``ORDER_COLUMNS`` in, ``spark.sql.LATENESS_COLUMNS`` out): the input also
+    ``ordered`` (a bounded lateness: ``ORDER_COLUMNS`` in; fo, fk, fst and dsc out): the input also
     has each line's file order, file key, first-line flag and the time its previous line starts with; a
     file's first line is kept even when blank or a comment (as a record ``c`` that carries the file's name and
     order), and a line that is not a tuple at or after its previous line's time is marked as a possible

@@ -8,7 +8,8 @@ Event-time protocol (all numbers are derived from data a replay of the batch see
 * a tuple is **late** when it is below its source's floor, or more than the lateness L behind the largest
   time of the tuples of its source before it, in the source's input order (a directory's files by
   modification time then name, a file's lines in order, a socket's lines in arrival order): whatever the
-  other sources sent and however the input is cut into batches (``LATENESS_COLUMNS``, ``late_sql``).
+  other sources sent and however the input is cut into batches (``spark.sources.parse_lines``,
+  ``file_entries``, ``SqlBuilder.late_sql``).
 * watermark ``W_b = min_s max(M_s - L, F_s)`` (NEG while some source has sent nothing, or when the lateness
   is unbounded): Streamlog's synchronized union - time t is final only once every source's watermark passed
   it. No tuple a source may still send is accepted below it.
