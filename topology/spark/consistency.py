@@ -172,7 +172,7 @@ class ConsistencyJob(MicroBatchJob):
                 # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
                 stats = spark.sql(sq.batch_stats_sql(n["newc"])).collect()   # sources x vocabulary (x files) rows
             counted = _time.perf_counter()
-            m, cur, accepted, entries = self._batch_counters(stats, clocks)
+            m, cur, accepted, entries = self._batch_counters(stats, clocks, spark)
             b = bounds_for(clocks, closed, self.n_sources, self.lateness, self.window, cur_clocks=cur)
             self._bounds_views(spark, b, entries=entries)
             if entries:     # some file may hold late tuples: count them per (source, concept) for the counters
@@ -227,7 +227,7 @@ class ConsistencyJob(MicroBatchJob):
             rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
 
-    def _batch_counters(self, stats, clocks: dict):
+    def _batch_counters(self, stats, clocks: dict, spark=None):
         """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones
         included until ``late_counts_sql`` says how many) and the entries of the files that may hold late
         tuples (``file_entries``; none without a bounded lateness), from the batch's aggregate rows."""
@@ -248,16 +248,18 @@ class ConsistencyJob(MicroBatchJob):
                 if r["max_p"] is not None:
                     clock.punctuate(int(r["max_p"]))
                 continue
-            f = files.setdefault((src, int(r["fk"])), {"fo": None, "name": None, "min_t": None, "max_t": None,
-                                                       "max_p": None, "dsc": False})
-            for key, pick in (("fo", max), ("name", max), ("min_t", min), ("max_t", max), ("max_p", max)):
-                value = r["file" if key == "name" else key]
-                if value is not None:
-                    f[key] = value if f[key] is None else pick(f[key], value)
+            f = files.setdefault((src, int(r["fk"])), {"fo": None, "min_t": None, "max_t": None, "max_p": None,
+                                                       "dsc": False})
+            for key, pick in (("fo", max), ("min_t", min), ("max_t", max), ("max_p", max)):
+                if r[key] is not None:
+                    f[key] = r[key] if f[key] is None else pick(f[key], r[key])
             f["dsc"] = f["dsc"] or bool(r["dsc"])
         entries = []
         if self.lateness is not None:
-            cur, entries = file_entries(cur, files, int(self.lateness))
+            def names():
+                rows = spark.sql(self.sql().file_names_sql(self.names["newc"])).collect()
+                return {(int(r["src"]), int(r["fk"])): r["name"] for r in rows}
+            cur, entries = file_entries(cur, files, int(self.lateness), names)
         return m, cur, accepted, entries
 
     def _stage_counters(self, m: dict, accepted: dict) -> None:

@@ -153,30 +153,39 @@ def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: in
     return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep)
 
 
-def file_entries(clocks: dict, files: dict, lateness: int) -> tuple[dict, list]:
+def file_entries(clocks: dict, files: dict, lateness: int, names=None) -> tuple[dict, list]:
     """Judge a batch's files in each source's order (modification time, then name: ``topology.sources.file_order``)
     from the sources' clocks before the batch (src -> SourceClock, updated in place to the clocks after it).
 
-    ``files``: (src, file key) -> {"fo", "name", "min_t", "max_t", "max_p", "dsc"} from the batch's counters
-    aggregate. Returns the clocks and the entries of the files that may hold late tuples, (src, file key,
-    largest time of the source before the file, floor before it, whether the file has a possible descent,
-    name): a file in time order whose smallest time is not below its source's bound when it starts has none
-    (the common case, which then costs nothing more); one with a possible descent gets the exact prefix
-    maximum inside the file (``late_sql``)."""
+    ``files``: (src, file key) -> {"fo", "min_t", "max_t", "max_p", "dsc"} from the batch's counters aggregate;
+    ``names()``: (src, file key) -> name, called only when files of a source share a modification time or
+    some file may hold late tuples (their rejected records name it). Returns the clocks and the entries of the
+    files that may hold late tuples, (src, file key, largest time of the source before the file, floor before
+    it, whether the file has a possible descent, name): a file in time order whose smallest time is not below
+    its source's bound when it starts has none (the common case, which then costs nothing more); one with a
+    possible descent gets the exact prefix maximum inside the file (``late_sql``)."""
     from urllib.parse import unquote
+    orders = [(src, f["fo"] or 0) for (src, _fk), f in files.items()]
+    known = names() if names is not None and len(set(orders)) < len(orders) else None
+
+    def name(key):
+        return unquote(((known or {}).get(key) or "").rsplit("/", 1)[-1])
     entries = []
-    for (src, fk), f in sorted(files.items(), key=lambda kv: (kv[0][0], kv[1]["fo"] or 0,
-                                                              unquote((kv[1]["name"] or "").rsplit("/", 1)[-1]),
-                                                              kv[0][1])):
+    for (src, fk), f in sorted(files.items(), key=lambda kv: (kv[0][0], kv[1]["fo"] or 0, name(kv[0]), kv[0][1])):
         clock = clocks.setdefault(src, SourceClock())
         bound = clock.horizon(lateness)
         if f["dsc"] or (f["min_t"] is not None and bound is not None and f["min_t"] < bound):
             entries.append((src, fk, NEG if clock.latest is None else clock.latest,
-                            NEG if clock.floor is None else clock.floor, bool(f["dsc"]), f["name"]))
+                            NEG if clock.floor is None else clock.floor, bool(f["dsc"])))
         if f["max_t"] is not None:
             clock.accept(f["max_t"])
         if f["max_p"] is not None:
             clock.punctuate(f["max_p"])
+    if entries and names is not None:
+        known = known if known is not None else names()
+        entries = [e + ((known or {}).get((e[0], e[1])),) for e in entries]
+    else:
+        entries = [e + (None,) for e in entries]
     return clocks, entries
 
 
@@ -346,15 +355,21 @@ class SqlBuilder:
         batch can close up to W_b) and every per-batch counter; per-stage input counts follow on the driver
         from the lookup table. (Observing these on the 500k routed rows, as before, cost ~1 s per batch.)
 
-        With a bounded lateness also per file (rows = files x vocabulary): its name and order, smallest and
-        largest times and punctuation, and whether it has a possible descent: what ``file_entries`` judges the
-        files by."""
+        With a bounded lateness also per file (rows = files x vocabulary): its order, smallest and largest times
+        and punctuation, and whether it has a possible descent: what ``file_entries`` judges the files by."""
         counts = ("count_if(ik = 't') AS tuples, count_if(ik = 'x') AS malformed, count_if(ik = 'p') AS punctuations, "
                   "max(CASE WHEN ik = 't' THEN time END) AS max_t, max(CASE WHEN ik = 'p' THEN time END) AS max_p")
         if self.lateness is None:
             return f"SELECT src, aid, {counts} FROM {batch} GROUP BY src, aid"
+        # no string aggregate here (the file's name): its buffer is not fixed-width, and Spark then sorts the
+        # batch for a sort aggregate instead of hashing it (+0.2 s per 250k-tuple batch); ``file_names_sql``
         return (f"SELECT src, fk, aid, {counts}, min(CASE WHEN ik = 't' THEN time END) AS min_t, "
-                f"bool_or(dsc) AS dsc, max(file) AS file, max(fo) AS fo FROM {batch} GROUP BY src, fk, aid")
+                f"bool_or(dsc) AS dsc, max(fo) AS fo FROM {batch} GROUP BY src, fk, aid")
+
+    def file_names_sql(self, batch: str) -> str:
+        """Each file's name (its first line and its malformed lines carry it in the cached batch): a few rows,
+        read only when the batch has late tuples to name or files of the same modification time to order."""
+        return f"SELECT src, fk, max(file) AS name FROM {batch} WHERE file IS NOT NULL GROUP BY src, fk"
 
     def late_sql(self, entries: str | None, descents: bool) -> str:
         """The cached batch with its bounds and whether each tuple is late, with why (``late``, ``why``).
