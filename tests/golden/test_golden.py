@@ -81,7 +81,7 @@ def test_spark_sql(golden, physical_plan, window):
     topology = compile_ltm(load_tbox(TEX), [1, 2], parallelism=[2, 3])
     tables = build_tables(topology)
     names = {k: f"v_{k}" for k in ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc",
-                                   "in", "bnd", "ent", "r", "kept", "rows", "routed", "routed_all", "win")}
+                                   "in", "bnd", "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
     sql = SqlBuilder(names, tables, topology, window, physical_plan, partitions=4, lateness=0)
     bounds = bounds_for({}, NEG, 1, 0, window)
     unbounded = SqlBuilder(names, tables, topology, window, physical_plan, partitions=4, lateness=None)
@@ -89,7 +89,9 @@ def test_spark_sql(golden, physical_plan, window):
         "batch cache, unbounded lateness": unbounded.batch_cache_sql("v_in"),
         "batch counters, unbounded lateness": unbounded.batch_stats_sql("v_newc"),
         "batch cache": sql.batch_cache_sql("v_in"), "batch counters": sql.batch_stats_sql("v_newc"),
-        "batch, nothing late": sql.late_sql(None, False), "batch, late tuples": sql.late_sql("v_ent", True),
+        "batch, nothing late": sql.late_sql(None), "batch, late tuples in files in time order": sql.late_sql("v_ent"),
+        "late tuples in files out of order": sql.late_in_files_sql("v_ent"),
+        "batch, late tuples": sql.late_sql("v_ent", "v_lif"),
         "window": sql.window_sql(bounds), "reports": sql.reports_sql(bounds), "kept state": sql.kept_sql(bounds),
         "routed / staged rows": sql.routed_sql(bounds) if physical_plan == "fused" else sql.staged_rows_sql(bounds),
         "write": sql.write_sql("v_routed" if physical_plan == "fused" else None,

@@ -70,7 +70,7 @@ class ConsistencyJob(MicroBatchJob):
                             for aid, name in enumerate(asserted_names(self.tables))}
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
-                       "ent", "r", "kept", "rows", "routed", "routed_all", "win")}
+                       "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
         self._tables_ready = None
         self._sql = None
 
@@ -119,11 +119,17 @@ class ConsistencyJob(MicroBatchJob):
         spark.sql(bounds_sql(bounds)).createOrReplaceTempView(n["bnd"])
         spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
         if with_new:
-            view = None
-            if entries:
-                local_view(spark, entries, ENTRY_COLUMNS, n["ent"])
-                view = n["ent"]
-            spark.sql(self.sql().late_sql(view, any(e[4] for e in entries or ()))).createOrReplaceTempView(n["new"])
+            if not entries:
+                spark.sql(self.sql().late_sql(None)).createOrReplaceTempView(n["new"])
+                return
+            local_view(spark, entries, ENTRY_COLUMNS, n["ent"])
+            late_in_files = None
+            if any(e[4] for e in entries):
+                # cached: the late counts and the write both read it (a few rows; dropped with the batch's cache)
+                late_in_files = n["lif"]
+                with session_conf(spark, COUNTERS_JOB):
+                    spark.sql(f"CACHE LAZY TABLE {late_in_files} AS {self.sql().late_in_files_sql(n['ent'])}")
+            spark.sql(self.sql().late_sql(n["ent"], late_in_files)).createOrReplaceTempView(n["new"])
 
     @staticmethod
     def _previous_meta(previous):
@@ -196,8 +202,9 @@ class ConsistencyJob(MicroBatchJob):
             with session_conf(spark, WRITE_JOB):
                 spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
         finally:
-            spark.sql(f"UNCACHE TABLE IF EXISTS {n['newc']}")
-            spark.catalog.dropTempView(n["newc"])
+            for name in ("lif", "new", "newc"):
+                spark.sql(f"UNCACHE TABLE IF EXISTS {n[name]}")
+                spark.catalog.dropTempView(n[name])
         written = _time.perf_counter()
         for obs in (obs_rep, obs_kept, obs_new):
             m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})

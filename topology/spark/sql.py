@@ -371,41 +371,58 @@ class SqlBuilder:
         read only when the batch has late tuples to name or files of the same modification time to order."""
         return f"SELECT src, fk, max(file) AS name FROM {batch} WHERE file IS NOT NULL GROUP BY src, fk"
 
-    def late_sql(self, entries: str | None, descents: bool) -> str:
+    def _late(self, floor: str, latest: str, row: str = "") -> tuple[str, str]:
+        """Whether a tuple is late and why, given the floor and the largest time of its source before it (SQL;
+        ``row``: the qualifier of the tuple's columns)."""
+        L, time = int(self.lateness), f"{row}time"
+        below, behind = f"{time} < {floor}", f"{time} < {latest} - {L}"
+        late = f"{row}ik = 't' AND coalesce({below} OR {behind}, false)"
+        why = (f"CASE WHEN coalesce({below}, false) THEN concat('late: event time ', CAST({time} AS STRING), "
+               f"' is below ', CAST({floor} AS STRING), ', the punctuation of its source') "
+               f"ELSE concat('late: event time ', CAST({time} AS STRING), ' is more than {L} behind event time ', "
+               f"CAST({latest} AS STRING), ', the latest of its source') END")
+        return late, why
+
+    def late_in_files_sql(self, entries: str) -> str:
+        """The late tuples of the files with a possible descent (src, fk, line, part, aid, why): the largest time
+        and punctuation of a file's earlier lines is a window ordered by line over that file's narrow rows alone
+        (source, file, line, part, kind, time: a fraction of the batch's bytes to shuffle and sort), combined
+        with the source's clock before the file. Few rows (the late ones), cached and broadcast."""
+        frame = "PARTITION BY src, fk ORDER BY line, part ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
+        rows = (f"SELECT /*+ BROADCAST(e) */ r.src, r.fk, r.line, r.part, r.ik, r.time, r.aid, e.e_max, e.e_floor "
+                f"FROM {self.n['newc']} r JOIN {entries} e ON e.src = r.src AND e.fk = r.fk AND e.cand "
+                f"WHERE r.ik IN ('t', 'p')")
+        framed = (f"SELECT src, fk, line, part, ik, time, aid, e_max, e_floor, "
+                  f"max(CASE WHEN ik = 't' THEN time END) OVER ({frame}) AS pm, "
+                  f"max(CASE WHEN ik = 'p' THEN time END) OVER ({frame}) AS pf FROM ({rows})")
+        late, why = self._late("greatest(e_floor, pf)", "greatest(e_max, pm)")
+        return f"SELECT src, fk, line, part, aid, {why} AS why FROM ({framed}) WHERE {late}"
+
+    def late_sql(self, entries: str | None, late_in_files: str | None = None) -> str:
         """The cached batch with its bounds and whether each tuple is late, with why (``late``, ``why``).
 
         Without ``entries`` (no file of the batch may hold a late tuple, or the lateness is unbounded) nothing
         is: the columns are constants. Otherwise the batch is joined (broadcast) with the entries of the files
-        that may (``file_entries``: the largest time of the source and its floor before the file): a tuple is
-        late when it is below the floor or more than the lateness behind the largest time before it; inside a
-        file with a possible descent (``descents``) that takes the largest time (and punctuation) of the
-        file's earlier lines, a window ordered by line over that file's rows alone."""
+        that may (``file_entries``: the largest time of the source and its floor before the file): in a file in
+        time order a tuple is late when it is below that floor or more than the lateness behind that largest
+        time; in a file with a possible descent, when it is one of ``late_in_files`` (``late_in_files_sql``)."""
         n = self.n
         if entries is None:
             return (f"SELECT /*+ BROADCAST(bnd) */ r.*, bnd.*, false AS late, CAST(NULL AS STRING) AS why "
                     f"FROM {n['newc']} r CROSS JOIN {n['bnd']} bnd")
-        L = int(self.lateness)
-        cols = "src, part, ik, time, subject, aid, line, concept, raw, reason, fk"
-        joined = (f"SELECT /*+ BROADCAST(e) */ r.src, r.part, r.ik, r.time, r.subject, r.aid, r.line, r.concept, "
-                  f"r.raw, r.reason, r.fk, coalesce(r.file, e.name) AS file, e.e_max, e.e_floor, "
-                  f"coalesce(e.cand, false) AS cand FROM {n['newc']} r LEFT JOIN {entries} e "
-                  f"ON e.src = r.src AND e.fk = r.fk")
-        plain = f"SELECT {cols}, file, e_max, e_floor, CAST(NULL AS BIGINT) AS pm, CAST(NULL AS BIGINT) AS pf " \
-                f"FROM ({joined}) WHERE NOT cand"
-        if descents:
-            frame = "PARTITION BY src, fk ORDER BY line, part ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
-            plain += (f" UNION ALL SELECT {cols}, file, e_max, e_floor, "
-                      f"max(CASE WHEN ik = 't' THEN time END) OVER ({frame}) AS pm, "
-                      f"max(CASE WHEN ik = 'p' THEN time END) OVER ({frame}) AS pf FROM ({joined}) WHERE cand")
-        floor, latest = "greatest(e_floor, pf)", "greatest(e_max, pm)"
-        below, behind = f"time < {floor}", f"time < {latest} - {L}"
-        late = f"ik = 't' AND coalesce({below} OR {behind}, false)"
-        why = (f"CASE WHEN NOT ({late}) THEN NULL WHEN coalesce({below}, false) THEN concat('late: event time ', "
-               f"CAST(time AS STRING), ' is below ', CAST({floor} AS STRING), ', the punctuation of its source') "
-               f"ELSE concat('late: event time ', CAST(time AS STRING), ' is more than {L} behind event time ', "
-               f"CAST({latest} AS STRING), ', the latest of its source') END")
-        return (f"SELECT /*+ BROADCAST(bnd) */ {cols}, file, bnd.*, {late} AS late, {why} AS why "
-                f"FROM ({plain}) CROSS JOIN {n['bnd']} bnd")
+        late, why = self._late("e.e_floor", "e.e_max", "r.")
+        cols = ("r.src, r.part, r.ik, r.time, r.subject, r.aid, r.line, r.concept, r.raw, r.reason, r.fk, "
+                "coalesce(r.file, e.name) AS file")
+        if late_in_files is None:
+            return (f"SELECT /*+ BROADCAST(e), BROADCAST(bnd) */ {cols}, bnd.*, {late} AS late, "
+                    f"CASE WHEN {late} THEN {why} END AS why FROM {n['newc']} r LEFT JOIN {entries} e "
+                    f"ON e.src = r.src AND e.fk = r.fk CROSS JOIN {n['bnd']} bnd")
+        plain = f"(NOT coalesce(e.cand, false) AND {late})"
+        return (f"SELECT /*+ BROADCAST(e), BROADCAST(l), BROADCAST(bnd) */ {cols}, bnd.*, "
+                f"l.why IS NOT NULL OR {plain} AS late, coalesce(l.why, CASE WHEN {plain} THEN {why} END) AS why "
+                f"FROM {n['newc']} r LEFT JOIN {entries} e ON e.src = r.src AND e.fk = r.fk "
+                f"LEFT JOIN {late_in_files} l ON l.src = r.src AND l.fk = r.fk AND l.line = r.line AND l.part = r.part "
+                f"CROSS JOIN {n['bnd']} bnd")
 
     def late_counts_sql(self) -> str:
         """The late tuples of the batch per (source, asserted concept): the counters' correction, run only when
