@@ -7,7 +7,9 @@ physical plans), NTM and the least skewed LTM split, all reading the same files.
 Stream: every subject has a home class H (a satisfiable named class); a tuple asserts a random superclass
 of H (consistent), except a fraction ``--noise`` that asserts a class disjoint with one of H's
 superclasses (each such tuple makes the subject inconsistent at that time). Event time = tuple index //
-``--rate``. The stream is written as timestamped N-Triples files (``--file-tuples`` lines each, modification
+``--rate``; ``--disorder F`` swaps a fraction F of the tuples with one up to ``--rate`` positions before (with
+``--lateness 0`` the one moved later is late: rejected and counted, the cost of judging lateness on a stream
+that is not in time order). The stream is written as timestamped N-Triples files (``--file-tuples`` lines each, modification
 times increasing) that every runner reads ``--files-per-batch`` at a time (the micro-batch size): the same
 input and the same batches for every variant, parsing included.
 
@@ -101,6 +103,23 @@ def make_stream(analysis, n: int, rate: int, noise: float, n_subjects: int, seed
     return tuples
 
 
+def disordered(tuples: list, fraction: float, rate: int, seed: int) -> list:
+    """The stream with a fraction of its tuples swapped with one up to ``rate`` positions (about a time unit)
+    before: the one moved later is behind its source's latest time, late with a small lateness."""
+    if fraction <= 0:
+        return tuples
+    rng = random.Random(seed + 1)
+    out = list(tuples)
+    for i in rng.sample(range(1, len(out)), int(fraction * len(out))):
+        j = max(0, i - rng.randint(1, rate))
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _lateness(text: str) -> int | None:
+    return None if text.lower() == "none" else int(text)
+
+
 def variants(args) -> dict:
     """--plans names -> (runner, its options)."""
     spark = dict(master=args.master, shuffle_partitions=args.shuffle_partitions)
@@ -158,7 +177,9 @@ def main(argv=None) -> int:
     p.add_argument("--noise", type=float, default=0.1, help="fraction of conflicting tuples")
     p.add_argument("--subjects", type=int, default=50_000)
     p.add_argument("--window", type=int, default=30)
-    p.add_argument("--lateness", type=int, default=0)
+    p.add_argument("--lateness", type=_lateness, default=0, help="allowed lateness (or 'none': unbounded)")
+    p.add_argument("--disorder", type=float, default=0.0,
+                   help="fraction of tuples swapped with one up to --rate positions before (late with lateness 0)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--file-tuples", type=int, default=50_000, help="lines per stream file")
     p.add_argument("--files-per-batch", type=int, default=5, help="files per micro-batch")
@@ -186,7 +207,8 @@ def main(argv=None) -> int:
             topologies.append(ltm)
     work = args.work or tempfile.mkdtemp(prefix="srtopo-bench-")
     t0 = time.perf_counter()
-    tuples = make_stream(analysis, args.tuples, args.rate, args.noise, args.subjects, args.seed)
+    tuples = disordered(make_stream(analysis, args.tuples, args.rate, args.noise, args.subjects, args.seed),
+                        args.disorder, args.rate, args.seed)
     stream_dir = os.path.join(work, "stream")
     shutil.rmtree(stream_dir, ignore_errors=True)
     n_files = len(write_tnt(stream_dir, ((t, s, RDF_TYPE, c) for s, c, t in tuples), per_file=args.file_tuples))
@@ -194,7 +216,8 @@ def main(argv=None) -> int:
     setup = {"tbox": "random" if args.random_tbox else args.tbox, "classes": len(named), "nis": len(tbox.nis),
              "ni_closure": len(analysis.closure), "groups": len(analysis.groups), "tuples": args.tuples,
              "rate_per_time_unit": args.rate, "noise": args.noise, "subjects": args.subjects,
-             "window": args.window, "lateness": args.lateness, "seed": args.seed, "files": n_files,
+             "window": args.window, "lateness": args.lateness, "disorder": args.disorder, "seed": args.seed,
+             "files": n_files,
              "batch_tuples": args.file_tuples * args.files_per_batch, "master": args.master, "cpus": os.cpu_count(),
              "load_avg_at_start": os.getloadavg(), "generate_s": round(gen_s, 2),
              "jvm_warmup_tuples": args.jvm_warmup_tuples}
