@@ -16,7 +16,8 @@ input and the same batches for every variant, parsing included.
 Reported per variant: tuples/s (whole run, end of input included), steady tuples/s (batches after
 ``--warmup-batches``; a Spark batch lasts its whole trigger: offsets log, file listing, the batch, commit log),
 batch latency p50/p95, cached tuples at the end (window rows), resident memory of the run's processes (Python
-and, for Spark, the JVM), and each variant's ratio to the local runner in the same run. The report
+and, for Spark, the JVM), the CPU seconds the driver's Python and the JVM used in the measured run (what moves
+least with other work on a shared machine), and each variant's ratio to the local runner in the same run. The report
 (subject, time) sets of all variants are compared. ``--jvm-warmup-tuples N`` first runs every variant on the
 stream's first N tuples and throws the result away: the measured runs then see a JVM whose JIT has compiled
 Spark's planner and generated code (what a long-running query sees after its first minutes).
@@ -35,6 +36,7 @@ import time
 
 from srtopo.concepts import RDF_TYPE
 from srtopo.experiments.common import measure
+from srtopo.measure import process_cpu_seconds
 from srtopo.topology.balance import contiguous_splits
 from srtopo.topology.compile import compile_ltm, compile_ntm
 from srtopo.topology.runners import LocalOptions, SparkOptions
@@ -138,9 +140,14 @@ def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup
     name, options = variants(args)[variant]
     run_dir = os.path.join(work, f"run-{variant}-{topology.label}")
     shutil.rmtree(run_dir, ignore_errors=True)
+    jvm = _jvm_pid() if name == "spark" else None
+    cpu_before = (process_cpu_seconds(), process_cpu_seconds(jvm) if jvm else None)
     row, result = measure(name, options, topology, [TntFiles(stream_dir, files_per_batch=args.files_per_batch)],
                           args.window, warmup=warmup, lateness=args.lateness,
                           checkpoint=os.path.join(run_dir, "ck"), out=os.path.join(run_dir, "out"))
+    jvm = jvm or (_jvm_pid() if name == "spark" else None)
+    cpu = {"python": _minus(process_cpu_seconds(), cpu_before[0]),
+           "jvm": _minus(process_cpu_seconds(jvm), cpu_before[1]) if jvm and cpu_before[1] is not None else None}
     batches = result.batches
     phases = [b.detail["phases_s"] for b in batches[warmup:] if b.detail.get("phases_s")]
     return {"engine": name, "plan": variant, "tuples": row.tuples, "wall_s": round(result.seconds, 3),
@@ -150,9 +157,20 @@ def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup
             "batches": len(batches), "batch_durations_s": [round(b.seconds, 3) for b in batches],
             "phases_s": {k: round(sum(p[k] for p in phases) / len(phases), 3) for k in phases[0]} if phases else {},
             "cached_tuples": sum(s.window_rows or 0 for s in result.counters.stages),
-            "memory_mb": result.memory_mb, "reports": row.reports, "reports_digest": digest(result.keys),
+            "memory_mb": result.memory_mb, "cpu_s": cpu, "reports": row.reports,
+            "reports_digest": digest(result.keys),
             "malformed": result.counters.malformed, "late": result.counters.late,
             "physical_plan": result.physical_plan, "stages": [s.to_dict() for s in result.counters.stages]}
+
+
+def _jvm_pid() -> int | None:
+    """The pid of the active Spark session's JVM (None before there is one)."""
+    from srtopo.topology.spark.session import active_jvm_pid
+    return active_jvm_pid()
+
+
+def _minus(after, before):
+    return None if after is None or before is None else round(after - before, 2)
 
 
 def best_ltm(analysis):

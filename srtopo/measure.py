@@ -35,3 +35,14 @@ def busy_cpu_seconds() -> float | None:
         return None
     user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_seconds(pid: int | None = None) -> float | None:
+    """CPU seconds (user + system) a process (this one by default) has used (/proc, None without it): on a machine
+    shared with other work, a run's CPU time moves far less with the others' load than its wall time."""
+    try:
+        with open(f"/proc/{pid or os.getpid()}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

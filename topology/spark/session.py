@@ -86,3 +86,10 @@ def stop_active_session() -> None:
     active = SparkSession.getActiveSession()
     if active is not None:
         active.stop()
+
+
+def active_jvm_pid() -> int | None:
+    """The process id of the active session's JVM (None when there is no active session)."""
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    return None if active is None else int(active.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
