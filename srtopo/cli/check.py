@@ -24,8 +24,9 @@ def register(subparsers) -> None:
                         help="at most this many new files per micro-batch (the batch size)")
     parser.add_argument("--window", required=True, help="window size in time units, or 'unbounded'")
     parser.add_argument("--lateness", type=int, default=None,
-                        help="allowed lateness in time units (default: unbounded, exact on any order; a streaming "
-                             "spark query uses 0)")
+                        help="allowed lateness in time units: a tuple more than this behind the latest of its own "
+                             "source, or below its '# watermark T', is rejected as late (default: unbounded, exact "
+                             "on any order; a streaming spark query uses 0)")
     engines.add_engine_arguments(parser)
     parser.set_defaults(handler=run)
 

@@ -29,10 +29,11 @@ def register(subparsers) -> None:
     parser.add_argument("--also-stream", action="append", default=[], metavar="STREAM",
                         help="another stream, merged with --stream by event time (repeatable)")
     parser.add_argument("--lateness", type=int, default=0,
-                        help="allowed lateness in time points (default 0: a time point is evaluated once every "
-                             "stream completed it; a record for an evaluated time point is rejected)")
+                        help="allowed lateness in time points: a record more than this behind the latest time point "
+                             "of its own stream is rejected as late (default 0: a log line is evaluated on arrival, "
+                             "as in I-DLV-sr, and one behind its stream's latest is late)")
     parser.add_argument("--max-gap", type=_gap, default=MAX_GAP, metavar="N|none",
-                        help=f"reject a record more than N time points after the last evaluated one, as a mistyped "
+                        help=f"reject a record more than N time points after the latest of its stream, as a mistyped "
                              f"timestamp would be (default {MAX_GAP}: a day of seconds; 'none' accepts any gap)")
     parser.add_argument("--t-duplicate", dest="duplicates", action="store_true",
                         help="as I-DLV-sr: several log lines may make one time point; it is complete when a line "
