@@ -45,6 +45,7 @@ from srtopo.topology.sources import (
     TntFiles,
     TupleFiles,
     Tuples,
+    require_outputs_outside,
     require_path,
     stream_files,
 )
@@ -348,6 +349,7 @@ class LocalRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
+        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
         sink = MemorySink() if sink is None else sink
         memory = sink if isinstance(sink, MemorySink) else None      # what the result keeps
         to_close = []

@@ -41,6 +41,7 @@ from srtopo.topology.sources import (
     TntFiles,
     TupleFiles,
     Tuples,
+    require_outputs_outside,
     require_path,
 )
 from srtopo.topology.spark.consistency import PHYSICAL_PLANS
@@ -392,6 +393,7 @@ class SparkRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
+        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
         options = config.options
         lateness = config.lateness
         if lateness is None and not options.once:
