@@ -59,7 +59,8 @@ NOW_FORMATS = ("sec", "min", "hrs", "datetime")
 class Options:
     """How time is read and what the evaluator provides (I-DLV-sr's command-line options)."""
     unit: str = "sec"                       # --t-unit: the duration of a time point
-    windows_unit: str | None = None         # --windows-unit: windows without a unit (None: time points)
+    windows_unit: str | None = "sec"        # --windows-unit: windows without a unit (I-DLV-sr: seconds; None:
+    #                                         time points)
     number_unit: str | None = None          # --t-format: the unit of numeric timestamps (None: time points)
     now_format: str = "datetime"            # --now-format
     complete_windows: bool = False          # --complete-windows: no 'always' over partial windows

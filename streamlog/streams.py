@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from clingo import Function, Number, Symbol, SymbolType
 
+from srtopo import interrupt
 from srtopo.errors import StreamInputError, TopologyError
 from srtopo.rules.stream import RecordError, open_lines, parse_atom
 from srtopo.streamlog.engine import Evaluator, model
@@ -253,11 +254,14 @@ def run_streams(engine: Streamlog, specs: list[str], emit, idle: float | None = 
     open_streams = set(range(len(specs)))
     heard = {k: time.monotonic() for k in open_streams}
     while open_streams:
-        try:
-            index, number, item = lines.get(timeout=idle if idle else None)
+        try:     # short waits: a signal stops the run between two lines (srtopo.interrupt)
+            index, number, item = lines.get(timeout=min(idle, 0.25) if idle else 0.25)
         except queue.Empty:
-            _punctuate_idle(engine, open_streams, heard, idle, emit)
+            interrupt.check()
+            if idle:
+                _punctuate_idle(engine, open_streams, heard, idle, emit)
             continue
+        interrupt.check()
         heard[index] = time.monotonic()
         if item is _END:
             open_streams.discard(index)

@@ -429,12 +429,12 @@ class Topology:
 
     def to_dot(self) -> str:
         def q(text: str) -> str:
-            return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
         lines = [f"digraph {q(self.name)} {{", "  rankdir=LR;", "  node [shape=box];",
                  f"  source [label={q(_source_text(self.source))}, shape=ellipse];"]
         previous = "source"
         for stage in self.stages:
-            label = "\\n".join([stage.id, f"parallelism {stage.parallelism}"] + _stage_summary(stage))
+            label = "\n".join([stage.id, f"parallelism {stage.parallelism}"] + _stage_summary(stage))
             lines.append(f"  {q(stage.id)} [label={q(label)}];")
             lines.append(f"  {q(previous)} -> {q(stage.id)} [label={q('key: ' + str(stage.key))}];")
             previous = stage.id

@@ -129,6 +129,8 @@ STREAM_FORMATS = ("tnt", "tsv", "rdf")
 def source_from_spec(spec: str, files_per_batch: int | None = None, stream_format: str = "tnt"):
     """``PATH`` (in ``stream_format``), ``tnt:PATH``, ``tsv:PATH``, ``rdf:PATH``, ``rdf[FORMAT]:PATH`` or
     ``socket:HOST:PORT``."""
+    if spec == "-":
+        return TntFiles("-")
     head = spec.split("/", 1)[0]
     if ":" not in head or spec.startswith("/"):
         spec = {"tnt": "tnt:", "tsv": "tsv:", "rdf": "rdf:"}[stream_format] + spec
@@ -153,7 +155,9 @@ def source_from_spec(spec: str, files_per_batch: int | None = None, stream_forma
 def require_path(source) -> None:
     """A file source whose path does not exist is a user error, not an empty stream."""
     path = getattr(source, "path", None)
-    if path is not None and "://" not in path and not os.path.exists(path):
+    if isinstance(source, AtomLog) and source.spec != "-":
+        path = source.spec
+    if path is not None and path != "-" and "://" not in path and not os.path.exists(path):
         raise StreamInputError(f"stream not found: {path}", hint="give a file or a directory of stream files")
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 import sys
 
 
-def register(subparsers) -> None:
+def register(subparsers, parents=()) -> None:
     from srtopo.topology.calibrate import ENGINE_KEYS, Settings
     from srtopo.topology.cost import calibration_path
     defaults = Settings()
     parser = subparsers.add_parser(
         "calibrate", help="measure the cost balancer's constants on this machine (a short run per engine)",
         description=__doc__.splitlines()[0] + f" Writes {calibration_path()} (or $SRTOPO_CALIBRATION); "
-                    "compile and check then plan with it.", allow_abbrev=False)
+                    "compile and check then plan with it.", allow_abbrev=False, parents=list(parents))
     parser.add_argument("--engines", default="local",
                         help="comma-separated: local, spark, all, or any of " + ", ".join(ENGINE_KEYS)
                              + " (default local: ~10 s; spark: ~3 min for both plans on 2 cores)")

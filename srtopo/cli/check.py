@@ -8,12 +8,12 @@ from srtopo.cli.compile import add_topology_arguments, consistency_topology
 from srtopo.topology.sources import STREAM_FORMATS, source_from_spec
 
 
-def register(subparsers) -> None:
+def register(subparsers, parents=()) -> None:
     parser = subparsers.add_parser("check", help="check a timestamped N-Triples stream against a TBox",
-                                   description=__doc__.splitlines()[0], allow_abbrev=False)
+                                   description=__doc__.splitlines()[0], allow_abbrev=False, parents=list(parents))
     add_topology_arguments(parser)
-    parser.add_argument("--stream", required=True, help=".tnt file or directory of .tnt files (or see "
-                                                        "--stream-format, --also-stream)")
+    parser.add_argument("--stream", required=True, help=".tnt file, directory of .tnt files, or '-' for standard "
+                                                        "input (local) (or see --stream-format, --also-stream)")
     parser.add_argument("--stream-format", choices=STREAM_FORMATS, default="tnt",
                         help="--stream holds timestamped N-Triples (default), tab-separated tuples, or RDF files "
                              "(any rdflib format, one timestamped graph per file)")
@@ -35,9 +35,9 @@ def run(args) -> int:
     _tbox, _analysis, topology = consistency_topology(args)
     sources = [source_from_spec(spec, args.files_per_batch, args.stream_format if i == 0 else "tnt")
                for i, spec in enumerate([args.stream] + list(args.also_stream))]
-    runner, config, sink = engines.start(args, window, args.lateness)
+    runner, config, sink = engines.start(args, window, args.lateness, kind="consistency")
     result = runner.run(topology, sources, config, sink)
-    engines.finish(sink)
+    engines.finish(sink, args.rejected_out)
     c = result.counters
     print(f"srtopo: {c.records} tuples, {c.outputs} reports, {c.malformed} malformed, {c.late} late, "
           f"{c.irrelevant} irrelevant, {c.batches} batches, topology {topology.label}; {result.physical_plan}",
