@@ -97,6 +97,22 @@ def test_lubm_univ_bench_loads(variant):
     assert "TransitiveProperty" in tbox.report.skipped_by_kind()
 
 
+def test_report_text_groups_by_kind_and_reason():
+    from srtopo.ontology.model import LoaderReport, SkippedAxiom
+    skipped = tuple(SkippedAxiom("range (datatype)", f"range(u{i}) = string", "data ranges are not concepts")
+                    for i in range(5)) + (SkippedAxiom("subClassOf", "A ⊑ ∃p.B", "the filler B is lost", "A ⊑ ∃p.B"),
+                                          SkippedAxiom("equivalentClass", "A ≡ B ⊓ C", "an intersection on the left",
+                                                       "B ⊓ C ⊑ A"))
+    report = LoaderReport(source="o.owl", skipped=skipped)
+    lines = [line for line in report.to_text().splitlines() if line.startswith("    - ")]
+    assert lines == ["    - [equivalentClass] an intersection on the left: 1: A ≡ B ⊓ C (lost: B ⊓ C ⊑ A)",
+                     "    - [range (datatype)] data ranges are not concepts: 5: range(u0) = string | range(u1) = string"
+                     " | range(u2) = string | ... 2 more",
+                     "    - [subClassOf] the filler B is lost: 1: A ⊑ ∃p.B"]
+    verbose = [line for line in report.to_text(verbose=True).splitlines() if line.startswith("    - ")]
+    assert len(verbose) == 7 and "    - [range (datatype)] range(u4) = string: data ranges are not concepts" in verbose
+
+
 @pytest.mark.parametrize("content,needle,line", [
     ("hello world\n", "not readable as Turtle", 1),
     ('@prefix : <http://x#> .\n:a :b :c .\n:d :e \n', "not readable as Turtle", 3),
