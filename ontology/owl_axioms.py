@@ -28,6 +28,7 @@ CHARACTERISTICS = {
 OWL1_DEFINITIONS = (OWL.intersectionOf, OWL.unionOf, OWL.complementOf, OWL.oneOf)
 DISJOINTNESS = ("disjointWith", "AllDisjointClasses", "disjointUnionOf")
 NOT_CONCEPTS = "data ranges are not concepts"
+ROLE_DISJOINTNESS = "role disjointness constrains role assertions, not the concept tuples checked here"
 
 
 def _outside_left(what: str) -> str:
@@ -243,26 +244,29 @@ class AxiomMapper:
             self.domain_or_range((p, RDFS.range, c), p, c, "range")
         for p in g.subjects(RDF.type, OWL.SymmetricProperty):
             self.symmetric(p)
+        for p, chain in g.subject_objects(OWL.propertyChainAxiom):
+            self.chain(p, chain)
+        self.outside_dllite()
+
+    def outside_dllite(self) -> None:
+        """Axioms with no consequence DL-Lite_R states: listed whole, with their triples."""
+        g = self.g
         for kind, name in CHARACTERISTICS.items():
             for p in g.subjects(RDF.type, kind):
                 self.skip(name, f"{name}({self.show_role(p)})", "property characteristic outside DL-Lite",
                           self._role_triples((p, RDF.type, kind), p))
         for p, q in g.subject_objects(OWL.propertyDisjointWith):
             self.skip("propertyDisjointWith", f"{self.show_role(p)} disjointWith {self.show_role(q)}",
-                      "role disjointness constrains role assertions, not the concept tuples checked here",
-                      self._role_triples((p, OWL.propertyDisjointWith, q), p, q))
+                      ROLE_DISJOINTNESS, self._role_triples((p, OWL.propertyDisjointWith, q), p, q))
         for node in g.subjects(RDF.type, OWL.AllDisjointProperties):
             value = g.value(node, OWL.members)
             items, used = self.parser.items(value) if value is not None else (None, frozenset())
-            used = used | {(node, RDF.type, OWL.AllDisjointProperties)} | (
-                {(node, OWL.members, value)} if value is not None else set())
+            used |= {(node, RDF.type, OWL.AllDisjointProperties)}
+            used |= {(node, OWL.members, value)} if value is not None else set()
             for item in items or ():
                 used |= self.parser.role(item)[1]
-            self.skip("AllDisjointProperties", "AllDisjointProperties(" + ", ".join(map(self.show_role, items or ()))
-                      + ")", "role disjointness constrains role assertions, not the concept tuples checked here",
-                      used)
-        for p, chain in g.subject_objects(OWL.propertyChainAxiom):
-            self.chain(p, chain)
+            text = "AllDisjointProperties(" + ", ".join(map(self.show_role, items or ())) + ")"
+            self.skip("AllDisjointProperties", text, ROLE_DISJOINTNESS, used)
         for c, keys in g.subject_objects(OWL.hasKey):
             items, used = self.parser.items(keys)
             owner = self.parser.cls(c)

@@ -212,8 +212,7 @@ class ExpressionParser:
         return (And if predicate == OWL.intersectionOf else Or)(parts, triples=used)
 
     def data_range(self, node, types) -> Expr:
-        if isinstance(node, URIRef):
-            return self.cls(node, data=True)
+        """A blank-node data range (table 12): parsed for its triples only, since no data range is a concept."""
         used = {(node, RDF.type, t) for t in types & {RDFS.Datatype, OWL.DataRange}}
         text = "data range"
         for predicate in (OWL.intersectionOf, OWL.unionOf, OWL.oneOf, OWL.withRestrictions):
