@@ -169,11 +169,11 @@ def run(args) -> int:
         print(json.dumps({**topology.to_dict(), **extra}, indent=2, ensure_ascii=False))
     elif args.format == "dot":
         if report is not None:
-            print(report.to_text(), file=sys.stderr)
+            print(report.to_text(verbose=args.verbose), file=sys.stderr)
         print(topology.to_dot())
     else:
         if report is not None:
-            print(report.to_text())
+            print(report.to_text(verbose=args.verbose))
             if not analysis.roots:
                 print("  note: the TBox states no disjointness: no stream can be inconsistent")
             if analysis.unsatisfiable:
