@@ -59,11 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("SRTOPO_SPARK_LOG", "-")
         os.environ.setdefault("SRTOPO_SPARK_LOG_LEVEL", "WARN")
     restore_signals = interrupt.install()
-    failed = False
     try:
         compile.fold_strategy(args)
         status = int(args.handler(args) or 0)
-        failed = status != 0
         if interrupt.requested():     # the signal came as the run ended: it ended whole
             raise interrupt.Interrupted(interrupt.signum(), "the run had ended: every output is written")
         return status
@@ -74,13 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as error:       # noqa: BLE001 - every error is one line; --debug shows the trace
-        failed = True
         if args.debug:
             raise
         print(f"srtopo: error: {one_line(error)}", file=sys.stderr)
         return ERROR_STATUS
     finally:
-        _forget_jvm_log(keep=failed)
         restore_signals()
         for key, value in saved.items():
             if value is None:
@@ -108,10 +104,10 @@ def one_line(error: BaseException) -> str:
         return " ".join(str(error).split())
     if "pyspark" in sys.modules:
         from srtopo.topology.spark.errors import translate
-        from srtopo.topology.spark.session import jvm_log
+        from srtopo.topology.spark.session import keep_jvm_log
         found = translate(error)
         if found is not None:
-            log = jvm_log()
+            log = keep_jvm_log()
             if log:
                 found.hint = f"Spark's log: {log}" + (f"; {found.hint}" if found.hint else "")
             return " ".join(str(found).split())
@@ -123,16 +119,3 @@ def one_line(error: BaseException) -> str:
         return f"{where}{error.strerror or error} ({hint})"
     text = " ".join(str(error).split())[:300]
     return f"internal error: {type(error).__name__}: {text} (srtopo --debug shows where; please report it)"
-
-
-def _forget_jvm_log(keep: bool) -> None:
-    """A run that went well leaves no Spark log behind; one that failed keeps it (the error names it)."""
-    if keep or "pyspark" not in sys.modules:
-        return
-    from srtopo.topology.spark.session import jvm_log
-    log = jvm_log()
-    if log and os.path.exists(log):
-        try:
-            os.remove(log)
-        except OSError:
-            pass

@@ -1,6 +1,7 @@
 """SparkSession creation with the defaults this project relies on (pyspark imported here only)."""
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -97,7 +98,23 @@ def jvm_log() -> str | None:
     return _LOG["path"]
 
 
-_LOG: dict = {"path": None}
+def keep_jvm_log() -> str | None:
+    """Keep the JVM's log file when this process exits (a run failed: the error names it); its path."""
+    _LOG["keep"] = True
+    return _LOG["path"]
+
+
+_LOG: dict = {"path": None, "keep": False, "temporary": False}
+
+
+def _remove_log() -> None:
+    """At exit: a temporary log nobody asked to keep goes (a run that went well leaves nothing behind)."""
+    path = _LOG["path"]
+    if path and _LOG["temporary"] and not _LOG["keep"]:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 def _launch_gateway(settings: dict) -> None:
@@ -122,6 +139,8 @@ def _launch_gateway(settings: dict) -> None:
         else:
             fd, target = tempfile.mkstemp(prefix="srtopo-spark-", suffix=".log")
             handle = os.fdopen(fd, "ab")
+            _LOG["temporary"] = True
+            atexit.register(_remove_log)
         kwargs.update(stdout=handle, stderr=handle)
         _LOG["path"] = target
     try:
