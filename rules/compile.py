@@ -142,8 +142,11 @@ def trigger_periods(c: Compilation) -> tuple[int, ...]:
             if (window.unit or c.options.windows_unit) else Fraction(1)
         period = window.size * scale
         if period.denominator != 1:
+            rule = next((r for r in c.program.rules if getattr(r, "trigger", None) == window), None)
+            loc = getattr(rule, "loc", None)
             raise ProgramError(f"#trigger_frequency({str(window)[1:-1]}) is not a whole number of time units "
-                               f"('{c.unit}')", hint="give --unit a unit that divides the frequency")
+                               f"('{c.unit}')", file=getattr(loc, "file", None), line=getattr(loc, "line", None),
+                               hint="give --unit a unit that divides the frequency")
         out.append(int(period))
     return tuple(out)
 

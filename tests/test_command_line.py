@@ -70,6 +70,15 @@ def test_help_texts_show_no_markup():
      "expected a whole number >= 1"),
     (["reason", "--program", "PROGRAM", "--stream", "LOG", "--parallelism", "2"],
      "--parallelism is a flag of the spark runner"),
+    (["reason", "--program", "PROGRAM", "--stream", "LOG", "--checkpoint", "ck"],
+     "--checkpoint is a flag of the spark runner"),
+    (["check", "--tbox", TEX, "--stream", STREAM, "--window", "99999999999999999999999"],
+     "is beyond the largest window"),
+    (["compile", "--tbox", TEX, "--stages", "0"], "expected a whole number >= 1"),
+    (["compile", "--tbox", TEX, "--tasks", "-3"], "expected a whole number >= 1"),
+    (["reason", "--program", "PROGRAM", "--stream", "LOG", "--files-per-batch", "0"], "expected a whole number >= 1"),
+    (["streamlog", "--program", str(ROOT / "examples" / "shortest-paths.sl"), "--stream", "LOG", "--idle", "-1"],
+     "expected a number of seconds > 0"),
 ])
 def test_flags_that_would_do_nothing_are_refused(tmp_path, capsys, argv, said):
     (tmp_path / "p.idlvsr").write_text("c(X) :- b(X) in [2].\n")
@@ -161,6 +170,13 @@ def test_unsatisfiable_concepts_are_named(tmp_path, capsys):
     assert main(["compile", "--tbox", str(tmp_path / "t.ttl")]) == 0
     out = capsys.readouterr().out
     assert "unsatisfiable concepts: 1 (C)" in out
+    (tmp_path / "t.ttl").write_text("@prefix : <http://x.org/o#> . @prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+                                    "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                                    ":A a owl:Class . :B a owl:Class . :p a owl:ObjectProperty .\n"
+                                    ":p rdfs:domain :A ; rdfs:range :B . :A owl:disjointWith :B .\n"
+                                    ":p owl:inverseOf :p .\n")
+    assert main(["compile", "--tbox", str(tmp_path / "t.ttl")]) == 0
+    assert "(exists p, exists p^-)" in capsys.readouterr().out
 
 
 def test_idlvsr_command_lines_paste(tmp_path, capsys):
@@ -203,3 +219,42 @@ def test_a_spark_run_is_quiet_and_leaves_no_warehouse(tmp_path):
     assert proc.returncode == 0
     assert proc.stderr.splitlines() == [proc.stderr.splitlines()[0]] and proc.stderr.startswith("srtopo: 465 tuples")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_what_a_new_user_ran_into_is_one_located_line(tmp_path, capsys):
+    """Two scripts defining one external function, a window inside an aggregate, a #trigger_frequency that is
+    not whole time points: each one line with the file and what to do."""
+    (tmp_path / "a.py").write_text("def dbl(x):\n    return 2 * x\n")
+    (tmp_path / "b.py").write_text("def dbl(x):\n    return 3 * x\n")
+    (tmp_path / "s.log").write_text("0 p(1)\n")
+    cases = {"d(Y) :- p(X), &dbl(X;Y).\n": "'dbl' is defined by several scripts",
+             "a(X) :- #count{Y : p(Y) in [2]} = X.\n": "unsupported: streaming literal inside an aggregate",
+             "#trigger_frequency(1500 msec) a :- p(1).\n": "p.idlvsr:1: #trigger_frequency(1500 msec) is not a whole"}
+    for program, said in cases.items():
+        (tmp_path / "p.idlvsr").write_text(program)
+        assert main(["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log"),
+                     "--py-script", f"{tmp_path / 'a.py'},{tmp_path / 'b.py'}"]) == 2
+        err = _err(capsys)
+        assert len(err) == 1 and said in err[0], err
+
+
+def test_rejected_records_on_stderr_stop_at_twenty_on_every_command(tmp_path, capsys):
+    (tmp_path / "p.idlvsr").write_text("c(X) :- b(X).\n")
+    (tmp_path / "s.log").write_text("0 b(1)\n" + "".join(f"{t} b(\n" for t in range(1, 41)))
+    assert main(["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log")]) == 0
+    err = _err(capsys)
+    assert sum("line" in x and "of" in x for x in err) == 20
+    assert "... 20 more rejected records (use --rejected-out)" in " ".join(err)
+
+
+def test_the_help_of_every_command_says_all_of_its_first_sentence():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    assert "one JSON line per timestamp that has derived facts" in " ".join(sub["streamlog"].format_help().split())
+
+
+def test_a_tsv_stream_without_a_usable_line_gets_the_tsv_hint(tmp_path, capsys):
+    (tmp_path / "s.tsv").write_text("not a tuple\n")
+    assert main(["check", "--tbox", TEX, "--stream", str(tmp_path / "s.tsv"), "--stream-format", "tsv",
+                 "--window", "3"]) == 2
+    assert "tab-separated tuples" in _err(capsys)[-1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from srtopo.cli import engines
+from srtopo.topology.runners.protocol import positive
 from srtopo.cli.compile import add_topology_arguments, consistency_topology
 from srtopo.topology.sources import STREAM_FORMATS, source_from_spec
 
@@ -20,7 +21,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--also-stream", action="append", default=[], metavar="SPEC",
                         help="another source merged by event time (repeatable): DIR, tnt:DIR, tsv:DIR, rdf:DIR, "
                              "rdf[turtle]:DIR, socket:HOST:PORT")
-    parser.add_argument("--files-per-batch", type=int, default=None,
+    parser.add_argument("--files-per-batch", type=positive, default=None,
                         help="at most this many new files per micro-batch (the batch size)")
     parser.add_argument("--window", required=True, help="window size in time units, or 'unbounded'")
     parser.add_argument("--lateness", type=int, default=None,
@@ -28,6 +29,11 @@ def register(subparsers, parents=()) -> None:
                              "spark query uses 0)")
     engines.add_engine_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+FORMAT_HINTS = {"tnt": "is it timestamped N-Triples: '<time><TAB><s> <p> <o> .' per line?",
+                "tsv": "is it tab-separated tuples: '<time><TAB><subject><TAB><concept>' per line?",
+                "rdf": "is it RDF files, each a graph with a time (prov:generatedAtTime or a number in its name)?"}
 
 
 def run(args) -> int:
@@ -44,5 +50,5 @@ def run(args) -> int:
           file=sys.stderr)
     if c.records == 0 and not result.resumed:      # a restart after the end of input reads nothing new
         raise engines.NothingUsable(f"no usable tuple in {args.stream} ({c.malformed} rejected records)",
-                                    hint="is it timestamped N-Triples: '<time><TAB><s> <p> <o> .' per line?")
+                                    hint=FORMAT_HINTS[args.stream_format])
     return 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
-from srtopo.concepts import local_name
+from srtopo.concepts import display
 from srtopo.topology.choose import DEFAULT_STAGES, METHODS, parse_split
+from srtopo.topology.runners.protocol import positive
 
 
 def add_topology_arguments(parser, tbox_required: bool = True) -> None:
@@ -15,12 +16,12 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
                         help="auto (default): the cost model picks NTM or an LTM split for the engine; ntm: NI "
                              "closure in one stage; ltm: pipeline of NI groups")
     parser.add_argument("--split", help="NI groups per stage, e.g. 1,2 = [G1 | G2+G3]; 1,1,1 = three stages")
-    parser.add_argument("--stages", type=int,
+    parser.add_argument("--stages", type=positive,
                         help=f"number of stages a balancer cuts when --split is not given (default {DEFAULT_STAGES})")
     parser.add_argument("--balancer", default=None,
                         help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
                              "model, calibrated by srtopo calibrate)")
-    parser.add_argument("--tasks", type=int, default=1,
+    parser.add_argument("--tasks", type=positive, default=1,
                         help="task budget per stage of a two-stage plan (NTM gets the whole budget; on Spark "
                              "local[N] no stage gets more than N)")
 
@@ -177,7 +178,7 @@ def run(args) -> int:
             if not analysis.roots:
                 print("  note: the TBox states no disjointness: no stream can be inconsistent")
             if analysis.unsatisfiable:
-                names = sorted(local_name(c) for c in analysis.unsatisfiable)
+                names = sorted(display(c) for c in analysis.unsatisfiable)
                 shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more in --format json)" if len(names) > 20 else "")
                 print(f"  unsatisfiable concepts: {len(names)} ({shown})")
         print(topology.to_text())

@@ -38,7 +38,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--t-duplicate", dest="duplicates", action="store_true",
                         help="as I-DLV-sr: several log lines may make one time point; it is complete when a line "
                              "ends it with '@end;' or a later time point arrives (default: a line is a time point)")
-    parser.add_argument("--files-per-batch", type=int, default=None,
+    parser.add_argument("--files-per-batch", type=positive, default=None,
                         help="spark: at most this many new files of a directory stream per micro-batch")
     add_program_arguments(parser)
     add_graph_argument(parser)
@@ -81,7 +81,7 @@ def refuse_idle_strategy(args, topology) -> None:
     if base not in STRATIFIED_STRATEGIES and not any(getattr(s, "choice", False) for s in topology.stages):
         raise ProgramError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
                            f"unstratified negation); {args.program} has none",
-                           hint="leave --strategy out, or give " + ", ".join(STRATIFIED_STRATEGIES))
+                           hint="leave --strategy out, or give auto, incremental or restart")
 
 
 def _gap(text: str) -> int | None:
@@ -107,8 +107,7 @@ def run(args) -> int:
     refuse_idle_strategy(args, topology)
     if args.explain:
         print(topology.to_text(), file=sys.stderr)
-    # a log's rejected lines are all shown
-    runner, config, sink = engines.start(args, lateness=args.lateness, echo_every_rejected=True,
+    runner, config, sink = engines.start(args, lateness=args.lateness,
                                          print_empty=args.print_empty, max_gap=args.max_gap, kind="rules")
     sources = [AtomLog(spec, args.stream_format, args.files_per_batch, args.duplicates)
                for spec in [args.stream] + args.also_stream]

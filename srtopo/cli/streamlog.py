@@ -14,7 +14,7 @@ from srtopo.topology.sinks import JsonLinesSink, open_text
 
 def register(subparsers, parents=()) -> None:
     parser = subparsers.add_parser("streamlog", help="run a Streamlog program over timestamped streams (clingo)",
-                                   description=__doc__.splitlines()[0], allow_abbrev=False, parents=list(parents))
+                                   description=" ".join(__doc__.split()), allow_abbrev=False, parents=list(parents))
     parser.add_argument("--program", required=True, help="Streamlog program (ASP syntax, timestamps first)")
     parser.add_argument("--stream", default=None,
                         help="fact lines 'msg(3,red).' and '#punctuation 7.': a file, a directory of files, '-' "
@@ -25,7 +25,7 @@ def register(subparsers, parents=()) -> None:
                         help="how several streams merge: synchronized (default: a timestamp is evaluated once "
                              "every stream passed it by a fact or punctuation), sort-merge (by facts only), plain "
                              "(once one stream passed it; later facts of slower streams are rejected as late)")
-    parser.add_argument("--idle", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--idle", type=_seconds, default=None, metavar="SECONDS",
                         help="punctuate a stream silent for this long at the largest timestamp another stream "
                              "reached (live streams: a quiet sensor does not hold the output back)")
     parser.add_argument("--retain", type=int, default=None, metavar="N",
@@ -40,6 +40,17 @@ def register(subparsers, parents=()) -> None:
                              "stdout without --stream, else to stderr)")
     engines.add_strict_argument(parser)
     parser.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    import argparse
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
 
 
 def run(args) -> int:

@@ -304,7 +304,7 @@ class SparkRunner:
     summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
     options_type: ClassVar[type] = SparkOptions
     #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
-    flag_kinds: ClassVar[dict] = {"master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
+    flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
                                   "trigger": None, "metrics_out": None, "shuffle_partitions": None,
                                   "partitions": ("rules",)}
 
