@@ -1,6 +1,8 @@
 """A Spark run reads exactly the file it is given, whatever lies beside it: its own checkpoint and ``out``
 directories (``out/batch=N`` looks like a partitioned table to Spark's file source), and a second run on the same
 folders resumes instead of failing."""
+from pathlib import Path
+
 import pytest
 
 from srtopo.concepts import RDF_TYPE
@@ -82,3 +84,16 @@ def test_an_output_inside_the_stream_directory_is_refused_before_anything_runs(t
     with pytest.raises(StreamInputError, match="inside the stream directory"):
         runner().run(topology, [AtomLog(str(folder))], config)
     assert not (folder / "sub").exists()
+
+
+def test_a_rejected_line_names_its_file_as_the_user_gave_it_on_both_runners(spark, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a b.tnt").write_text(_lines([1]) + "not a line\n")
+    (tmp_path / "s.tnt").write_text("also not a line\n" + _lines([2]))
+    topology = compile_ntm(analyse(TBOX))
+    for source, expected in ((TntFiles("s.tnt"), ("s.tnt", 1)), (TntFiles("d"), (str(Path("d") / "a b.tnt"), 2))):
+        got = {runner.name: [(r.source, r.line) for r in runner.run(topology, [source], RunConfig(
+            window=1, options=options)).rejected]
+            for runner, options in ((LocalRunner(), None), (SparkRunner(), SparkOptions(once=True)))}
+        assert got == {"local": [expected], "spark": [expected]}

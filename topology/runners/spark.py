@@ -25,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from typing import ClassVar, Sequence
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from srtopo import interrupt
 from srtopo.errors import TopologyError, UnsupportedByRunner
@@ -450,6 +450,7 @@ class SparkRunner:
             checkpoint = temp = tempfile.mkdtemp(prefix="srtopo-ckpt-")
         checkpoint = qualify(checkpoint)
         origins: dict = {}
+        spelled_as_given(sources, origins)
         sources = [_staged(source, checkpoint, i, origins) for i, source in enumerate(sources)]
         if topology.kind == "rules":       # staged lines of a rules topology are log or JSON lines
             sources = [AtomLog(s.path, "detect", 1) if isinstance(s, TntFiles) else s for s in sources]
@@ -640,12 +641,25 @@ class HandOver:
 
 
 def rejected_of(row, origins: dict) -> RejectedRecord:
-    """A rejected row as a record; a line of records held in memory gets back its name and number there."""
+    """A rejected row as a record; a line of records held in memory gets back its name and number there, and a
+    file the user named (or a file of a directory the user named) is spelled as the user spelled it, as the
+    local runner does (Spark reports ``file:`` URIs)."""
     source, line = _get(row, "source"), _get(row, "line")
-    origin = origins.get(urlparse(source).path if source and source.startswith("file:") else source)
+    path = unquote(urlparse(source).path) if source and source.startswith("file:") else source
+    origin = origins.get(path)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
+    elif path is not None and os.path.dirname(path) in origins:
+        source = os.path.join(origins[os.path.dirname(path)][0], os.path.basename(path))
     return RejectedRecord(source, line, _get(row, "text"), _get(row, "reason"))
+
+
+def spelled_as_given(sources, origins: dict) -> None:
+    """``origins`` learns the path of each file or directory source as given (``rejected_of``)."""
+    for source in sources:
+        given = getattr(source, "path", None) or (source.spec if isinstance(source, AtomLog) else None)
+        if given and given != "-" and "://" not in given and os.path.exists(given):
+            origins.setdefault(os.path.abspath(given), (given, 0))
 
 
 #: the file in a checkpoint directory that says which query wrote it

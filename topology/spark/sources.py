@@ -106,6 +106,8 @@ def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
         reader = reader.option("pathGlobFilter", glob)
     if os.path.isfile(path):
         path = exact_file_glob(os.path.abspath(path))
+    elif "://" not in path and not path.startswith("file:"):
+        path = os.path.abspath(path)    # the JVM's working folder is where it started, not this process's now
     return reader.load(path)
 
 
