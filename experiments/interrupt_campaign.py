@@ -15,6 +15,7 @@ clean when:
   committed and how to go on;
 * no process of the run (the JVM, Python workers: found by an environment tag they inherit) is left 15 s
   after it exited;
+* nothing is left in the working folder but the run's input and outputs (no ``spark-warehouse``);
 * ``--out`` holds only whole records (every line is JSON) and, on Spark, only batches that are whole: each
   ``batch=N`` directory's files are complete JSON lines;
 * on Spark, the same command with ``--once`` on the same folders goes on from the checkpoint and exits 0
@@ -230,11 +231,12 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
         time.sleep(0.25)
     left = tagged_processes(tag)
     whole, outputs = whole_outputs(case, folder)
+    litter = sorted(p.name for p in folder.iterdir() if p.name not in ("in", "ck", "out", "out.jsonl", "p.idlvsr"))
     stopped_line = bool(lines) and lines[-1].startswith(f"srtopo: stopped by {sent.name}")
     quiet = all(x.startswith("srtopo: ") for x in lines) and not any(n in err for n in _NOISE)
     row = {"moment_s": moment, "signal": sent.name, "exit": proc.returncode, "outputs": outputs,
            "ended_before_signal": ended_before, "left_processes": len(left), "whole_outputs": whole,
-           "one_line": stopped_line and sum("stopped by" in x for x in lines) == 1, "quiet": quiet,
+           "one_line": stopped_line and sum("stopped by" in x for x in lines) == 1, "quiet": quiet, "litter": litter,
            "last_line": lines[-1] if lines else ""}
     if left:
         for pid in left:
@@ -242,7 +244,8 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    row["clean"] = (proc.returncode == 128 + sent.value and row["one_line"] and quiet and not left and whole)
+    row["clean"] = (proc.returncode == 128 + sent.value and row["one_line"] and quiet and not left and whole
+                    and not litter)
     if restart and case.engine == "spark":
         row.update(_restart(case, folder))
         row["clean"] = row["clean"] and row["restart_ok"]

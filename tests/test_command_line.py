@@ -211,16 +211,6 @@ def test_windows_without_a_unit_are_seconds_as_in_idlvsr(tmp_path, capsys):
     assert main(["reason", f"--program={program}", f"--log={log}", "--t-unit=min"]) == 2
     assert "not a whole number of time points" in capsys.readouterr().err
 
-
-def test_a_spark_run_is_quiet_and_leaves_no_warehouse(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "srtopo", "check", "--engine", "spark", "--master", "local[1]",
-                           "--tbox", TEX, "--stream", STREAM, "--window", "10", "--once"], capture_output=True,
-                          text=True, cwd=tmp_path)
-    assert proc.returncode == 0
-    assert proc.stderr.splitlines() == [proc.stderr.splitlines()[0]] and proc.stderr.startswith("srtopo: 465 tuples")
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_what_a_new_user_ran_into_is_one_located_line(tmp_path, capsys):
     """Two scripts defining one external function, a window inside an aggregate, a #trigger_frequency that is
     not whole time points: each one line with the file and what to do."""

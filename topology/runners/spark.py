@@ -477,6 +477,11 @@ class SparkRunner:
             frames = [atom_frame(spark, source, i) for i, source in enumerate(sources)]
         else:
             frames = [frame(spark, source, i) for i, source in enumerate(sources)]
+        if interrupt.requested():      # stopped while Spark started: no query, nothing committed
+            if temp:
+                shutil.rmtree(temp, ignore_errors=True)
+            raise interrupt.Interrupted(interrupt.signum(), "stopped before the query started: nothing was "
+                                                            "committed; run the same command again")
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins, hand_over)
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources))
         handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
