@@ -63,7 +63,7 @@ def case(where: str, folder: Path, reference: Counter | None = None) -> dict | N
         ballast.write_bytes(b"\0" * ((DISK_KB - FREE_KB.get(where, 48)) * 1024))
         if where == "local-out":
             failed = _cli(base + ["--out", str(disk / "reports.jsonl")])
-            return {"where": where, "failed_clearly": failed.returncode == 1 and
+            return {"where": where, "failed_clearly": failed.returncode == 2 and
                     _last_line(failed.stderr).startswith(f"srtopo: error: {disk / 'reports.jsonl'}: No space left"),
                     "message": _last_line(failed.stderr), "restart_identical": None}
         spark = base + ["--engine", "spark", "--master", "local[2]", "--once", "--files-per-batch", "1"]
@@ -79,7 +79,7 @@ def case(where: str, folder: Path, reference: Counter | None = None) -> dict | N
         ok = _cli(spark + ["--checkpoint", str(folder / "ref-ck"), "--out", str(folder / "ref")])
         reference = output_lines(folder / "ref") if ok.returncode == 0 else Counter()
     return {"where": where, "message": message, "reports": sum(reference.values()), "reference": reference,
-            "failed_clearly": failed.returncode == 1 and message.startswith(f"srtopo: error: {disk}")
+            "failed_clearly": failed.returncode == 2 and message.startswith(f"srtopo: error: {disk}")
             and "No space left on device" in message,
             "restart_ok": restarted.returncode == 0, "restart_identical": restarted.returncode == 0 and got == reference
             and sum(reference.values()) > 0}

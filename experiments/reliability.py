@@ -6,7 +6,8 @@
 
 Sections: ``fuzz`` (``experiments.fuzz``), ``hostile`` (``experiments.hostile``: a stream with hostile lines
 against the clean one, on the local engine and Spark's two plans, and a real I-DLV-sr log), ``checkpoint`` (a
-checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``) and ``memory`` (what the
+checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
+(``experiments.interrupt_campaign``: Ctrl-C and SIGTERM on every command and engine) and ``memory`` (what the
 choice-part benchmark measured over 10,000 time points, read from its results). The fast parts of each run in
 the test suite (tests/reliability, tests/spark).
 """
@@ -23,7 +24,7 @@ from srtopo.experiments.common import progress
 
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
-SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "overload", "memory")
+SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "interrupt", "overload", "memory")
 
 
 def _row(area: str, test: str, tried: str, count, outcome: str, ok: bool) -> dict:
@@ -156,6 +157,21 @@ def kill_rows(trials: int) -> list[dict]:
     return rows
 
 
+def interrupt_rows(trials: int) -> list[dict]:
+    from srtopo.experiments.interrupt_campaign import CASES, campaign
+    rows = []
+    for name, case in CASES.items():
+        r = campaign(case, trials, seed=130)
+        left = sum(x["left_processes"] for x in r["rows"])
+        rows.append(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} engine",
+                         f"seeded random moments in {case.moments[0]}-{case.moments[1]} s, SIGINT to the group and "
+                         f"SIGTERM to the process in turn", trials,
+                         f"{r['clean']}/{trials} clean: exit 130/143, one line, whole outputs, {left} processes "
+                         "left" + (", the --once restart goes on from the checkpoint" if case.engine == "spark"
+                                   else ""), r["clean"] == trials))
+    return rows
+
+
 def overload_rows() -> list[dict]:
     """What the paced benchmark measured at twice the sustainable rate (``bench_rules_paced --periods 0,2x``)."""
     path = RESULTS / "bench_rules_overload.json"
@@ -241,12 +257,13 @@ def main(argv=None) -> int:
     parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--examples", type=int, default=10_000, help="fuzz examples per parser")
     parser.add_argument("--kills", type=int, default=20, help="kill -9 trials per kind")
+    parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and engine")
     parser.add_argument("--quick", action="store_true", help="300 fuzz examples, 2 kills per kind")
     parser.add_argument("--markdown", default=str(ROOT / "RELIABILITY.md"))
     parser.add_argument("--out", default=str(RESULTS / "reliability.json"))
     args = parser.parse_args(argv)
     if args.quick:
-        args.examples, args.kills = 300, 2
+        args.examples, args.kills, args.interrupts = 300, 2, 2
     sections = args.sections.split(",")
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
@@ -255,7 +272,8 @@ def main(argv=None) -> int:
     previous = json.loads(Path(args.out).read_text(encoding="utf-8")).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
-                "kill": lambda: kill_rows(args.kills), "overload": overload_rows, "memory": memory_rows}
+                "kill": lambda: kill_rows(args.kills), "interrupt": lambda: interrupt_rows(args.interrupts),
+                "overload": overload_rows, "memory": memory_rows}
     for section in sections:
         rows += [dict(r, section=section, date=time.strftime("%Y-%m-%d")) for r in builders[section]()]
     rows.sort(key=lambda r: SECTIONS.index(r["section"]))

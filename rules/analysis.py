@@ -351,6 +351,13 @@ def choice_part(program: Program, sd: nx.DiGraph) -> frozenset:
     return frozenset(out)
 
 
+def reads_only_the_past(item) -> bool:
+    """A streaming literal whose window reads earlier time points only (``{1}``, ``{1,3}``): what it sees is
+    fixed before the current time point is evaluated, so it closes no cycle at that time point."""
+    window = getattr(item, "window", None)
+    return window is not None and window.points is not None and 0 not in window.points
+
+
 def check_stratified(program: Program, sd: nx.DiGraph, choice: frozenset = frozenset()) -> None:
     """Reject a non-harmless literal whose predicate lies on a cycle through the rule's head, outside the choice
     part (``choice``), and a non-harmless streaming literal on such a cycle anywhere (a window reads the
@@ -368,6 +375,8 @@ def check_stratified(program: Program, sd: nx.DiGraph, choice: frozenset = froze
             if harmless or p not in comp_of or comp_of[p] is not comp_of.get(q):
                 continue
             if q in choice and not streaming:
+                continue
+            if streaming and reads_only_the_past(item):     # the history, fixed before the time point is solved
                 continue
             path = nx.shortest_path(sd, q, p) if p != q else [q]
             cycle = " -> ".join(path + [q])

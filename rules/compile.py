@@ -59,7 +59,8 @@ NOW_FORMATS = ("sec", "min", "hrs", "datetime")
 class Options:
     """How time is read and what the evaluator provides (I-DLV-sr's command-line options)."""
     unit: str = "sec"                       # --t-unit: the duration of a time point
-    windows_unit: str | None = None         # --windows-unit: windows without a unit (None: time points)
+    windows_unit: str | None = "sec"        # --windows-unit: windows without a unit (I-DLV-sr: seconds; None:
+    #                                         time points)
     number_unit: str | None = None          # --t-format: the unit of numeric timestamps (None: time points)
     now_format: str = "datetime"            # --now-format
     complete_windows: bool = False          # --complete-windows: no 'always' over partial windows
@@ -141,8 +142,11 @@ def trigger_periods(c: Compilation) -> tuple[int, ...]:
             if (window.unit or c.options.windows_unit) else Fraction(1)
         period = window.size * scale
         if period.denominator != 1:
+            rule = next((r for r in c.program.rules if getattr(r, "trigger", None) == window), None)
+            loc = getattr(rule, "loc", None)
             raise ProgramError(f"#trigger_frequency({str(window)[1:-1]}) is not a whole number of time units "
-                               f"('{c.unit}')", hint="give --unit a unit that divides the frequency")
+                               f"('{c.unit}')", file=getattr(loc, "file", None), line=getattr(loc, "line", None),
+                               hint="give --unit a unit that divides the frequency")
         out.append(int(period))
     return tuple(out)
 

@@ -59,17 +59,26 @@ class ExternalFunctions:
         self.where = dict(where or {})
         self.scripts = tuple(scripts)
         self.functions: dict[str, tuple[Callable, str]] = {}
+        self.defined_by: dict[str, list[str]] = {}     # a function defined (not imported) by several scripts
         for index, script in enumerate(scripts):
             module = _load(script, index)
             for name, value in vars(module).items():
-                if callable(value) and not name.startswith("_") and name not in self.functions:
-                    self.functions[name] = (value, script)
+                if callable(value) and not name.startswith("_"):
+                    if getattr(value, "__module__", None) == module.__name__:
+                        self.defined_by.setdefault(name, []).append(script)
+                    if name not in self.functions:
+                        self.functions[name] = (value, script)
         self._wrappers: dict[str, Callable] = {}
 
     def check(self, functions) -> None:
         """Every external atom has a function to call (raised before any time point is evaluated)."""
         for function in sorted(functions):
             name, _outputs = split_function_name(function)
+            if len(self.defined_by.get(name, ())) > 1:
+                written = self.where.get(function, f"&{name}")
+                raise ExternalAtomError(f"external atom {written}: '{name}' is defined by several scripts ("
+                                        + ", ".join(self.defined_by[name]) + ")",
+                                        hint="rename one of them, or pass only the script meant")
             if name not in self.functions:
                 written = self.where.get(function, f"&{name}")
                 scripts = ", ".join(self.scripts) or "no --py-script given"

@@ -5,6 +5,7 @@ know -- streaming literals, windows, ``#temp`` -- gets its own dataclasses here.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Union
@@ -64,21 +65,20 @@ class Window:
     points: tuple[int, ...] | None = None
 
     def distances(self, unit_seconds: Fraction = Fraction(1), default_unit: str | None = None) -> frozenset[int]:
-        """Distances in time points; ``[w sec]`` is converted with the stream's time unit, and so are a window
-        without a unit and explicit distances when ``default_unit`` (``--windows-unit``) is given (without it
-        they count time points)."""
+        """Distances in time points. A window's distances are durations in its unit (``[w min]``), else in
+        ``default_unit`` (``--windows-unit``; as in I-DLV-sr, seconds whatever the time unit), or, with neither,
+        in time points. ``[w]`` covers the time points at most w back: with minutes as time points, ``[90]``
+        (seconds) reaches one minute back. An explicit distance must be a whole number of time points."""
         unit = self.unit or default_unit
         scale = Fraction(1) if unit is None else UNIT_SECONDS[unit] / Fraction(unit_seconds)
-        if self.points is not None:
-            values = [p * scale for p in self.points]
-        else:
-            values = [Fraction(self.size) * scale]
+        if self.points is None:
+            return frozenset(range(math.floor(Fraction(self.size) * scale) + 1))
+        values = [p * scale for p in self.points]
         if any(v.denominator != 1 for v in values):
-            raise ProgramError(f"window {self} is not a whole number of time units",
-                               hint="give --unit a unit that divides the window, e.g. --unit sec")
-        if self.points is not None:
-            return frozenset(int(v) for v in values)
-        return frozenset(range(int(values[0]) + 1))
+            raise ProgramError(f"window {self} ({unit or 'time points'}) holds a distance that is not a whole number "
+                               f"of time points", hint="give --windows-unit the unit of the distances, or a --t-unit that "
+                               "divides them")
+        return frozenset(int(v) for v in values)
 
     def __str__(self) -> str:
         if self.points is not None:

@@ -746,8 +746,19 @@ def parse_statements(text: str, file: str, unlocated) -> list:
     return out
 
 
+#: a streaming literal written inside an aggregate's braces, which clingo reads as a syntax error
+_AGGREGATE_WINDOW = re.compile(r"#\w+\s*\{[^{}]*?\b((at\s+(least|most)\s+\w+\s+|always\s+|count\s+\w+\s+)?in\s*[\[{])")
+
+
 def _clingo_parse(src: _Source, text: str, offset: int) -> list:
-    return parse_statements(text, src.file, lambda msg: src.error(msg, offset))
+    try:
+        return parse_statements(text, src.file, lambda msg: src.error(msg, offset))
+    except ProgramError:
+        found = _AGGREGATE_WINDOW.search(text)
+        if found is not None:
+            raise src.unsupported("streaming literal inside an aggregate (I-DLV-sr: aggregate elements cannot "
+                                  "feature streaming literals)", offset + found.start(1)) from None
+        raise
 
 
 def _placeholder(lit, streaming: dict[str, StreamingLiteral]):

@@ -20,11 +20,12 @@ from typing import Callable, Iterable, Iterator
 
 from clingo import Function, Number, String, Symbol, SymbolType, parse_term
 
+from srtopo import interrupt
 from srtopo.errors import StreamInputError
 from srtopo.topology.lateness import SourceClock
 from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
 from srtopo.topology.records import RejectedRecord
-from srtopo.topology.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8, decoded_lines, file_lines
+from srtopo.topology.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8, decoded_lines, fd_lines, file_lines
 
 
 class RecordError(StreamInputError):
@@ -526,11 +527,12 @@ def timeline_json_lines(points) -> list[str]:
     return [json.dumps({"time": t, "atoms": list(atoms)}, ensure_ascii=False) for t, atoms in enumerate(points)]
 
 
-def open_lines(spec: str) -> Iterator:
+def open_lines(spec: str, idle=None) -> Iterator:
     """``-`` = stdin, ``tcp://host:port`` = connect and read lines, a file path, or a directory: the lines of its
-    files in name order as (file, line number, text)."""
+    files in name order as (file, line number, text). ``idle``: called while standard input or a socket is silent
+    (``topology.tnt.fd_lines``)."""
     if spec == "-":
-        yield from decoded_lines(sys.stdin.buffer)
+        yield from decoded_lines(fd_lines(sys.stdin.fileno(), idle=idle))
         return
     if spec.startswith("tcp://"):
         host, _, port = spec[len("tcp://"):].rpartition(":")
@@ -538,8 +540,8 @@ def open_lines(spec: str) -> Iterator:
             conn = socket.create_connection((host or "127.0.0.1", int(port)))
         except (OSError, ValueError) as error:
             raise StreamInputError(f"cannot connect to {spec}: {error}") from None
-        with conn, conn.makefile("rb") as handle:
-            yield from decoded_lines(handle)
+        with conn:
+            yield from decoded_lines(fd_lines(conn.fileno(), idle=idle))
         return
     if os.path.isdir(spec):
         from srtopo.topology.sources import stream_files
@@ -575,7 +577,7 @@ def timeline_points(sources, unit: str, sink, counters, lateness: int | None = 0
     for source in sources:
         duplicates = False
         if isinstance(source, AtomLog):
-            lines, fmt, name = open_lines(source.spec), source.stream_format, source.spec
+            lines, fmt, name = open_lines(source.spec, interrupt.check), source.stream_format, source.spec
             duplicates = source.duplicates
         elif isinstance(source, Timeline):
             lines, fmt, name = timeline_json_lines(source.points), "jsonl", source.name

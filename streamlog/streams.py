@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from clingo import Function, Number, Symbol, SymbolType
 
+from srtopo import interrupt
 from srtopo.errors import StreamInputError, TopologyError
 from srtopo.rules.stream import RecordError, open_lines, parse_atom
 from srtopo.streamlog.engine import Evaluator, model
@@ -104,27 +105,29 @@ class Streamlog:
 
     # --- input ------------------------------------------------------------------------------------------------
 
-    def push(self, stream: int, text: str, line: int | None = None) -> list[Model]:
-        """One line of stream ``stream`` (an index into ``streams``)."""
+    def push(self, stream: int, text: str, line: int | None = None, file: str | None = None) -> list[Model]:
+        """One line of stream ``stream`` (an index into ``streams``); ``file``: the file of a directory stream it
+        comes from (rejected records name it)."""
         source = self.sources[stream]
+        where = file or source.name
         self.counters.lines += 1
         stripped = text.strip()
         if not stripped or stripped.startswith("%"):
             return []
         if isinstance(text, NotUtf8):
-            return self._reject(source, line, text, NOT_UTF8)
+            return self._reject(where, line, text, NOT_UTF8)
         if stripped.startswith("#"):
             m = _PUNCTUATION.match(stripped)
             if not m:
-                return self._reject(source, line, text, "not a fact or '#punctuation T.'")
+                return self._reject(where, line, text, "not a fact or '#punctuation T.'")
             self.counters.punctuations += 1
             return self.punctuate(stream, int(m.group(1)))
         if not stripped.endswith("."):
-            return self._reject(source, line, text, "a fact ends with '.'")
+            return self._reject(where, line, text, "a fact ends with '.'")
         try:
             sym = parse_atom(stripped[:-1])
         except RecordError as error:
-            return self._reject(source, line, text, str(error))
+            return self._reject(where, line, text, str(error))
         sig = (sym.name, len(sym.arguments))
         stamped_by_arrival = sig in self.uts
         if stamped_by_arrival:
@@ -133,15 +136,15 @@ class Streamlog:
             sym = Function(sym.name, [Number(ts)] + list(sym.arguments), sym.positive)
             sig = (sig[0], sig[1] + 1)
         elif sig in self.program.statics:
-            return self._reject(source, line, text, f"{sig[0]}/{sig[1]} is a background predicate of the program "
+            return self._reject(where, line, text, f"{sig[0]}/{sig[1]} is a background predicate of the program "
                                                     "(no timestamp); streams give stream predicates")
         elif not sym.arguments or sym.arguments[0].type != SymbolType.Number:
-            return self._reject(source, line, text, "the first argument of a stream fact is its integer timestamp")
+            return self._reject(where, line, text, "the first argument of a stream fact is its integer timestamp")
         else:
             ts = sym.arguments[0].number
         reason = self._order_problem(source, ts)
         if reason:
-            return self._reject(source, line, text, reason)
+            return self._reject(where, line, text, reason)
         source.last = ts
         source.data_passed = max(source.data_passed, ts if stamped_by_arrival else ts - 1)
         if sig in self.temporal:
@@ -180,10 +183,10 @@ class Streamlog:
             return f"timestamp {ts} was already evaluated{why}"
         return None
 
-    def _reject(self, source: _Source, line, text: str, reason: str) -> list[Model]:
+    def _reject(self, where: str, line, text: str, reason: str) -> list[Model]:
         shown = text.rstrip("\n")
         shown = shown if len(shown) <= _MAX_TEXT else shown[:_MAX_TEXT - 3] + "..."
-        record = RejectedRecord(source.name, line, shown, reason)
+        record = RejectedRecord(where, line, shown, reason)
         if self.on_reject is not None:
             self.on_reject(record)
         else:
@@ -233,9 +236,9 @@ def _reader(index: int, spec: str, out: queue.Queue) -> None:
     try:
         for number, item in enumerate(open_lines(spec), start=1):
             if isinstance(item, tuple):          # a directory: (file, line number, text)
-                out.put((index, item[1], item[2]))
+                out.put((index, (item[0], item[1]), item[2]))
             else:
-                out.put((index, number, item))
+                out.put((index, (None, number), item))
     except StreamInputError as error:
         out.put((index, None, error))
     out.put((index, None, _END))
@@ -253,11 +256,14 @@ def run_streams(engine: Streamlog, specs: list[str], emit, idle: float | None = 
     open_streams = set(range(len(specs)))
     heard = {k: time.monotonic() for k in open_streams}
     while open_streams:
-        try:
-            index, number, item = lines.get(timeout=idle if idle else None)
+        try:     # short waits: a signal stops the run between two lines (srtopo.interrupt)
+            index, number, item = lines.get(timeout=min(idle, 0.25) if idle else 0.25)
         except queue.Empty:
-            _punctuate_idle(engine, open_streams, heard, idle, emit)
+            interrupt.check()
+            if idle:
+                _punctuate_idle(engine, open_streams, heard, idle, emit)
             continue
+        interrupt.check()
         heard[index] = time.monotonic()
         if item is _END:
             open_streams.discard(index)
@@ -266,7 +272,7 @@ def run_streams(engine: Streamlog, specs: list[str], emit, idle: float | None = 
         elif isinstance(item, StreamInputError):
             raise item
         else:
-            for m in engine.push(index, item, number):
+            for m in engine.push(index, item, number[1], number[0]):
                 emit(m)
         if idle:
             _punctuate_idle(engine, open_streams, heard, idle, emit)

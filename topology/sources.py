@@ -129,6 +129,8 @@ STREAM_FORMATS = ("tnt", "tsv", "rdf")
 def source_from_spec(spec: str, files_per_batch: int | None = None, stream_format: str = "tnt"):
     """``PATH`` (in ``stream_format``), ``tnt:PATH``, ``tsv:PATH``, ``rdf:PATH``, ``rdf[FORMAT]:PATH`` or
     ``socket:HOST:PORT``."""
+    if spec == "-":
+        return TntFiles("-")
     head = spec.split("/", 1)[0]
     if ":" not in head or spec.startswith("/"):
         spec = {"tnt": "tnt:", "tsv": "tsv:", "rdf": "rdf:"}[stream_format] + spec
@@ -153,8 +155,26 @@ def source_from_spec(spec: str, files_per_batch: int | None = None, stream_forma
 def require_path(source) -> None:
     """A file source whose path does not exist is a user error, not an empty stream."""
     path = getattr(source, "path", None)
-    if path is not None and "://" not in path and not os.path.exists(path):
+    if isinstance(source, AtomLog) and source.spec != "-":
+        path = source.spec
+    if path is not None and path != "-" and "://" not in path and not os.path.exists(path):
         raise StreamInputError(f"stream not found: {path}", hint="give a file or a directory of stream files")
+
+
+def require_outputs_outside(sources, *outputs: str | None) -> None:
+    """A run's outputs (``--out``, ``--rejected-out``, ``--checkpoint``) may not lie inside a directory it reads:
+    the next run would read them as input (Spark reads a directory's subdirectories too)."""
+    folders = [os.path.realpath(path) for path in (getattr(s, "path", getattr(s, "spec", None)) for s in sources)
+               if path is not None and "://" not in path and os.path.isdir(path)]
+    for output in outputs:
+        if output is None or output == "-" or ("://" in output and not output.startswith("file:")):
+            continue
+        where = os.path.realpath(output.removeprefix("file:"))
+        for folder in folders:
+            if where == folder or where.startswith(folder + os.sep):
+                raise StreamInputError(f"{output} lies inside the stream directory {folder}: a later run would "
+                                       "read it as input", hint="write outputs and checkpoints outside the "
+                                       "directories a run reads")
 
 
 def stream_files(path: str) -> list[str]:

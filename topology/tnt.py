@@ -169,6 +169,38 @@ def decoded_lines(raw_lines: Iterable[bytes]) -> Iterator[str]:
             yield NotUtf8(raw.decode("utf-8", errors="replace"))
 
 
+def fd_lines(fd: int, idle=None, poll: float = 0.25) -> Iterator[bytes]:
+    """The lines (bytes, each with its newline but the last) of a file descriptor: standard input or a socket.
+
+    Read with ``os.read``, not a buffered reader: a thread blocked in a buffered read holds its lock, and an
+    interpreter that exits meanwhile (Ctrl-C) aborts with "Fatal Python error: _enter_buffered_busy". Waits
+    are ``select`` calls of ``poll`` seconds; after each of them and after each read, ``idle()`` (when given)
+    runs: the place for a stopped run to unwind. A line of any length is found in time linear in its length."""
+    import select
+    pending = bytearray()
+    while True:
+        if idle is not None:
+            ready = False
+            while not ready:
+                ready = bool(select.select([fd], [], [], poll)[0])
+                if not ready:
+                    idle()
+        chunk = os.read(fd, 1 << 16)
+        if idle is not None:
+            idle()
+        if not chunk:
+            if pending:
+                yield bytes(pending)
+            return
+        scan = len(pending)
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", scan)) >= 0:
+            yield bytes(pending[start:end + 1])
+            start = scan = end + 1
+        del pending[:start]
+
+
 def file_lines(file: str) -> Iterator[str]:
     """The lines of a stream file, split at \\n only (a lone \\r is whitespace, as in the Spark source: text-mode
     open() would also break lines at a lone \\r and number them differently)."""

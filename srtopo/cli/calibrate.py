@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import sys
 
+from srtopo import interrupt
 
-def register(subparsers) -> None:
+
+def register(subparsers, parents=()) -> None:
     from srtopo.topology.calibrate import ENGINE_KEYS, Settings
     from srtopo.topology.cost import calibration_path
     defaults = Settings()
     parser = subparsers.add_parser(
         "calibrate", help="measure the cost balancer's constants on this machine (a short run per engine)",
         description=__doc__.splitlines()[0] + f" Writes {calibration_path()} (or $SRTOPO_CALIBRATION); "
-                    "compile and check then plan with it.", allow_abbrev=False)
+                    "compile and check then plan with it.", allow_abbrev=False, parents=list(parents))
     parser.add_argument("--engines", default="local",
                         help="comma-separated: local, spark, all, or any of " + ", ".join(ENGINE_KEYS)
                              + " (default local: ~10 s; spark: ~3 min for both plans on 2 cores)")
@@ -47,7 +49,11 @@ def run(args) -> int:
     settings = Settings(engines=engine_keys(args.engines), tbox=args.tbox, master=args.master,
                         local_tuples=args.local_tuples, operators_tuples=args.operators_tuples,
                         spark_tuples=args.spark_tuples, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    result = calibrate(settings)
+    try:
+        result = calibrate(settings)
+    except interrupt.Interrupted as stop:
+        stop.note = "the calibration was not written (it is written whole at the end); run srtopo calibrate again"
+        raise
     print(f"{'engine':16} {'plan':12} {'measured tuples/s':>18} {'predicted':>12}")
     for row in result.runs:
         print(f"{row['engine']:16} {row['plan']:12} {row['measured_tuples_s'] or 0:>18,.0f} "

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 import sys
 
+from srtopo.concepts import display
 from srtopo.topology.choose import DEFAULT_STAGES, METHODS, parse_split
+from srtopo.topology.runners.protocol import positive
 
 
 def add_topology_arguments(parser, tbox_required: bool = True) -> None:
@@ -14,12 +16,12 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
                         help="auto (default): the cost model picks NTM or an LTM split for the engine; ntm: NI "
                              "closure in one stage; ltm: pipeline of NI groups")
     parser.add_argument("--split", help="NI groups per stage, e.g. 1,2 = [G1 | G2+G3]; 1,1,1 = three stages")
-    parser.add_argument("--stages", type=int,
+    parser.add_argument("--stages", type=positive,
                         help=f"number of stages a balancer cuts when --split is not given (default {DEFAULT_STAGES})")
     parser.add_argument("--balancer", default=None,
                         help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
                              "model, calibrated by srtopo calibrate)")
-    parser.add_argument("--tasks", type=int, default=1,
+    parser.add_argument("--tasks", type=positive, default=1,
                         help="task budget per stage of a two-stage plan (NTM gets the whole budget; on Spark "
                              "local[N] no stage gets more than N)")
 
@@ -52,9 +54,10 @@ def add_program_arguments(parser) -> None:
     """The program's time options; I-DLV-sr's spellings are accepted too, so its command lines paste."""
     parser.add_argument("--unit", "--t-unit", dest="unit", default="sec",
                         help="the duration of a time point (msec, sec, min, hrs; default sec)")
-    parser.add_argument("--windows-unit", "--window-unit", dest="windows_unit", default=None,
-                        help="the unit of windows written without one, [3] or {0,2} (default: time points, i.e. "
-                             "--unit)")
+    parser.add_argument("--windows-unit", "--window-unit", dest="windows_unit", default="sec",
+                        help="the unit of windows written without one, [3] or {0,2} (default sec, as in I-DLV-sr, "
+                             "whatever --t-unit is: with --t-unit min, [2] is two seconds, so it sees only the "
+                             "current minute; write [2 min] or --windows-unit min for two minutes)")
     parser.add_argument("--t-format", dest="number_unit", default=None,
                         help="the unit of numeric timestamps (msec, sec, min, hrs; default: they count time points); "
                              "date-times are read as such")
@@ -104,9 +107,9 @@ def add_graph_argument(parser) -> None:
                              "DIR (default ./graphs), as I-DLV-sr does")
 
 
-def register(subparsers) -> None:
+def register(subparsers, parents=()) -> None:
     parser = subparsers.add_parser("compile", help="compile a DL-Lite TBox or an I-DLV-sr program into a topology",
-                                   description=__doc__.splitlines()[0], allow_abbrev=False)
+                                   description=__doc__.splitlines()[0], allow_abbrev=False, parents=list(parents))
     add_topology_arguments(parser, tbox_required=False)
     add_cost_arguments(parser)
     parser.add_argument("--program", help="I-DLV-sr program (.idlvsr): compile its rules topology instead")
@@ -167,15 +170,17 @@ def run(args) -> int:
         print(json.dumps({**topology.to_dict(), **extra}, indent=2, ensure_ascii=False))
     elif args.format == "dot":
         if report is not None:
-            print(report.to_text(), file=sys.stderr)
+            print(report.to_text(verbose=args.verbose), file=sys.stderr)
         print(topology.to_dot())
     else:
         if report is not None:
-            print(report.to_text())
+            print(report.to_text(verbose=args.verbose))
             if not analysis.roots:
                 print("  note: the TBox states no disjointness: no stream can be inconsistent")
             if analysis.unsatisfiable:
-                print(f"  unsatisfiable concepts: {len(analysis.unsatisfiable)}")
+                names = sorted(display(c) for c in analysis.unsatisfiable)
+                shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more in --format json)" if len(names) > 20 else "")
+                print(f"  unsatisfiable concepts: {len(names)} ({shown})")
         print(topology.to_text())
         cost = extra.get("cost_model")
         if cost:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from srtopo import interrupt
 from srtopo.cli import engines
 from srtopo.cli.engines import NothingUsable
 from srtopo.errors import TopologyError
@@ -11,9 +12,9 @@ from srtopo.streamlog import UNIONS, Streamlog, explain, load_program, run_strea
 from srtopo.topology.sinks import JsonLinesSink, open_text
 
 
-def register(subparsers) -> None:
+def register(subparsers, parents=()) -> None:
     parser = subparsers.add_parser("streamlog", help="run a Streamlog program over timestamped streams (clingo)",
-                                   description=__doc__.splitlines()[0], allow_abbrev=False)
+                                   description=" ".join(__doc__.split()), allow_abbrev=False, parents=list(parents))
     parser.add_argument("--program", required=True, help="Streamlog program (ASP syntax, timestamps first)")
     parser.add_argument("--stream", default=None,
                         help="fact lines 'msg(3,red).' and '#punctuation 7.': a file, a directory of files, '-' "
@@ -24,7 +25,7 @@ def register(subparsers) -> None:
                         help="how several streams merge: synchronized (default: a timestamp is evaluated once "
                              "every stream passed it by a fact or punctuation), sort-merge (by facts only), plain "
                              "(once one stream passed it; later facts of slower streams are rejected as late)")
-    parser.add_argument("--idle", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--idle", type=_seconds, default=None, metavar="SECONDS",
                         help="punctuate a stream silent for this long at the largest timestamp another stream "
                              "reached (live streams: a quiet sensor does not hold the output back)")
     parser.add_argument("--retain", type=int, default=None, metavar="N",
@@ -39,6 +40,17 @@ def register(subparsers) -> None:
                              "stdout without --stream, else to stderr)")
     engines.add_strict_argument(parser)
     parser.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    import argparse
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
 
 
 def run(args) -> int:
@@ -58,12 +70,18 @@ def run(args) -> int:
                          flush=not out_owned, strict=args.fail_on_bad_input)
     engine = Streamlog(program, specs, args.union, args.retain, on_reject=sink.reject)
     try:
-        run_streams(engine, specs, sink.emit, idle=args.idle)
+        with interrupt.deferred():
+            run_streams(engine, specs, sink.emit, idle=args.idle)
+    except interrupt.Interrupted as stop:
+        c = engine.counters
+        stop.note = (f"{c.timestamps} timestamps evaluated, {c.written} written; a Streamlog run keeps no "
+                     "checkpoint: run again to start over")
+        raise
     finally:
         for handle, owned in ((out, out_owned), (rejected, rejected_owned)):
             if owned:
                 handle.close()
-    engines.finish(sink)
+    engines.finish(sink, args.rejected_out)
     c = engine.counters
     unused = f" ({', '.join(sorted(c.unused_predicates)[:5])})" if c.unused else ""
     print(f"srtopo: {c.facts} facts, {c.punctuations} punctuations, {c.rejected} rejected, {c.unused} facts of "

@@ -60,9 +60,9 @@ def test_mapping_of_nis_and_report(small):
     kinds = small.report.skipped_by_kind()
     assert kinds.get("TransitiveProperty") == 1
     assert kinds.get("range (datatype)") == 1
-    assert kinds.get("subClassOf") == 1                            # the allValuesFrom axiom
+    assert kinds.get("subClassOf") == 2          # the allValuesFrom axiom, and the filler F of E ⊑ exists q.F
     text = small.report.to_text()
-    assert "allValuesFrom" in text and "TransitiveProperty(p)" in text
+    assert "F ⊑ ∀p.B" in text and "E ⊑ ∃q.F" in text and "TransitiveProperty(p)" in text
 
 
 def test_equivalences_collapse_and_unsatisfiable(tmp_path):
@@ -95,6 +95,104 @@ def test_lubm_univ_bench_loads(variant):
     assert tbox.report.classes == 43
     assert tbox.nis == ()
     assert "TransitiveProperty" in tbox.report.skipped_by_kind()
+
+
+def univ_bench_with(tmp_path, variant: str, extra: str):
+    """univ-bench.owl of one serialisation plus ``extra`` Turtle, in one Turtle file."""
+    from rdflib import Graph
+    graph = Graph().parse(str(DATA / "lubm" / variant / "univ-bench.owl"), format="xml")
+    graph.parse(data=extra, format="turtle")
+    path = tmp_path / f"{variant}.ttl"
+    path.write_text(graph.serialize(format="turtle"))
+    return str(path)
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared data not available")
+def test_owl1_intersection_on_a_named_class(tmp_path):
+    """swat-lehigh's univ-bench defines Chair with owl:intersectionOf on the class itself (OWL 1): it reads as
+    Chair ≡ Person ⊓ ∃headOf.Department, so Chair ⊑ Person, and the direction DL-Lite cannot state is listed."""
+    ub = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+    path = univ_bench_with(tmp_path, "swat-lehigh", f"<{ub}Person> <http://www.w3.org/2002/07/owl#disjointWith>"
+                                                    f" <{ub}Organization> .")
+    tbox = load_tbox(path)
+    assert (ub + "Chair", ub + "Person") in tbox.pis and (ub + "Chair", exists(ub + "headOf")) in tbox.pis
+    lost = {s.part for s in tbox.report.skipped if s.kind == "equivalentClass"}
+    assert "(Person ⊓ ∃headOf.Department) ⊑ Chair" in lost and "Chair ⊑ ∃headOf.Department" in lost
+    from srtopo.testing import run_topology, tuples
+    from srtopo.topology.compile import compile_ntm
+    from srtopo.topology.runners import LocalRunner
+    stream = [("http://x/ann", ub + "Chair", 1), ("http://x/ann", ub + "Organization", 2),
+              ("http://x/bob", ub + "Professor", 1), ("http://x/bob", ub + "Course", 2)]
+    result = run_topology(LocalRunner(), compile_ntm(tbox), [tuples(stream)], window=5)
+    assert result.keys == {("http://x/ann", 2)}
+
+
+def one_ontology(tmp_path, text: str):
+    path = tmp_path / "o.ttl"
+    path.write_text("@prefix : <http://x.org/o#> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+                    "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n:p a owl:ObjectProperty .\n"
+                    + "".join(f":{c} a owl:Class .\n" for c in "ABCDEF") + text)
+    return load_tbox(str(path))
+
+
+def test_union_on_the_left_gives_one_inclusion_per_member(tmp_path):
+    tbox = one_ontology(tmp_path, "[ owl:unionOf ( :A :B [ a owl:Restriction ; owl:onProperty :p ;"
+                                  " owl:someValuesFrom :C ] ) ] rdfs:subClassOf :D .")
+    assert set(tbox.pis) == {(X + "A", X + "D"), (X + "B", X + "D")}
+    assert [(s.kind, s.part) for s in tbox.report.skipped] == [("subClassOf", "∃p.C ⊑ D")]
+
+
+def test_every_consequence_dllite_states(tmp_path):
+    """Parts the loader used to drop with the whole axiom: ≤0 R and owl:Nothing on the right, the complement of
+    a union, the union side of an equivalence."""
+    tbox = one_ontology(tmp_path, """
+        :A rdfs:subClassOf [ a owl:Restriction ; owl:onProperty :p ; owl:maxCardinality 0 ] .
+        :B rdfs:subClassOf owl:Nothing .
+        :C rdfs:subClassOf [ owl:complementOf [ owl:unionOf ( :D :E ) ] ] .
+        :F owl:equivalentClass [ owl:unionOf ( :D :E ) ] .
+        """)
+    assert {tuple(sorted(n.pair)) for n in tbox.nis} == {tuple(sorted(pair)) for pair in [
+        (X + "A", exists(X + "p")), (X + "B", X + "B"), (X + "C", X + "D"), (X + "C", X + "E")]}
+    assert set(tbox.pis) >= {(X + "D", X + "F"), (X + "E", X + "F")}
+    assert [(s.kind, s.part) for s in tbox.report.skipped] == [("equivalentClass", "F ⊑ (D ⊔ E)")]
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared data not available")
+@pytest.mark.parametrize("path", ["npd/npd-v2-ql.owl", "lubm/owl-toolkit/univ-bench.owl",
+                                  "lubm/swat-lehigh/univ-bench.owl"])
+def test_real_ontologies_have_every_triple_accounted_for(path):
+    from srtopo.ontology.owl import load_graph, read_graph
+    graph = read_graph(str(DATA / path))
+    tbox = load_graph(graph, str(DATA / path))
+    assert tbox.report.accounting.all() == set(graph)
+    assert "unrecognised triple" not in tbox.report.skipped_by_kind()
+
+
+def test_report_text_groups_by_kind_and_reason():
+    from srtopo.ontology.model import LoaderReport, SkippedAxiom
+    skipped = tuple(SkippedAxiom("range (datatype)", f"range(u{i}) = string", "data ranges are not concepts")
+                    for i in range(5)) + (SkippedAxiom("subClassOf", "A ⊑ ∃p.B", "the filler B is lost", "A ⊑ ∃p.B"),
+                                          SkippedAxiom("equivalentClass", "A ≡ B ⊓ C", "an intersection on the left",
+                                                       "B ⊓ C ⊑ A"))
+    report = LoaderReport(source="o.owl", skipped=skipped)
+    lines = [line for line in report.to_text().splitlines() if line.startswith("    - ")]
+    assert lines == ["    - [equivalentClass] an intersection on the left: 1: A ≡ B ⊓ C (lost: B ⊓ C ⊑ A)",
+                     "    - [range (datatype)] data ranges are not concepts: 5: range(u0) = string | range(u1) = string"
+                     " | range(u2) = string | ... 2 more",
+                     "    - [subClassOf] the filler B is lost: 1: A ⊑ ∃p.B"]
+    verbose = [line for line in report.to_text(verbose=True).splitlines() if line.startswith("    - ")]
+    assert len(verbose) == 7 and "    - [range (datatype)] range(u4) = string: data ranges are not concepts" in verbose
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared data not available")
+def test_report_text_groups_skipped_axioms():
+    """NPD skips hundreds of axioms for a handful of reasons: one line per (kind, reason), all with verbose."""
+    report = load_tbox(str(DATA / "npd" / "npd-v2-ql.owl")).report
+    short, full = report.to_text().splitlines(), report.to_text(verbose=True).splitlines()
+    groups = [line for line in short if line.startswith("    - ")]
+    assert len(groups) == len(report.skipped_groups()) <= 5
+    assert any(line.startswith("    - [range (datatype)] data ranges are not concepts: 202: ") for line in groups)
+    assert len([line for line in full if line.startswith("    - ")]) == len(report.skipped)
 
 
 @pytest.mark.parametrize("content,needle,line", [

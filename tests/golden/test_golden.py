@@ -58,7 +58,7 @@ def test_tex_topologies(golden, label, make):
 
 @pytest.mark.parametrize("fixture,method", [("npd-default.json", "auto"), ("npd-ltm-default.json", "ltm")])
 def test_npd_default_topology(golden, fixture, method):
-    """NPD's default topology (the cost balancer for the local runner) and its default LTM split; the 32,784
+    """NPD's default topology (the cost balancer for the local runner) and its default LTM split; the 32,342
     conjunction ops are summarised per stage by count and digest, the rest is in full."""
     path = DATA / "npd" / "npd-v2-ql.owl"
     if not path.exists():

@@ -25,12 +25,14 @@ import gc
 import heapq
 import os
 import socket
+import sys
 import time as _time
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain
 from typing import ClassVar, Iterable, Iterator, Sequence
 
+from srtopo import interrupt
 from srtopo.errors import StreamInputError, UnsupportedByRunner
 from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
@@ -47,10 +49,11 @@ from srtopo.topology.sources import (
     TntFiles,
     TupleFiles,
     Tuples,
+    require_outputs_outside,
     require_path,
     stream_files,
 )
-from srtopo.topology.tnt import Punctuation, decoded_lines, file_lines, tnt_records
+from srtopo.topology.tnt import Punctuation, decoded_lines, fd_lines, file_lines, tnt_records
 from srtopo.topology.tsv import tuple_records
 
 TUPLE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Tuples, Lines)
@@ -284,8 +287,8 @@ def _socket_lines(host: str, port: int) -> Iterator[str]:
         conn = socket.create_connection((host, port))
     except OSError as error:
         raise StreamInputError(f"cannot connect to socket:{host}:{port}: {error}") from None
-    with conn, conn.makefile("rb") as handle:
-        yield from decoded_lines(handle)
+    with conn:
+        yield from decoded_lines(fd_lines(conn.fileno(), idle=interrupt.check))
 
 
 def _unnumbered(records) -> Iterator:
@@ -300,6 +303,9 @@ def _unnumbered(records) -> Iterator:
 def tuple_batches(source, index: int = 0) -> Iterator[Iterator]:
     """The batches of a tuple source: each an iterator of (tuple, source name, line, ``index``), RejectedRecord
     or Punctuation (whose ``line`` is ``index``), in the source's order."""
+    if isinstance(source, TntFiles) and source.path == "-":     # standard input: one batch, read as it comes
+        return iter([_located(tnt_records(decoded_lines(fd_lines(sys.stdin.fileno(), idle=interrupt.check)),
+                                          "<stdin>", True), "<stdin>", 0, index)])
     if isinstance(source, TntFiles):
         return _file_batches(source, lambda f: _located(tnt_records(file_lines(f), f, True), f, 0, index))
     if isinstance(source, TupleFiles):
@@ -341,6 +347,8 @@ def _merged(batches: list) -> Iterable:
 class LocalRunner:
     name: ClassVar[str] = "local"
     summary: ClassVar[str] = "one process, the reference semantics"
+    #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
+    flag_kinds: ClassVar[dict] = {"local_plan": ("consistency",)}
     options_type: ClassVar[type] = LocalOptions
 
     @staticmethod
@@ -378,6 +386,7 @@ class LocalRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
+        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
         sink = MemorySink() if sink is None else sink
         memory = sink if isinstance(sink, MemorySink) else None      # what the result keeps
         to_close = []
@@ -389,16 +398,21 @@ class LocalRunner:
             if close:
                 to_close.append(handle)
             return handle
+        progress = RunCounters()
         try:
             out, rejected_out = opened(config.out, "outputs"), opened(config.rejected_out, "rejected records")
             if out is not None or rejected_out is not None:   # the runner's durable form: JSON-lines files
                 sink = _Fanout([sink, JsonLinesSink(out, rejected_out, echo=None)])
             started = _time.perf_counter()
-            if topology.kind == "consistency":
-                counters, batches = self._consistency(topology, sources, config, sink)
-            else:
-                counters, batches = self._rules(topology, sources, config, sink)
+            with interrupt.deferred():     # stop between records and time points, never inside one
+                if topology.kind == "consistency":
+                    counters, batches = self._consistency(topology, sources, config, sink, progress)
+                else:
+                    counters, batches = self._rules(topology, sources, config, sink, progress)
             seconds = _time.perf_counter() - started
+        except interrupt.Interrupted as stop:
+            stop.note = stop.note or interrupted_note(topology.kind, progress)
+            raise
         finally:
             for handle in to_close:
                 handle.close()
@@ -407,22 +421,23 @@ class LocalRunner:
                          counters=counters, batches=batches, seconds=seconds,
                          memory_mb={"python": rss_mb()})
 
-    def _consistency(self, topology, sources, config, sink):
+    def _consistency(self, topology, sources, config, sink, progress):
         # The engine allocates a long-lived object per cached tuple and creates no reference cycles, so the cyclic
         # garbage collector only re-traverses the growing window: paused for the run (measured on 2M tuples of the
         # benchmark stream: 128k -> 220k tuples/s in memory, 84k -> 141k from .tnt files), restored after.
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._consistency_loop(topology, sources, config, sink)
+            return self._consistency_loop(topology, sources, config, sink, progress)
         finally:
             if enabled:
                 gc.enable()
 
-    def _consistency_loop(self, topology, sources, config, sink):
+    def _consistency_loop(self, topology, sources, config, sink, progress):
         options = config.options if isinstance(config.options, LocalOptions) else LocalOptions()
         engine = ConsistencyEngine(topology, config.window, config.lateness, options.physical_plan, len(sources))
-        counters = engine.counters
+        progress.stages = engine.counters.stages
+        counters = engine.counters = progress
         batches = []
         per_source = [tuple_batches(s, k) for k, s in enumerate(sources)]
         sockets = {s.describe() for s in sources if isinstance(s, SocketLines)}    # rejected without a line
@@ -445,7 +460,9 @@ class LocalRunner:
             records_before, outputs_before = counters.records, counters.outputs
             late_lines: set = set()
             push, emit = engine.push, sink.emit
-            for item in _merged(parts):
+            for n, item in enumerate(_merged(parts)):
+                if not n & 1023 and interrupt.requested():
+                    interrupt.check()
                 cls = item.__class__
                 if cls is RejectedRecord:
                     counters.malformed += 1
@@ -470,16 +487,18 @@ class LocalRunner:
         counters.batches = len(batches)
         return counters, batches
 
-    def _rules(self, topology, sources, config, sink):
+    def _rules(self, topology, sources, config, sink, progress):
         from srtopo.rules.evaluate import Reasoner
         from srtopo.rules.stream import timeline_points
         options = config.options if isinstance(config.options, LocalOptions) else LocalOptions()
         reasoner = Reasoner(topology, strategy=options.strategy)
-        counters = RunCounters(stages=[StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages])
+        counters = progress
+        counters.stages = [StageCounters(s.id, tasks=1, seconds=0.0) for s in topology.stages]
         batches = []
         source = topology.source
         for point in timeline_points(sources, source.unit, sink, counters, config.lateness, source.number_unit,
                                      config.max_gap):
+            interrupt.check()
             started = _time.perf_counter()
             if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.advance)
                 shown = 0
@@ -502,6 +521,14 @@ class LocalRunner:
                 setattr(stage_counters, key, value)
         counters.batches = len(batches)
         return counters, batches
+
+
+def interrupted_note(kind: str, counters: RunCounters) -> str:
+    """What a stopped local run has done, and how to go on: it keeps no checkpoint."""
+    done = (f"{counters.records} tuples checked, {counters.outputs} reports written" if kind == "consistency"
+            else f"{counters.outputs} time points evaluated and written")
+    return (f"{done}; the local engine keeps no checkpoint: run again to start over (--engine spark --checkpoint "
+            "DIR can go on where a run stopped)")
 
 
 class _Fanout:

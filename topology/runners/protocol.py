@@ -163,3 +163,15 @@ class Runner(Protocol):
 
     def run(self, topology: Topology, sources: Sequence, config: RunConfig | None = None,
             sink: Sink | None = None) -> RunResult: ...
+
+
+def positive(text: str) -> int:
+    """A command-line count that must be at least 1."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value

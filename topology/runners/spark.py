@@ -16,20 +16,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, replace
 from typing import ClassVar, Sequence
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
+from srtopo import interrupt
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from srtopo.measure import rss_mb
 from srtopo.topology.ir import Topology
 from srtopo.topology.records import Model, RejectedRecord, Report
-from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters
+from srtopo.topology.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters, positive
 from srtopo.topology.sinks import MemorySink
 from srtopo.topology.sources import (
     AtomLog,
@@ -41,6 +44,7 @@ from srtopo.topology.sources import (
     TntFiles,
     TupleFiles,
     Tuples,
+    require_outputs_outside,
     require_path,
 )
 from srtopo.topology.spark.consistency import PHYSICAL_PLANS
@@ -99,7 +103,8 @@ class SparkRun:
     def batch_metrics(self):
         return self.job.batch_metrics
 
-    def await_termination(self, timeout: float | None = None):
+    def await_termination(self, timeout: float | None = None) -> bool:
+        """Wait until the query ends (at most ``timeout`` seconds); whether it has ended."""
         try:
             query = self.job.await_query(timeout)
         except Exception:
@@ -108,7 +113,18 @@ class SparkRun:
             raise
         if not query.isActive:
             self.flush()
-        return query
+            return True
+        return False
+
+    def interrupted_note(self) -> str:
+        """What a stopped run committed, and how to go on from there."""
+        batches = len(self.job.batch_metrics)
+        done = f"{batches} micro-batch{'es' if batches != 1 else ''} committed by this run"
+        if self._temp:
+            return (f"{done}; no --checkpoint was given, so a new run starts over (give --checkpoint DIR to be "
+                    f"able to go on)")
+        out = f", their outputs in {self.config.out}" if self.config.out else ""
+        return f"{done} to {self.config.checkpoint}{out}; run the same command again to go on from there"
 
     def stop(self) -> None:
         """Stop the query after the batch in progress; what was written reaches the sink before this returns
@@ -270,10 +286,27 @@ def spark_counters(topology: Topology, metrics: list[dict], tasks: list[int]) ->
     return counters
 
 
+#: the master URLs Spark accepts (``SparkContext``'s own list): local[N], local[*], local[N,F], local-cluster[N,C,M],
+#: spark://HOST:PORT[,HOST:PORT...], yarn, k8s://URL, mesos://URL
+_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\]"
+                     r"|spark://[^\s:/,]+:[0-9]+(,[^\s:/,]+:[0-9]+)*|yarn|(k8s|mesos)://\S+")
+
+
+def check_master(master: str | None) -> None:
+    """A master URL Spark cannot use is a one-line error before a JVM starts (Spark's own is 80 lines of Java)."""
+    if master is not None and not _MASTER.fullmatch(master):
+        raise UnsupportedByRunner(f"unknown Spark master {master!r}",
+                                  hint="give local[N] (N cores), local[*], spark://HOST:PORT, yarn or k8s://URL")
+
+
 class SparkRunner:
     name: ClassVar[str] = "spark"
     summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
     options_type: ClassVar[type] = SparkOptions
+    #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
+    flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
+                                  "trigger": None, "metrics_out": None, "shuffle_partitions": None,
+                                  "partitions": ("rules",)}
 
     def __init__(self, spark=None):
         self._spark = spark
@@ -296,6 +329,7 @@ class SparkRunner:
         if options.physical_plan not in PHYSICAL_PLANS:
             raise UnsupportedByRunner(f"unknown physical plan {options.physical_plan!r}",
                                       hint="use " + " or ".join(PHYSICAL_PLANS))
+        check_master(options.master)
         if options.out_format not in ("json", "parquet"):
             raise UnsupportedByRunner(f"unknown sink format {options.out_format!r}", hint="json or parquet")
         if topology.kind == "rules":
@@ -309,6 +343,9 @@ class SparkRunner:
             if not isinstance(source, FILE_SOURCES + (Tuples, Lines)):
                 raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources",
                                           hint="give .tnt, tuple or RDF files, a socket, or tuples in memory")
+            if getattr(source, "path", None) == "-":
+                raise UnsupportedByRunner("the spark runner cannot read standard input",
+                                          hint="give a file, a directory or socket:HOST:PORT (or --engine local)")
             if isinstance(source, Rate) and options.once:
                 raise UnsupportedByRunner("the rate source never ends: it needs once=False (and a way to stop)")
 
@@ -361,25 +398,32 @@ class SparkRunner:
         return self._spark.sparkContext.master if self._spark is not None else options.master or "local[*]"
 
     def run(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> RunResult:
-        handle = self.start(topology, sources, config, sink)
-        try:
+        """Run to the end of input (``once``) or until stopped. A signal (``srtopo.interrupt``) stops the query
+        after the micro-batch in progress and raises ``Interrupted`` saying what was committed."""
+        with interrupt.deferred():      # py4j calls are never interrupted; the loop below looks at the flag
+            handle = self.start(topology, sources, config, sink)
             try:
-                handle.await_termination()
-            except KeyboardInterrupt:
+                try:
+                    while not handle.await_termination(0.25):
+                        interrupt.check()
+                except KeyboardInterrupt as stop:     # the flag, or Python's own handler in a library user's process
+                    handle.stop()
+                    handle.flush()
+                    raise interrupt.Interrupted(getattr(stop, "signum", signal.SIGINT),
+                                                handle.interrupted_note()) from None
+                if handle.config.options.once:
+                    handle.finish()
+                handle.seconds = handle.seconds or time.perf_counter() - handle.started
+                return handle.result()
+            except Exception as error:      # a full disk or a refused write: an OSError naming the place
+                from srtopo.topology.spark.fs import io_error
+                found = io_error(error)
+                if found is None:
+                    raise
+                raise found from None
+            finally:
                 handle.stop()
-            if handle.config.options.once:
-                handle.finish()
-            handle.seconds = handle.seconds or time.perf_counter() - handle.started
-            return handle.result()
-        except Exception as error:      # a full disk or a refused write: an OSError naming the place
-            from srtopo.topology.spark.fs import io_error
-            found = io_error(error)
-            if found is None:
-                raise
-            raise found from None
-        finally:
-            handle.stop()
-            handle.cleanup()
+                handle.cleanup()
 
     def start(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> SparkRun:
         """Start the query and return a handle (the query keeps running unless ``once``)."""
@@ -392,6 +436,7 @@ class SparkRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
+        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
         options = config.options
         lateness = config.lateness
         if lateness is None and not options.once:
@@ -405,6 +450,7 @@ class SparkRunner:
             checkpoint = temp = tempfile.mkdtemp(prefix="srtopo-ckpt-")
         checkpoint = qualify(checkpoint)
         origins: dict = {}
+        spelled_as_given(sources, origins)
         sources = [_staged(source, checkpoint, i, origins) for i, source in enumerate(sources)]
         if topology.kind == "rules":       # staged lines of a rules topology are log or JSON lines
             sources = [AtomLog(s.path, "detect", 1) if isinstance(s, TntFiles) else s for s in sources]
@@ -431,6 +477,11 @@ class SparkRunner:
             frames = [atom_frame(spark, source, i) for i, source in enumerate(sources)]
         else:
             frames = [frame(spark, source, i, ordered=lateness is not None) for i, source in enumerate(sources)]
+        if interrupt.requested():      # stopped while Spark started: no query, nothing committed
+            if temp:
+                shutil.rmtree(temp, ignore_errors=True)
+            raise interrupt.Interrupted(interrupt.signum(), "stopped before the query started: nothing was "
+                                                            "committed; run the same command again")
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins, hand_over)
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources))
         handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
@@ -456,9 +507,9 @@ class SparkRunner:
                        help="format of the --out directory (JSON lines by default)")
         g.add_argument("--trigger", type=float, default=None, help="micro-batch interval in seconds (default: asap)")
         g.add_argument("--metrics-out", default=None, help="append per-batch metrics here as JSON lines")
-        g.add_argument("--shuffle-partitions", type=int, default=None,
+        g.add_argument("--shuffle-partitions", type=positive, default=None,
                        help="spark.sql.shuffle.partitions of a new session (default 4)")
-        g.add_argument("--partitions", type=int, default=None,
+        g.add_argument("--partitions", type=positive, default=None,
                        help="key partitions of keyed rule stages (default: the session's default parallelism)")
 
     @staticmethod
@@ -595,12 +646,25 @@ class HandOver:
 
 
 def rejected_of(row, origins: dict) -> RejectedRecord:
-    """A rejected row as a record; a line of records held in memory gets back its name and number there."""
+    """A rejected row as a record; a line of records held in memory gets back its name and number there, and a
+    file the user named (or a file of a directory the user named) is spelled as the user spelled it, as the
+    local runner does (Spark reports ``file:`` URIs)."""
     source, line = _get(row, "source"), _get(row, "line")
-    origin = origins.get(urlparse(source).path if source and source.startswith("file:") else source)
+    path = unquote(urlparse(source).path) if source and source.startswith("file:") else source
+    origin = origins.get(path)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
+    elif path is not None and os.path.dirname(path) in origins:
+        source = os.path.join(origins[os.path.dirname(path)][0], os.path.basename(path))
     return RejectedRecord(source, line, _get(row, "text"), _get(row, "reason"))
+
+
+def spelled_as_given(sources, origins: dict) -> None:
+    """``origins`` learns the path of each file or directory source as given (``rejected_of``)."""
+    for source in sources:
+        given = getattr(source, "path", None) or (source.spec if isinstance(source, AtomLog) else None)
+        if given and given != "-" and "://" not in given and os.path.exists(given):
+            origins.setdefault(os.path.abspath(given), (given, 0))
 
 
 #: the file in a checkpoint directory that says which query wrote it

@@ -1,8 +1,14 @@
 """SparkSession creation with the defaults this project relies on (pyspark imported here only)."""
 from __future__ import annotations
 
+import atexit
 import os
+import signal
 import sys
+import tempfile
+from contextlib import contextmanager
+
+from srtopo import interrupt
 
 DEFAULT_MASTER = "local[*]"
 #: the JVM's garbage collector per workload. Throughput (consistency checks, big micro-batches): the parallel
@@ -42,6 +48,8 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
         "spark.sql.maxConcurrentOutputFileWriters": "8",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         "spark.sql.session.timeZone": "UTC",
+        # Spark makes this directory when a session starts: not in the user's working folder
+        "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "srtopo-spark-warehouse"),
         "spark.executorEnv.PYSPARK_PYTHON": os.environ["PYSPARK_PYTHON"],
         "spark.driver.memory": os.environ.get("SRTOPO_SPARK_DRIVER_MEMORY", "3g"),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -74,9 +82,92 @@ def get_session(master: str | None = None, app_name: str = "srtopo", conf: dict 
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    _launch_gateway({"spark.master": master or DEFAULT_MASTER, "spark.app.name": app_name, **settings})
+    with _signals_kept():
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("SRTOPO_SPARK_LOG_LEVEL", "ERROR"))
     return spark
+
+
+#: where the JVM's own output goes: a file (default: a temporary one), or ``-`` for this process's stderr
+LOG_ENV = "SRTOPO_SPARK_LOG"
+
+
+def jvm_log() -> str | None:
+    """The file the JVM of this process writes its console output to (None: the terminal)."""
+    return _LOG["path"]
+
+
+def keep_jvm_log() -> str | None:
+    """Keep the JVM's log file when this process exits (a run failed: the error names it); its path."""
+    _LOG["keep"] = True
+    return _LOG["path"]
+
+
+_LOG: dict = {"path": None, "keep": False, "temporary": False}
+
+
+def _remove_log() -> None:
+    """At exit: a temporary log nobody asked to keep goes (a run that went well leaves nothing behind)."""
+    path = _LOG["path"]
+    if path and _LOG["temporary"] and not _LOG["keep"]:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _launch_gateway(settings: dict) -> None:
+    """Start the JVM ourselves, as PySpark would but in a process group of its own and, unless ``SRTOPO_SPARK_LOG``
+    is ``-``, with its console output in a log file.
+
+    A terminal's Ctrl-C goes to its whole foreground process group: the Python workers that the JVM forks
+    restore Python's SIGINT handler and die printing tracebacks, failing the batch in progress, while this
+    process was about to stop the query cleanly. In a group of its own the JVM and its workers hear only what this
+    process tells them, and die with it (the JVM exits when its standard input, a pipe from us, closes). Its
+    console output - start-up warnings, Spark's log - would otherwise cover the terminal on every run."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    kwargs: dict = {"start_new_session": True}
+    target = os.environ.get(LOG_ENV)
+    handle = None
+    if target != "-":
+        if target:
+            handle = open(target, "ab")
+        else:
+            fd, target = tempfile.mkstemp(prefix="srtopo-spark-", suffix=".log")
+            handle = os.fdopen(fd, "ab")
+            _LOG["temporary"] = True
+            atexit.register(_remove_log)
+        kwargs.update(stdout=handle, stderr=handle)
+        _LOG["path"] = target
+    try:
+        conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+        gateway = launch_gateway(conf, popen_kwargs=kwargs)
+    finally:
+        if handle is not None:
+            handle.close()
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+@contextmanager
+def _signals_kept():
+    """Create the context without PySpark's SIGINT handler (it cancels every job and raises wherever the main
+    thread is, often inside a py4j call) when this process routes its signals itself (``srtopo.interrupt``)."""
+    if not interrupt.installed():
+        yield
+        return
+    real = signal.signal
+
+    def keep(signum, handler):
+        return signal.getsignal(signum) if signum in interrupt.SIGNALS else real(signum, handler)
+    signal.signal = keep
+    try:
+        yield
+    finally:
+        signal.signal = real
 
 
 def stop_active_session() -> None:

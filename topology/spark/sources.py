@@ -15,6 +15,7 @@ per row. A line ``# watermark T`` is a punctuation: the source promises no more 
 from __future__ import annotations
 
 import os
+import string
 
 from srtopo.concepts import RDF_TYPE
 from srtopo.topology.rdf import rdf_file_to_lines
@@ -119,9 +120,27 @@ def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
     if glob:
         reader = reader.option("pathGlobFilter", glob)
     if os.path.isfile(path):
-        reader = reader.option("pathGlobFilter", os.path.basename(path))
-        path = os.path.dirname(os.path.abspath(path)) or "."
+        path = exact_file_glob(os.path.abspath(path))
+    elif "://" not in path and not path.startswith("file:"):
+        path = os.path.abspath(path)    # the JVM's working folder is where it started, not this process's now
     return reader.load(path)
+
+
+_GLOB_CHARS = set("{}[]*?\\")
+
+
+def exact_file_glob(path: str) -> str:
+    """A glob that matches exactly one file, whatever lies beside it.
+
+    Spark's file source reads a directory as a table: loading a file's folder with a name filter made it look
+    at the folder's subdirectories too, and a run's own ``out/batch=N`` or checkpoint beside the input made
+    partition discovery fail (``CONFLICTING_DIRECTORY_STRUCTURES``) on every run after the first. A plain file
+    path is refused (its base path must be a directory); a glob is listed as the files it matches. Glob
+    characters are escaped, and the last character is written as a glob (``\\.`` or ``[x]``: Hadoop turns
+    globs into regular expressions, where an escaped letter is an error) so the path is always a glob."""
+    escaped = "".join("\\" + c if c in _GLOB_CHARS else c for c in path[:-1])
+    last = path[-1]
+    return escaped + ("\\" + last if last in string.punctuation else f"[{last}]")
 
 
 #: a file's place in its directory's order (``topology.sources.file_order``): modification time in milliseconds

@@ -1,0 +1,312 @@
+"""Ctrl-C and SIGTERM at random moments, on every command and engine: a clean stop every time.
+
+    python -m srtopo.experiments.interrupt_campaign                  # 20 trials per command and engine
+    python -m srtopo.experiments.interrupt_campaign --trials 3 --cases check-spark,reason-local
+
+A trial starts a run that does not end by itself - ``srtopo check``, ``reason`` or ``streamlog`` reading
+standard input fed line by line (local engine), or following a directory that a feeder adds a file to every
+second (Spark, with ``--checkpoint`` and ``--out``) - and stops it at a seeded random moment: SIGINT to its
+process group, as a terminal's Ctrl-C does, or (every other trial) SIGTERM to its process alone, as ``kill`` or
+a service manager does. The moments span the JVM's start-up, the first micro-batch and later ones. A trial is
+clean when:
+
+* the exit status is 130 (SIGINT) or 143 (SIGTERM);
+* standard error has no traceback, no Java or py4j text: only ``srtopo:`` lines, the last one saying what was
+  committed and how to go on;
+* no process of the run (the JVM, Python workers: found by an environment tag they inherit) is left 15 s
+  after it exited;
+* nothing is left in the working folder but the run's input and outputs (no ``spark-warehouse``);
+* ``--out`` holds only whole records (every line is JSON) and, on Spark, only batches that are whole: each
+  ``batch=N`` directory's files are complete JSON lines;
+* on Spark, the same command with ``--once`` on the same folders goes on from the checkpoint and exits 0
+  (``--no-restart`` skips this), ending with the outputs of one uninterrupted run of the local engine.
+
+Results: ``results/interrupt_campaign.json``; ``experiments.reliability`` puts them in RELIABILITY.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from srtopo.experiments.common import progress
+
+RESULTS = Path(__file__).parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+TEX_TBOX = ROOT / "examples" / "tex.ttl"
+SHORTEST_PATHS = ROOT / "examples" / "shortest-paths.sl"
+PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
+warm(S) :- temp(S,V) in [5 sec], V > 25.
+alert(S) :- hot(S), warm(S).
+"""
+TAG = "SRTOPO_INTERRUPT_TRIAL"
+
+
+# --- what a run reads ---------------------------------------------------------------------------------------
+
+def tnt_lines(rng: random.Random, start: int, n: int) -> list[str]:
+    from srtopo.concepts import RDF_TYPE
+    from srtopo.topology.tnt import format_tnt
+    classes = ["Student", "Employee", "Faculty", "Admin", "Person", "Article", "Book", "Publication",
+               "Organization", "Work"]
+    return [format_tnt((start + i) // 20, f"http://ex.org/data/s{rng.randrange(300)}", RDF_TYPE,
+                       "http://example.org/tex#" + rng.choice(classes)) for i in range(n)]
+
+
+def log_lines(rng: random.Random, start: int, n: int) -> list[str]:
+    return [f"{t} " + "; ".join(f"temp(s{s},{rng.randint(15, 32)})" for s in range(8) if rng.random() < 0.7)
+            for t in range(start, start + n)]
+
+
+def arc_lines(rng: random.Random, start: int, n: int) -> list[str]:
+    return [f"arc({t},n{rng.randrange(30)},n{rng.randrange(30)},{rng.randint(1, 9)})." for t in range(start, start + n)]
+
+
+@dataclass
+class Case:
+    """One command on one engine: its arguments (given the trial folder), what feeds it, when to stop it."""
+    command: str
+    engine: str
+    lines: object                        # (rng, start, n) -> stream lines
+    args: object                         # folder -> the command's arguments
+    per_feed: int = 20                   # lines per write to stdin / per file
+    moments: tuple[float, float] = (0.3, 3.0)
+
+    @property
+    def name(self) -> str:
+        return f"{self.command}-{self.engine}"
+
+
+def _check_args(folder: Path, engine: str) -> list[str]:
+    return ["check", "--tbox", str(TEX_TBOX), "--window", "10", "--lateness", "0"]
+
+
+def _reason_args(folder: Path, engine: str) -> list[str]:
+    program = folder / "p.idlvsr"
+    program.write_text(PROGRAM, encoding="utf-8")
+    return ["reason", "--program", str(program), "--t-format", "sec"]
+
+
+def _streamlog_args(folder: Path, engine: str) -> list[str]:
+    return ["streamlog", "--program", str(SHORTEST_PATHS)]
+
+
+CASES = {c.name: c for c in [
+    Case("check", "local", tnt_lines, _check_args),
+    Case("reason", "local", log_lines, _reason_args, per_feed=1),
+    Case("streamlog", "local", arc_lines, _streamlog_args, per_feed=1),
+    Case("check", "spark", tnt_lines, _check_args, per_feed=2000, moments=(0.5, 16.0)),
+    Case("reason", "spark", log_lines, _reason_args, per_feed=3, moments=(0.5, 16.0)),
+]}
+
+
+# --- one trial ----------------------------------------------------------------------------------------------
+
+def cli_env(tag: str) -> dict:
+    return dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable, **{TAG: tag})
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Processes whose environment carries the trial's tag: the run, its JVM, the JVM's Python workers."""
+    found = []
+    needle = f"{TAG}={tag}".encode()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    if needle in handle.read().split(b"\0"):
+                        found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+def command_line(case: Case, folder: Path, once: bool = False) -> list[str]:
+    base = case.args(folder, case.engine)
+    if case.engine == "local":
+        return [sys.executable, "-m", "srtopo", *base, "--stream", "-", "--out", str(folder / "out.jsonl")]
+    # a live run takes a file per micro-batch; the restart takes what is left in one
+    pace = ["--once"] if once else ["--files-per-batch", "1"]
+    return [sys.executable, "-m", "srtopo", *base, "--engine", "spark", "--master", "local[2]",
+            "--stream", str(folder / "in"), "--checkpoint", str(folder / "ck"), "--out", str(folder / "out"), *pace]
+
+
+class Feeder(threading.Thread):
+    """Writes the stream: to the run's standard input, or a new file in its folder every second (written
+    under a hidden name and renamed, so a reader never sees half a file)."""
+
+    def __init__(self, case: Case, folder: Path, proc, rng: random.Random):
+        super().__init__(daemon=True)
+        self.case, self.folder, self.proc, self.rng = case, folder, proc, rng
+        self.stop = threading.Event()
+        self.sent = 0
+
+    def run(self) -> None:
+        try:
+            while not self.stop.is_set():
+                lines = self.case.lines(self.rng, self.sent, self.case.per_feed)
+                if self.case.engine == "local":
+                    self.proc.stdin.write(("\n".join(lines) + "\n").encode())
+                    self.proc.stdin.flush()
+                    self.stop.wait(0.02)
+                else:
+                    name = f"part-{self.sent:09d}.txt"
+                    (self.folder / "in" / f".{name}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                    os.rename(self.folder / "in" / f".{name}", self.folder / "in" / name)
+                    self.stop.wait(1.0)
+                self.sent += len(lines)
+        except (BrokenPipeError, OSError, ValueError):
+            return
+
+
+def whole_outputs(case: Case, folder: Path) -> tuple[bool, int]:
+    """(every output line is a whole JSON record, how many there are)."""
+    files = [folder / "out.jsonl"] if case.engine == "local" else sorted((folder / "out").glob("batch=*/*.json"))
+    count = 0
+    for path in files:
+        if not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8")
+        if text and not text.endswith("\n"):
+            return False, count
+        for line in text.splitlines():
+            try:
+                json.loads(line)
+            except ValueError:
+                return False, count
+            count += 1
+    return True, count
+
+
+_NOISE = ("Traceback", "Exception", "py4j", "Py4J", "java.", "WARN", "ERROR", "Fatal Python error")
+
+
+def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, restart: bool) -> dict:
+    moment = round(rng.uniform(*case.moments), 2)
+    tag = uuid.uuid4().hex
+    if case.engine == "spark":
+        (folder / "in").mkdir(parents=True, exist_ok=True)
+    errors = tempfile.TemporaryFile()      # read after the run: a pipe nobody reads could block it
+    proc = subprocess.Popen(command_line(case, folder), env=cli_env(tag), cwd=str(folder),
+                            stdin=subprocess.PIPE if case.engine == "local" else subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+    feeder = Feeder(case, folder, proc, random.Random(rng.random()))
+    feeder.start()
+    time.sleep(moment)
+    ended_before = proc.poll() is not None
+    sent = signal.SIGTERM if use_sigterm else signal.SIGINT
+    if not ended_before:
+        if use_sigterm:
+            proc.send_signal(sent)
+        else:
+            os.killpg(proc.pid, sent)     # a terminal's Ctrl-C reaches the whole foreground group
+    try:       # the feeder goes on until the run exits: it must stop on the signal, not at the end of its input
+        proc.wait(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    feeder.stop.set()
+    feeder.join(5)
+    errors.seek(0)
+    err = errors.read().decode("utf-8", "replace")
+    errors.close()
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+    lines = [x for x in err.splitlines() if x.strip()]
+    deadline = time.time() + 15
+    while tagged_processes(tag) and time.time() < deadline:
+        time.sleep(0.25)
+    left = tagged_processes(tag)
+    whole, outputs = whole_outputs(case, folder)
+    litter = sorted(p.name for p in folder.iterdir() if p.name not in ("in", "ck", "out", "out.jsonl", "p.idlvsr"))
+    stopped_line = bool(lines) and lines[-1].startswith(f"srtopo: stopped by {sent.name}")
+    quiet = all(x.startswith("srtopo: ") for x in lines) and not any(n in err for n in _NOISE)
+    row = {"moment_s": moment, "signal": sent.name, "exit": proc.returncode, "outputs": outputs,
+           "ended_before_signal": ended_before, "left_processes": len(left), "whole_outputs": whole,
+           "one_line": stopped_line and sum("stopped by" in x for x in lines) == 1, "quiet": quiet, "litter": litter,
+           "last_line": lines[-1] if lines else ""}
+    if left:
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    row["clean"] = (proc.returncode == 128 + sent.value and row["one_line"] and quiet and not left and whole
+                    and not litter)
+    if restart and case.engine == "spark":
+        row.update(_restart(case, folder))
+        row["clean"] = row["clean"] and row["restart_ok"]
+    if not row["clean"]:
+        row["stderr"] = err[-3000:]
+    return row
+
+
+def _restart(case: Case, folder: Path) -> dict:
+    """The same command with --once on the same folders: it goes on from the checkpoint, and all the outputs
+    are those of one uninterrupted local run over the files the feeder wrote."""
+    done = subprocess.run(command_line(case, folder, once=True), env=cli_env(uuid.uuid4().hex), cwd=str(folder),
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return {"restart_ok": False, "restart_stderr": done.stderr[-2000:]}
+    from srtopo.experiments.kill_campaign import output_lines
+    got = output_lines(folder / "out")
+    base = case.args(folder, "local")
+    reference = subprocess.run([sys.executable, "-m", "srtopo", *base, "--stream", str(folder / "in")],
+                               env=cli_env(uuid.uuid4().hex), capture_output=True, text=True, timeout=600)
+    expected = {_key(case, json.loads(x)) for x in reference.stdout.splitlines() if x.strip()}
+    have = {_key(case, json.loads(x)) for x in got}
+    return {"restart_ok": reference.returncode == 0 and have == expected, "restart_outputs": len(have)}
+
+
+def _key(case: Case, record: dict):
+    if case.command == "check":
+        return record["subject"], record["time"]
+    return record["time"], tuple(record["atoms"])
+
+
+def campaign(case: Case, trials: int, seed: int, restart: bool = True) -> dict:
+    rng = random.Random(seed)
+    rows = []
+    started = time.perf_counter()
+    for i in progress(range(trials), desc=f"interrupt {case.name}"):
+        with tempfile.TemporaryDirectory(prefix=f"srtopo-int-{case.name}-") as tmp:
+            rows.append(trial(case, Path(tmp), rng, use_sigterm=bool(i % 2), restart=restart))
+    return {"case": case.name, "trials": trials, "clean": sum(r["clean"] for r in rows),
+            "seconds": round(time.perf_counter() - started, 1), "rows": rows}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
+    parser.add_argument("--seed", type=int, default=130)
+    parser.add_argument("--no-restart", action="store_true", help="skip the --once restart of Spark trials")
+    parser.add_argument("--out", default=str(RESULTS / "interrupt_campaign.json"))
+    args = parser.parse_args(argv)
+    unknown = [c for c in args.cases.split(",") if c not in CASES]
+    if unknown:
+        parser.error(f"unknown case {unknown[0]!r} (use {', '.join(CASES)})")
+    results = [campaign(CASES[c], args.trials, args.seed, not args.no_restart) for c in args.cases.split(",")]
+    for r in results:
+        print(f"{r['case']}: {r['clean']}/{r['trials']} clean stops ({r['seconds']} s)", file=sys.stderr)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "seed": args.seed,
+                                          "campaigns": results}, indent=1) + "\n", encoding="utf-8")
+    return 0 if all(r["clean"] == r["trials"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
