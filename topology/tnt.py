@@ -32,13 +32,20 @@ WS = r"[ \t\r\f\x0b]"
 #: only in lines that did not match
 IRI_CHARS = r'[^<>"{}|^`\\' + "".join(rf"\x{i:02x}" for i in range(0x21)) + r"\ufffd]"
 BNODE = r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*"
-#: STRING_LITERAL_QUOTE with ECHAR / UCHAR escapes, then an optional language tag or datatype IRI
-LITERAL = (r'"(?:[^"\\\r\n\ufffd]|\\[tbnrf"' + r"'" + r'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*"'
+#: STRING_LITERAL_QUOTE with ECHAR / UCHAR escapes, then an optional language tag or datatype IRI. Written as
+#: runs of plain characters between escapes, each run possessive: Java matches a repeated group by recursion, one
+#: frame per repetition, so ``(?:char|escape)*`` overflowed the JVM's stack on literals of a few thousand
+#: characters (a failed Spark task) and cost Python ~300 bytes per character; a possessive run of one class is
+#: a loop in both dialects, and the group now repeats once per escape
+_PLAIN = r'[^"\\\r\n\ufffd]*+'
+_ESCAPE = r'\\[tbnrf"' + r"'" + r'\\]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}'
+LITERAL = (rf'"{_PLAIN}(?:(?:{_ESCAPE}){_PLAIN})*+"'
            rf"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<{IRI_CHARS}*>)?")
 #: groups: 1 time; subject 2 IRI (no brackets) or 3 blank node; 4 predicate IRI; object 5 IRI, 6 blank node
-#: or 7 literal (exactly one of each alternative is set)
+#: or 7 literal (exactly one of each alternative is set). A ``#`` comment may follow the final dot, as N-Triples
+#: allows
 LINE_PATTERN = (rf"^{WS}*(-?[0-9]+)[\t ]+(?:<({IRI_CHARS}*)>|({BNODE})){WS}+<({IRI_CHARS}*)>{WS}+"
-                rf"(?:<({IRI_CHARS}*)>|({BNODE})|({LITERAL})){WS}*\.{WS}*(?![\s\S])")
+                rf"(?:<({IRI_CHARS}*)>|({BNODE})|({LITERAL})){WS}*\.{WS}*(?:#[^\n]*)?(?![\s\S])")
 _LINE = re.compile(LINE_PATTERN)
 #: a punctuation line ``# watermark T``: its source sends no more tuples older than T (Zaniolo's Streamlog);
 #: (?!...): end of input, see WS

@@ -28,6 +28,9 @@ FIXED = [
     # U+FFFD (what undecodable bytes become) in an otherwise valid line: rejected as not UTF-8 wherever it is
     "23 <http://e.org/a\ufffd> <http://e.org/p> <http://e.org/b> .", '24 <http://e.org/a> <http://e.org/p> "x\ufffd" .',
     "25 <http://e.org/a> <http://e.org/p> <http://e.org/b> . \ufffd", "\ufffd",
+    # a comment after the final dot is whitespace in N-Triples; before it, the statement has no dot
+    "26 <http://e.org/a> <http://e.org/p> <http://e.org/b> . # seen at the gate", "27 _:a <http://e.org/p> _:b .#c",
+    '28 <http://e.org/a> <http://e.org/p> "# not a comment" .', "29 <http://e.org/a> <http://e.org/p> <http://e.org/b> # .",
 ]
 TIMES = ["5", "-3", "0", "x7", "", "12a", "42"]
 SEPS = [" ", "\t", "  ", ""]
@@ -35,7 +38,7 @@ SUBJECTS = ["<http://e.org/a>", "_:b1", "<bad iri>", "http://e.org/a", "<>", "_:
 PREDICATES = ["<http://e.org/p>", f"<{RDF_TYPE}>", "p", "<a b>", "_:p"]
 OBJECTS = ["<http://e.org/C>", "_:x", '"lit"', '"a \\"q\\" b"@en', '"5"^^<http://x.org/int>', '"bad', '"x"@', "<http://e.org/D>",
            '"\\u00e9"', '"\\q"']
-ENDINGS = [" .", ".", " . ", "", " . extra", " .\r", "\t.\t", " ."]
+ENDINGS = [" .", ".", " . ", "", " . extra", " .\r", "\t.\t", " .", " . # note", " #."]
 LEADING = ["", " ", "\t", "#", "# watermark "]
 
 
@@ -96,6 +99,21 @@ def test_dialect_and_escape_edge_cases_by_hand(spark):
     assert {r.subject for r in rows if r.ik == "t" and r.time == 22} == {"http://e.org/a", ""}
 
 
+def test_long_literals_parse_in_both_readers(spark):
+    """Literals of a megabyte, plain and full of escapes: the JVM's regex once recursed per character and failed
+    the task (StackOverflowError) beyond a few thousand."""
+    lines = [f'{i} <http://e.org/a> <http://e.org/p> "{body}" .' for i, body in
+             enumerate(["x" * 1_000_000, "\\n\\u00e9" * 100_000, "y" * 3000 + "\\" + "z" * 3000])]
+    lines.append('3 <http://e.org/a> <http://e.org/p> "' + "a" * 100_000 + '\\q" .')   # a bad escape at the end
+    df = spark.createDataFrame([(0, "f", i + 1, x) for i, x in enumerate(lines)],
+                               "src INT, file STRING, line BIGINT, raw STRING")
+    rows = parse_lines(df).collect()
+    assert sorted(r.time for r in rows if r.ik == "t") == [0, 1]
+    assert [r.line for r in rows if r.ik == "x"] == [3, 4]
+    tuples, rejected, _ = python_side(lines)
+    assert sorted(t for t, _, _ in tuples) == [0, 1] and [line for line, _, _ in rejected] == [3, 4]
+
+
 def test_lines_end_at_newline_only_in_both_readers(spark, tmp_path):
     """A lone \\r is whitespace inside a line for the Spark source (split on \\n) and for read_tnt alike."""
     from srtopo.topology.tnt import read_tnt
@@ -112,3 +130,13 @@ def test_lines_end_at_newline_only_in_both_readers(spark, tmp_path):
     assert sorted((r.time, r.subject, r.concept) for r in rows if r.ik == "t") == local
     assert {t for t, _, _ in local} == {5, 6}
     assert [r.line for r in rejected] == [r.line for r in rows if r.ik == "x"] == [3]
+
+
+def test_comments_after_the_dot_by_hand():
+    """N-Triples treats a comment as whitespace: after the final dot it is allowed, before it the dot is missing,
+    and a '#' inside a literal is text."""
+    lines = [x for x in FIXED if x[:2] in {"26", "27", "28", "29"}]
+    rejected = []
+    tuples = parse_tnt_lines(lines, "f", rejected)
+    assert sorted({t.time for t in tuples}) == [26, 27, 28]
+    assert [r.line for r in rejected] == [4]
