@@ -11,7 +11,6 @@ the local runner and one written by Spark are the same line:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -84,9 +83,6 @@ def evidence_of(*items: tuple[str, int]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(set(items), key=lambda e: (e[1], e[0])))
 
 
-_INTEGER = re.compile(r"-?[0-9]+")
-
-
 @dataclass(frozen=True)
 class Model:
     """What a rule topology outputs at one time point: the atoms (``#show`` applied), sorted as text."""
@@ -101,8 +97,8 @@ class Model:
 
     def to_dict(self) -> dict:
         out = {"time": self.time, "atoms": list(self.atoms)}
-        if self.timestamp is not None:      # a numeric log timestamp stays a number
-            out["timestamp"] = int(self.timestamp) if _INTEGER.fullmatch(self.timestamp) else self.timestamp
+        if self.timestamp is not None:      # text, as the log wrote it: Spark's writer gives the column one type
+            out["timestamp"] = self.timestamp
         if not self.satisfiable:
             out["unsatisfiable"] = True
         return out
