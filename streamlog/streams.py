@@ -241,6 +241,8 @@ def _reader(index: int, spec: str, out: queue.Queue) -> None:
                 out.put((index, (None, number), item))
     except StreamInputError as error:
         out.put((index, None, error))
+    except interrupt.Interrupted:      # a run stopping: the main loop says so, this thread just ends
+        return
     out.put((index, None, _END))
 
 

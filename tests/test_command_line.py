@@ -265,3 +265,47 @@ def test_a_tsv_stream_without_a_usable_line_gets_the_tsv_hint(tmp_path, capsys):
     assert main(["check", "--tbox", TEX, "--stream", str(tmp_path / "s.tsv"), "--stream-format", "tsv",
                  "--window", "3"]) == 2
     assert "tab-separated tuples" in _err(capsys)[-1]
+
+
+@pytest.mark.parametrize("command", ["check", "reason", "streamlog"])
+def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp_path):
+    """A named pipe as --stream: the run waits for its writer, reads what it writes, ends when it closes; and a
+    run still waiting for a writer stops on Ctrl-C with status 130 (a blocking read ignored the signal)."""
+    import os
+    import signal
+    import time
+    if command == "check":
+        args, lines = ["check", "--tbox", TEX, "--window", "10"], Path(STREAM).read_text()
+    elif command == "reason":
+        (tmp_path / "p.idlvsr").write_text("c(X) :- b(X).\n")
+        args, lines = ["reason", "--program", str(tmp_path / "p.idlvsr")], "0 b(1)\n1 b(2)\n"
+    else:
+        args = ["streamlog", "--program", str(ROOT / "examples" / "shortest-paths.sl")]
+        lines = (ROOT / "examples" / "arcs.txt").read_text()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "srtopo", *args, "--stream", str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)                                 # it waits for a writer rather than ending
+    assert proc.poll() is None
+    with open(fifo, "w") as writer:
+        writer.write(lines)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    file = tmp_path / "same"
+    file.write_text(lines)
+    expected = subprocess.run([sys.executable, "-m", "srtopo", *args, "--stream", str(file)], capture_output=True,
+                              text=True, timeout=60)
+    assert out == expected.stdout and out.strip()
+    waiting = subprocess.Popen([sys.executable, "-m", "srtopo", *args, "--stream", str(fifo)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    waiting.send_signal(signal.SIGINT)
+    _, err = waiting.communicate(timeout=20)
+    assert waiting.returncode == 130, err
+    assert "Traceback" not in err and len([x for x in err.splitlines() if x.strip()]) == 1
+    if command != "streamlog":         # Spark reads files: a pipe is refused before a JVM starts
+        spark = subprocess.run([sys.executable, "-m", "srtopo", *args, "--stream", str(fifo), "--engine", "spark"],
+                               capture_output=True, text=True, timeout=60)
+        err = [x for x in spark.stderr.splitlines() if x.strip()]
+        assert spark.returncode == 2 and len(err) == 1 and "not a regular file" in err[0], spark.stderr

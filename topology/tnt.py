@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import Iterable, Iterator, NamedTuple
 
 from srtopo.concepts import RDF_TYPE, exists, exists_inverse, is_exists
@@ -192,7 +193,10 @@ def fd_lines(fd: int, idle=None, poll: float = 0.25) -> Iterator[bytes]:
                 ready = bool(select.select([fd], [], [], poll)[0])
                 if not ready:
                     idle()
-        chunk = os.read(fd, 1 << 16)
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:             # a non-blocking pipe with nothing to read after all
+            continue
         if idle is not None:
             idle()
         if not chunk:
@@ -210,9 +214,21 @@ def fd_lines(fd: int, idle=None, poll: float = 0.25) -> Iterator[bytes]:
 
 def file_lines(file: str) -> Iterator[str]:
     """The lines of a stream file, split at \\n only (a lone \\r is whitespace, as in the Spark source: text-mode
-    open() would also break lines at a lone \\r and number them differently)."""
-    with open(file, "rb") as handle:
-        yield from decoded_lines(handle)
+    open() would also break lines at a lone \\r and number them differently).
+
+    A named pipe (or a terminal) is read as standard input is (``fd_lines``), so Ctrl-C stops a run waiting on
+    it. It is opened non-blocking: on Linux such a pipe reads as ready only once a writer has written or gone,
+    so the run waits for its first writer and ends when the last one closes."""
+    if stat.S_ISREG(os.stat(file).st_mode):
+        with open(file, "rb") as handle:
+            yield from decoded_lines(handle)
+        return
+    from srtopo import interrupt
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        yield from decoded_lines(fd_lines(fd, idle=interrupt.check))
+    finally:
+        os.close(fd)
 
 
 def read_tnt(path: str, rejected: list[RejectedRecord] | None = None) -> Iterator[StreamTuple]:

@@ -299,6 +299,15 @@ def check_master(master: str | None) -> None:
                                   hint="give local[N] (N cores), local[*], spark://HOST:PORT, yarn or k8s://URL")
 
 
+def _refuse_pipe(path: str | None, socket: str) -> None:
+    """Spark's file source lists and reads whole files: a named pipe (or any file that is not a regular one)
+    would hang it or fail its task."""
+    if path and path != "-" and "://" not in path and os.path.exists(path) and not (
+            os.path.isfile(path) or os.path.isdir(path)):
+        raise UnsupportedByRunner(f"{path} is not a regular file or a directory: the spark runner reads files",
+                                  hint=f"read a named pipe with --engine local, or send the stream to {socket}")
+
+
 class SparkRunner:
     name: ClassVar[str] = "spark"
     summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
@@ -346,6 +355,7 @@ class SparkRunner:
             if getattr(source, "path", None) == "-":
                 raise UnsupportedByRunner("the spark runner cannot read standard input",
                                           hint="give a file, a directory or socket:HOST:PORT (or --engine local)")
+            _refuse_pipe(getattr(source, "path", None), "socket:HOST:PORT")
             if isinstance(source, Rate) and options.once:
                 raise UnsupportedByRunner("the rate source never ends: it needs once=False (and a way to stop)")
 
@@ -361,6 +371,8 @@ class SparkRunner:
             if isinstance(source, AtomLog) and source.spec == "-":
                 raise UnsupportedByRunner("the spark runner cannot read standard input",
                                           hint="give a file, a directory or tcp://HOST:PORT (or --engine local)")
+            if isinstance(source, AtomLog):
+                _refuse_pipe(source.spec, "tcp://HOST:PORT")
 
     def rule_partitions(self, options: SparkOptions) -> int:
         if options.partitions:
