@@ -11,6 +11,7 @@ the local runner and one written by Spark are the same line:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -83,6 +84,10 @@ def evidence_of(*items: tuple[str, int]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(set(items), key=lambda e: (e[1], e[0])))
 
 
+#: a timestamp written as a JSON number: an integer without leading zeros (its text comes back from the number)
+INTEGER_TEXT = re.compile(r"0|-?[1-9][0-9]*")
+
+
 @dataclass(frozen=True)
 class Model:
     """What a rule topology outputs at one time point: the atoms (``#show`` applied), sorted as text."""
@@ -97,8 +102,8 @@ class Model:
 
     def to_dict(self) -> dict:
         out = {"time": self.time, "atoms": list(self.atoms)}
-        if self.timestamp is not None:      # text, as the log wrote it: Spark's writer gives the column one type
-            out["timestamp"] = self.timestamp
+        if self.timestamp is not None:      # a log's integer timestamp is a number (``INTEGER_TEXT``)
+            out["timestamp"] = int(self.timestamp) if INTEGER_TEXT.fullmatch(self.timestamp) else self.timestamp
         if not self.satisfiable:
             out["unsatisfiable"] = True
         return out

@@ -212,7 +212,8 @@ def _get(row, name: str):
 
 
 def model_of(row) -> Model:
-    return Model(int(row["time"]), tuple(_get(row, "atoms") or ()), _get(row, "timestamp"))
+    stamp = _get(row, "timestamp")       # a number in a JSON line (records.INTEGER_TEXT), text in a Row
+    return Model(int(row["time"]), tuple(_get(row, "atoms") or ()), None if stamp is None else str(stamp))
 
 
 def report_of(row) -> Report:

@@ -66,6 +66,17 @@ SEGMENT_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRA
                    "src INT, source STRING, line BIGINT, stamp STRING, atoms ARRAY<STRING>, text STRING, "
                    "reason STRING, part INT")
 MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING"
+#: a log timestamp as its JSON value (``records.Model.to_dict``, ``records.INTEGER_TEXT``): a number if it is an
+#: integer written plainly, else a string. Written as a VARIANT, so Spark's JSON writer gives the field either type, row by row; read back
+#: as STRING, a number is its digits again
+INTEGER_TEXT = "^(0|-?[1-9][0-9]*)$"
+
+
+def _json_stamp(expr: str) -> str:
+    return (f"parse_json(CASE WHEN {expr} RLIKE {q(INTEGER_TEXT)} THEN {expr} "
+            f"ELSE substring(to_json(array({expr})), 2, length(to_json(array({expr}))) - 2) END)")
+
+
 #: a store entry's rows (JSON lines, one directory per kind, null fields left out): the columns are named and
 #: ordered so that a model row is the sink's model line (time, atoms, timestamp) and a rejected row the sink's
 #: rejected line (source, line, text, reason); the sink copies those files as they are
@@ -348,17 +359,19 @@ class RulesJob(MicroBatchJob):
                 f"{none.format('STRING', 'text')}, {none.format('STRING', 'reason')}, 'model' AS kind")
         if self.specs[-1].partitions == 1:      # one task made each model whole: no aggregation, no shuffle
             keep = "" if self.print_empty else " AND persistent"
-            model = f"SELECT time, atoms, stamp AS timestamp, {rest} FROM {n['out']} WHERE kind = {q(MODEL)}{keep}"
+            model = (f"SELECT time, atoms, {_json_stamp('stamp')} AS timestamp, {rest} FROM {n['out']} "
+                     f"WHERE kind = {q(MODEL)}{keep}")
         else:
             keep = "" if self.print_empty else " HAVING max(persistent)"
             model = (f"SELECT time, sort_array(array_distinct(flatten(collect_list(atoms)))) AS atoms, "
-                     f"min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END) AS timestamp, "
+                     f"{_json_stamp('min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END)')} "
+                     f"AS timestamp, "
                      f"{rest} FROM {n['out']} WHERE kind = {q(MODEL)} GROUP BY time{keep}")
         pieces = [
             model,
             f"SELECT time, NULL, NULL, sig, atom, args, NULL, NULL, NULL, NULL, NULL, 'history' "
             f"FROM {n['out']} WHERE kind = {q(KEPT_HISTORY)}",
-            f"SELECT time, NULL, stamp, sig, atom, args, src, source, line, NULL, NULL, 'pending' "
+            f"SELECT time, NULL, {_json_stamp('stamp')}, sig, atom, args, src, source, line, NULL, NULL, 'pending' "
             f"FROM {n['out']} WHERE kind = {q(PENDING)}",
             f"SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, source, line, text, reason, 'rejected' "
             f"FROM {n['out']} WHERE kind = {q(REJECTED)}",
