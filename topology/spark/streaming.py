@@ -94,6 +94,8 @@ class MicroBatchJob:
         self.query = None
         self.store: BatchStore | None = None
         self.sinks: BatchSinks | None = None
+        self._in_batch = False       # inside _on_batch (the Python part of a trigger)
+        self._batches_ended = 0
 
     # --- to implement ----------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
@@ -123,6 +125,14 @@ class MicroBatchJob:
         return self.query
 
     def _on_batch(self, df, batch_id: int) -> None:
+        self._in_batch = True
+        try:
+            self._run_batch(df, batch_id)
+        finally:
+            self._in_batch = False
+            self._batches_ended += 1
+
+    def _run_batch(self, df, batch_id: int) -> None:
         started = _time.perf_counter()
         spark = df.sparkSession     # foreachBatch runs in the query's own (cloned) session
         previous = self.store.completed_before(batch_id)
@@ -152,13 +162,18 @@ class MicroBatchJob:
 
         Interrupting a running ``foreachBatch`` makes the Python side raise, and Spark then matches the long
         Python traceback against a backtracking regular expression until its stream thread dies of a
-        StackOverflowError (printed to the console). The batch would be replayed on restart anyway."""
+        StackOverflowError (printed to the console). The batch would be replayed on restart anyway.
+
+        Only the batch in progress is waited for: with input arriving all the time a trigger is nearly always
+        active (the next one starts as the last ends), and waiting for an idle moment ran on for the whole grace
+        period, batch after batch. A trigger outside the Python part (listing, planning) is stopped at once."""
         query = self.query
         if query is None or not query.isActive:
             return
         deadline = _time.monotonic() + grace
-        while query.isActive and query.status.get("isTriggerActive") and _time.monotonic() < deadline:
-            _time.sleep(0.02)
+        ended = self._batches_ended
+        while query.isActive and self._in_batch and self._batches_ended == ended and _time.monotonic() < deadline:
+            _time.sleep(0.01)
         query.stop()
 
     def drop_views(self) -> None:
