@@ -20,7 +20,7 @@ from tests.rules.conftest import oracle, random_case
 from tests.rules.test_spark_rules import prefixed
 
 #: seeds per runner: many on the local runner, a few on Spark (each Spark run is a query of its own)
-SEEDS = {"local": 12, "spark": 2}
+SEEDS = {"local": 8, "spark": 2}
 PROGRAMS = 8
 
 

@@ -57,14 +57,19 @@ def write_tnt_files(directory, triples, files: int) -> list[str]:
     return write_tnt(str(directory), ((t, s, p, o) for s, p, o, t in triples), per_file=-(-len(triples) // files))
 
 
-def kill_three_times(args, checkpoint, batches) -> list[int]:
-    """Run the CLI ``args`` three times, each killed with SIGKILL (right after the first batch wrote its store
-    entry; as soon as a later batch starts writing; a little after the next entry appears, during its sink and
-    commit); the latest store entry at each kill. ``batches(checkpoint)`` lists the store's entries."""
+#: where a run is killed: (the store entry to wait for, then the delay): right after the first batch wrote its
+#: store entry; as soon as a later batch starts writing; a little after the next entry appears, during its sink
+#: and commit
+KILL_POINTS = {"after-entry": (1, 0.0), "later-batch-writing": (3, 0.0), "during-sink": (4, 0.5)}
+
+
+def kill_at(args, checkpoint, batches, points) -> list[int]:
+    """Run the CLI ``args`` once per kill point (names of ``KILL_POINTS``), each killed with SIGKILL there; the
+    latest store entry at each kill. ``batches(checkpoint)`` lists the store's entries."""
     import signal
     import time
     kills = []
-    for wait_for, delay in ((1, 0.0), (3, 0.0), (4, 0.5)):
+    for wait_for, delay in (KILL_POINTS[p] for p in points):
         proc = srtopo_popen(args, start_new_session=True)
         deadline = time.time() + 240
         try:
