@@ -19,7 +19,7 @@ from srtopo.experiments.common import (
     measure,
     read_rows,
 )
-from srtopo.experiments.streams import class_streams, named_classes
+from srtopo.topology.generate import class_streams, named_classes
 from srtopo.topology.runners import LocalOptions, SparkOptions
 from srtopo.topology.sources import TntFiles
 from srtopo.topology.tnt import write_tnt
@@ -91,7 +91,7 @@ class Context:
                 self.cluster_url = None
 
     def stream(self, tbox: str, kind: str = "default") -> Stream:
-        """The class streams of a TBox (``streams.class_streams``), written as .tnt files. ``default``: ~100k
+        """The class streams of a TBox (``srtopo.topology.generate.class_streams``), written as .tnt files. ``default``: ~100k
         tuples (x --scale) in 4 files, one per micro-batch; ``spark``: --spark-tuples in files of ~50k tuples,
         --spark-batch-tuples per micro-batch; ``operators``: --operators-tuples (the paper's operators are slow on
         big closures), one batch."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from srtopo.experiments.common import analysis_for, log
-from srtopo.experiments.streams import uniform_rates
+from srtopo.topology.generate import uniform_rates
 from srtopo.topology.balance import cost, even_tasks
 from srtopo.topology.compile import compile_ntm, compile_split, split_label
 from srtopo.topology.cost import coefficients_for

@@ -72,7 +72,7 @@ def plans(analysis, tasks: tuple[int, ...]) -> list[Topology]:
 
 
 def _stream(analysis, tuples: int, seed: int):
-    from srtopo.experiments.streams import class_streams, named_classes
+    from srtopo.topology.generate import class_streams, named_classes
     classes = max(1, len(named_classes(analysis)))
     rate = max(1, round(400 / classes))                # ~400 tuples per time point
     points = max(2, tuples // (classes * rate))
@@ -86,7 +86,7 @@ def _check(label: str, planted: set, keys: set) -> None:
 
 
 def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration) -> Coefficients:
-    from srtopo.experiments.streams import uniform_rates
+    from srtopo.topology.generate import uniform_rates
     from srtopo.topology.runners import LocalOptions, RunConfig, get_runner
     from srtopo.topology.sources import Tuples
     n = settings.operators_tuples if plan == "operators" else settings.local_tuples
@@ -113,7 +113,7 @@ def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration
 
 def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration, stream_dir: str,
                     gen) -> Coefficients:
-    from srtopo.experiments.streams import uniform_rates
+    from srtopo.topology.generate import uniform_rates
     from srtopo.topology.runners import RunConfig, SparkOptions, get_runner
     from srtopo.topology.sources import TntFiles
     options = SparkOptions(master=settings.master, physical_plan=plan)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from srtopo.experiments.common import Row, analysis_for, fig5_plans, md_table
 from srtopo.experiments.figures.fig5 import figure
 from srtopo.experiments.picks import calibration, default_picks, plan_name
-from srtopo.experiments.streams import uniform_rates
+from srtopo.topology.generate import uniform_rates
 from srtopo.topology.balance import even
 from srtopo.topology.compile import split_label
 from srtopo.topology.cost import coefficients_for, predict_tps

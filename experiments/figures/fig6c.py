@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from srtopo.experiments.common import Row, analysis_for, describe_plan, md_table, model_tps, progress
 from srtopo.experiments.figures.fig5 import figure
-from srtopo.experiments.streams import uniform_rates
+from srtopo.topology.generate import uniform_rates
 from srtopo.topology.choose import choose_topology
 
 NAME = "fig6c"

@@ -8,7 +8,8 @@ import pytest
 
 from srtopo.concepts import is_exists
 from srtopo.experiments import common
-from srtopo.experiments.streams import class_streams, uba_replay, uba_triples
+from srtopo.experiments.streams import uba_replay, uba_triples
+from srtopo.topology.generate import class_streams
 from srtopo.testing import run_topology, tuples
 from srtopo.topology.compile import compile_ntm, ltm_n
 from srtopo.topology.runners import LocalRunner
