@@ -1,3 +1,3 @@
-"""Experiments: the LUBM and NPD study of "Distributed Stream Consistency Checking" (section 5)."""
-if __name__ != "srtopo.experiments":   # setup.cfg maps this folder to srtopo.experiments (package_dir)
-    raise ImportError(f"{__name__!r} is the folder of the package srtopo.experiments: import srtopo.experiments")
+"""Experiments and benchmarks of the checkout (not installed): the LUBM and NPD study of "Distributed Stream
+Consistency Checking" (section 5), the rules and Streamlog benchmarks and the reliability campaigns. Run them
+from the repository root as ``python -m experiments.<name>``; results go to ``experiments/results``."""

@@ -1,7 +1,7 @@
 """Consistency-check throughput through the runner protocol: the local runner and Spark (fused and staged
 physical plans), NTM and the least skewed LTM split, all reading the same files.
 
-    .venv/bin/python -m srtopo.experiments.bench_consistency --tuples 4000000 --plans local,fused --methods ntm \\
+    .venv/bin/python -m experiments.bench_consistency --tuples 4000000 --plans local,fused --methods ntm \\
         --files-per-batch 20 --jvm-warmup-tuples 1000000 --out bench.json
 
 Stream: every subject has a home class H (a satisfiable named class); a tuple asserts a random superclass
@@ -33,22 +33,23 @@ import shutil
 import sys
 import tempfile
 import time
+from importlib.resources import files
 
+from experiments.common import measure
 from srtopo.concepts import RDF_TYPE
-from srtopo.experiments.common import measure
+from srtopo.consistency.balance import contiguous_splits
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.io.sources import TntFiles
+from srtopo.io.tnt import write_tnt
 from srtopo.measure import process_cpu_seconds
-from srtopo.topology.balance import contiguous_splits
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.runners import LocalOptions, SparkOptions
-from srtopo.topology.sources import TntFiles
-from srtopo.topology.tnt import write_tnt
+from srtopo.runners import LocalOptions, SparkOptions
 
-DEFAULT_TBOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tboxes", "lubm-dllite.ttl")
+DEFAULT_TBOX = str(files("srtopo.consistency") / "data" / "lubm-dllite.ttl")     # the TBox srtopo calibrate ships
 
 
 def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
     """A random TBox of LUBM's size: a class tree of depth <= 4 and sibling/cousin disjointness."""
-    from srtopo.ontology.model import TBox
+    from srtopo.consistency.tbox import TBox
     rng = random.Random(seed)
     ex = "http://bench.example/onto#"
     classes = [f"{ex}C{i}" for i in range(n_classes)]
@@ -61,11 +62,11 @@ def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
 
 
 def load(args):
-    from srtopo.ontology.nis import analyse
+    from srtopo.consistency.nis import analyse
     if args.random_tbox:
         tbox = random_lubm_like(args.seed)
     else:
-        from srtopo.ontology.owl import load_tbox
+        from srtopo.consistency.owl import load_tbox
         tbox = load_tbox(args.tbox)
     return tbox, analyse(tbox)
 
@@ -165,7 +166,7 @@ def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup
 
 def _jvm_pid() -> int | None:
     """The pid of the active Spark session's JVM (None before there is one)."""
-    from srtopo.topology.spark.session import active_jvm_pid
+    from srtopo.runners.spark.session import active_jvm_pid
     return active_jvm_pid()
 
 

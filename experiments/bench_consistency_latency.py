@@ -1,8 +1,8 @@
 """Report latency of the consistency check on Spark under a paced feed: from a tuple's arrival to its report
 being written, at 50% and 80% of the rate the query sustains, for micro-batches of 100k, 500k and 1M tuples.
 
-    .venv/bin/python -m srtopo.experiments.bench_consistency_latency            # ~9 min on 2 cores
-    .venv/bin/python -m srtopo.experiments.bench_consistency_latency --batch-tuples 100000 --fractions 0.5
+    .venv/bin/python -m experiments.bench_consistency_latency            # ~9 min on 2 cores
+    .venv/bin/python -m experiments.bench_consistency_latency --batch-tuples 100000 --fractions 0.5
 
 The stream is ``bench_consistency``'s (LUBM DL-Lite, NTM, window 30, 2,000 tuples per time unit), written as
 files of 50k tuples as there (``--file-tuples``; a file is read whole by one task, so a micro-batch of one
@@ -28,15 +28,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
+from experiments.common import log, progress
 from srtopo.concepts import RDF_TYPE
-from srtopo.experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
-from srtopo.experiments.common import log, progress
+from srtopo.consistency.compile import compile_ntm
+from srtopo.io.sinks import MemorySink
+from srtopo.io.sources import TntFiles
+from srtopo.io.tnt import write_tnt
 from srtopo.measure import percentile
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import RunConfig, SparkOptions, SparkRunner
-from srtopo.topology.sinks import MemorySink
-from srtopo.topology.sources import TntFiles
-from srtopo.topology.tnt import write_tnt
+from srtopo.runners import RunConfig, SparkOptions, SparkRunner
 
 RESULTS = Path(__file__).parent / "results"
 #: files per batch size: for the sustainable rate, then for each paced run

@@ -5,8 +5,8 @@ the local runner through the runner protocol, time point by time point, and reco
 point (window operators + clingo + reading the model; output serialisation excluded). Reports median / p95 latency, throughput (input atoms per
 second of step time), peak RSS, and the incremental/restart ratio of median latencies measured in this run.
 
-    .venv/bin/python -m srtopo.experiments.bench_reasoning            # defaults: a few minutes
-    .venv/bin/python -m srtopo.experiments.bench_reasoning --pv 20x20,30x30 --hj 500:20 --cc 500 --points 60
+    .venv/bin/python -m experiments.bench_reasoning            # defaults: a few minutes
+    .venv/bin/python -m experiments.bench_reasoning --pv 20x20,30x30 --hj 500:20 --cc 500 --points 60
 """
 from __future__ import annotations
 
@@ -50,11 +50,11 @@ def instances(args) -> list[dict]:
 def child(program: str, log: str, strategy: str, points: int) -> dict:
     """One run through the runner protocol: the program's rules topology on the local runner, the log's first
     ``points`` time points; a batch is a time point (its duration: the evaluation, output excluded)."""
+    from srtopo.io.sources import Timeline
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     from srtopo.rules.stream import read_records, time_points
-    from srtopo.topology.runners import LocalOptions, RunConfig, get_runner
-    from srtopo.topology.sources import Timeline
+    from srtopo.runners import LocalOptions, RunConfig, get_runner
 
     with open(log, encoding="utf-8") as handle:
         timeline = Timeline(tuple(tuple(str(a) for a in atoms)
@@ -104,9 +104,10 @@ def main(argv=None) -> int:
         # median counts (all rounds are kept in the JSON)
         for rep in range(args.reps):
             for strategy in (strategies if rep % 2 == 0 else strategies[::-1]):
-                proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_reasoning", "--child",
+                proc = subprocess.run([sys.executable, "-m", "experiments.bench_reasoning", "--child",
                                        inst["program"], inst["log"],
-                                       strategy, str(args.points)], capture_output=True, text=True, check=False)
+                                       strategy, str(args.points)], capture_output=True, text=True, check=False,
+                                      cwd=ROOT)
                 if proc.returncode != 0:
                     print(proc.stderr, file=sys.stderr)
                     raise SystemExit(f"{inst['bench']} / {strategy} failed")

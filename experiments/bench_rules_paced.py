@@ -1,7 +1,7 @@
 """The I-DLV-sr paper's protocol: each ICLP2021 input replayed to a running query, one time point per period.
 
-    python -m srtopo.experiments.bench_rules_paced                                  # a subset at 1 tp/s
-    python -m srtopo.experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
+    python -m experiments.bench_rules_paced                                  # a subset at 1 tp/s
+    python -m experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
 
 A replayer delivers the input log one line (one time point) per ``--period`` seconds, as the I-DLV-sr
 project's ``stream_socket_service`` does: to the local engine over a TCP socket (``tcp://``), to Spark as one
@@ -45,7 +45,7 @@ import threading
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import first_log, models_digest, run_worker
+from experiments.common import first_log, models_digest, run_worker
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -157,10 +157,10 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
             warmup: int = WARMUP) -> dict:
     """One engine on one input at one period (0: full speed), in this process (``master``: a given Spark master;
     ``warmup``: time points a Spark engine processes first, one per micro-batch, in a query of its own)."""
+    from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
-    from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
-    from srtopo.topology.sources import AtomLog
+    from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
     program, lines = log_lines(name)
     topology = compile_program(parse_file(program))
     sink = TimedSink()
@@ -173,11 +173,11 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
         thread.join()
         memory = rss_mb()
     elif ENGINES.get(engine) == "standalone":
-        from srtopo.topology.spark.standalone import standalone_cluster
+        from srtopo.runners.spark.standalone import standalone_cluster
         with standalone_cluster(workers=2, cores=1, workdir=os.path.join(workdir, "cluster")) as (master, _ui):
             return run_one("spark", name, period, partitions, workdir, master, warmup) | {"engine": engine}
     else:
-        from srtopo.topology.spark.session import get_session
+        from srtopo.runners.spark.session import get_session
         spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions, collector="latency")
         runner = SparkRunner(spark)
         options = SparkOptions(partitions=partitions, once=False)
@@ -263,7 +263,7 @@ def main(argv=None) -> int:
             period = round(1.0 / (float(period[:-1]) * full["tps"]), 4)
         period = float(period)
         print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
-        row = run_worker("srtopo.experiments.bench_rules_paced",
+        row = run_worker("experiments.bench_rules_paced",
                          [engine, name, str(period), str(args.partitions), str(args.warmup)])
         if row is None:
             return 1

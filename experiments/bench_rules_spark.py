@@ -1,7 +1,7 @@
 """Rule topologies: the local runner against Spark local[1] and local[2], same inputs, one run.
 
-    python -m srtopo.experiments.bench_rules_spark                       # ICLP2021 subset + a large Heavy Join
-    python -m srtopo.experiments.bench_rules_spark --inputs all --engines local,spark1,spark2
+    python -m experiments.bench_rules_spark                       # ICLP2021 subset + a large Heavy Join
+    python -m experiments.bench_rules_spark --inputs all --engines local,spark1,spark2
 
 Each input (an ICLP2021 program and log, or a synthetic Heavy Join with thousands of events per time point)
 is written as one file per ``--points-per-file`` time points and read by the runner in micro-batches of
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import first_log, models_digest, run_worker
+from experiments.common import first_log, models_digest, run_worker
 from srtopo.measure import busy_cpu_seconds, percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -66,7 +66,7 @@ def synthetic_heavy_join(points: int, events: int, keys: int, seed: int = 1) -> 
 
 def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, str]:
     """(program file, stream directory) of an input, written under ``workdir``."""
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.io.tnt import write_tnt
     program, log = INPUTS[name]
     target = workdir / name
     shutil.rmtree(target, ignore_errors=True)
@@ -85,10 +85,10 @@ def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, 
 
 def run_one(engine: str, program: str, folder: str, partitions: int, files_per_batch: int = 1) -> dict:
     """One engine on one prepared input, in this process."""
+    from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
-    from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
-    from srtopo.topology.sources import AtomLog
+    from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
     topology = compile_program(parse_file(program))
     if engine == "local":
         started, busy = time.perf_counter(), busy_cpu_seconds()
@@ -97,7 +97,7 @@ def run_one(engine: str, program: str, folder: str, partitions: int, files_per_b
         latencies = [b.seconds for b in result.batches]
         memory = rss_mb()
     else:
-        from srtopo.topology.spark.session import get_session
+        from srtopo.runners.spark.session import get_session
         spark = get_session(master=ENGINES[engine], shuffle_partitions=partitions, collector="latency")
         runner = SparkRunner(spark)
         options = SparkOptions(partitions=partitions)
@@ -160,7 +160,7 @@ def main(argv=None) -> int:
         for name in names:
             program, folder = prepare(name, workdir, args.points_per_file, args)
             for engine in engines:
-                row = run_worker("srtopo.experiments.bench_rules_spark",
+                row = run_worker("experiments.bench_rules_spark",
                                  [engine, program, folder, str(args.partitions), str(args.files_per_batch)])
                 if row is None:
                     return 1

@@ -35,10 +35,10 @@ On the timestamps both completed the two must give the same minpath atoms, times
 fails (``experiment check failed``). Each size and engine runs in a child process of its own, so that its peak
 RSS is its own (``--in-process`` runs everything here: faster to start, RSS is then the whole process's).
 
-    .venv/bin/python -m srtopo.experiments.bench_streamlog                 # sizes 100,300,1000: about 3 minutes
-    .venv/bin/python -m srtopo.experiments.bench_streamlog --quick         # ~15 s: bench_streamlog_quick.*
-    .venv/bin/python -m srtopo.experiments.bench_streamlog --sizes 300,1000 --timestamps 400 --baseline-budget 120
-    .venv/bin/python -m srtopo.experiments.bench_streamlog --baseline-program slides   # re-solve the slides' rules
+    .venv/bin/python -m experiments.bench_streamlog                 # sizes 100,300,1000: about 3 minutes
+    .venv/bin/python -m experiments.bench_streamlog --quick         # ~15 s: bench_streamlog_quick.*
+    .venv/bin/python -m experiments.bench_streamlog --sizes 300,1000 --timestamps 400 --baseline-budget 120
+    .venv/bin/python -m experiments.bench_streamlog --baseline-program slides   # re-solve the slides' rules
 
 Cost grows with the graph's density, not its size: with the defaults (200 timestamps x 3 arcs) the 100-node
 graph ends with out-degree 6 and nearly every pair within the bound, so it is by far the slowest size.
@@ -60,7 +60,7 @@ import sys
 import tempfile
 import time
 
-from srtopo.experiments.common import RESULTS, ExperimentError, log, machine, progress
+from experiments.common import RESULTS, ROOT, ExperimentError, log, machine, progress
 from srtopo.measure import percentile, rss_mb
 
 NAME = "bench_streamlog"
@@ -230,8 +230,8 @@ def _child(engine: str, params: dict, out: str) -> None:
 
 def _in_child(engine: str, params: dict, workdir: str) -> dict:
     out = os.path.join(workdir, f"{engine}-{params['nodes']}.json")
-    proc = subprocess.run([sys.executable, "-m", "srtopo.experiments.bench_streamlog", "--child", engine,
-                           json.dumps(params), out], check=False)
+    proc = subprocess.run([sys.executable, "-m", "experiments.bench_streamlog", "--child", engine,
+                           json.dumps(params), out], check=False, cwd=ROOT)
     if proc.returncode != 0:
         raise ExperimentError(f"n={params['nodes']}: the {engine} run failed (exit status {proc.returncode})")
     with open(out, encoding="utf-8") as handle:

@@ -1,8 +1,8 @@
 """Every ICLP2021 input on Spark against the local engine: the differential campaign too long for the test suite
 (the suite runs a slice of it: Content Caching 50, Heavy Join 50 and Photo-voltaic 20x20).
 
-    python -m srtopo.experiments.check_rules_iclp                    # every input, Spark local[2]
-    python -m srtopo.experiments.check_rules_iclp --inputs hj-500-w20,pv-30x30 --master local[1]
+    python -m experiments.check_rules_iclp                    # every input, Spark local[2]
+    python -m experiments.check_rules_iclp --inputs hj-500-w20,pv-30x30 --master local[1]
 
 Each input's log is read whole by both runners (Spark: one micro-batch of one file, ``--once``), and the models
 of every time point must be equal; the script exits non-zero on the first difference. Results:
@@ -15,8 +15,8 @@ import json
 import time
 from pathlib import Path
 
-from srtopo.experiments.bench_rules_paced import DATA, INPUTS
-from srtopo.experiments.common import first_log, log, models_digest, progress
+from experiments.bench_rules_paced import DATA, INPUTS
+from experiments.common import first_log, log, models_digest, progress
 
 
 def main(argv=None) -> int:
@@ -26,11 +26,11 @@ def main(argv=None) -> int:
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "check_rules_iclp.json"))
     args = parser.parse_args(argv)
+    from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
-    from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
-    from srtopo.topology.sources import AtomLog
-    from srtopo.topology.spark.session import get_session
+    from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
+    from srtopo.runners.spark.session import get_session
     names = list(INPUTS) if args.inputs == "all" else args.inputs.split(",")
     missing = [n for n in names if n not in INPUTS or not (DATA / INPUTS[n][0]).exists()]
     if missing:

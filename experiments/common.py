@@ -10,23 +10,25 @@ import platform
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field, fields
+from importlib.resources import files
 
 from srtopo.concepts import is_exists
+from srtopo.consistency.balance import even_tasks
+from srtopo.consistency.compile import compile_ntm, ltm_n
+from srtopo.consistency.nis import NIAnalysis, analyse
+from srtopo.consistency.owl import load_tbox
 from srtopo.errors import SrtopoError
+from srtopo.ir.topology import Topology
 from srtopo.measure import percentile
-from srtopo.ontology.nis import NIAnalysis, analyse
-from srtopo.ontology.owl import load_tbox
-from srtopo.topology.balance import even_tasks
-from srtopo.topology.compile import compile_ntm, ltm_n
-from srtopo.topology.ir import Topology
-from srtopo.topology.runners import RunConfig, RunResult, get_runner
+from srtopo.runners import RunConfig, RunResult, get_runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
+LUBM_TBOX = str(files("srtopo.consistency") / "data" / "lubm-dllite.ttl")     # shipped: srtopo calibrate uses it
 DATA = os.environ.get("SRTOPO_DATA", os.path.normpath(os.path.join(ROOT, "..", "shared", "data")))
 TBOXES = {
-    "lubm": os.path.join(HERE, "tboxes", "lubm-dllite.ttl"),
+    "lubm": LUBM_TBOX,
     "npd": os.path.join(DATA, "npd", "npd-v2-ql.owl"),   # read in place, never copied into the project
 }
 UBA = [os.path.join(DATA, "lubm", "owl-toolkit", f"University0_{i}.owl") for i in (0, 1)]
@@ -300,7 +302,8 @@ def run_worker(module: str, args: list[str]) -> dict | None:
     """Run ``python -m module --worker ARGS`` in a process of its own (its own Spark session and master) and
     return the JSON object it prints last; None (its stderr shown) if it failed."""
     env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
-    proc = subprocess.run([sys.executable, "-m", module, "--worker", *args], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", module, "--worker", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT)     # experiments is a package of the checkout, imported from its root
     if proc.returncode != 0:
         print(proc.stderr[-3000:], file=sys.stderr)
         return None

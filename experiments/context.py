@@ -9,7 +9,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from srtopo.experiments.common import (
+from experiments.common import (
     ExperimentError,
     Row,
     Stream,
@@ -19,10 +19,10 @@ from srtopo.experiments.common import (
     measure,
     read_rows,
 )
-from srtopo.topology.generate import class_streams, named_classes
-from srtopo.topology.runners import LocalOptions, SparkOptions
-from srtopo.topology.sources import TntFiles
-from srtopo.topology.tnt import write_tnt
+from srtopo.consistency.generate import class_streams, named_classes
+from srtopo.io.sources import TntFiles
+from srtopo.io.tnt import write_tnt
+from srtopo.runners import LocalOptions, SparkOptions
 
 DEFAULTS = {   # sizes per TBox: one stream per class, `rate` tuples per class per time point
     "lubm": {"rate": 4, "time_points": 600, "chunk": 150},      # 43 streams: 103,200 tuples, 4 files of 25,800
@@ -63,8 +63,8 @@ class Context:
         return SparkOptions(master=master, physical_plan=self.args.spark_plan, shuffle_partitions=2)
 
     def cost_engine(self, engine: str):
-        """The cost model's view of an engine of the study (``topology.cost.Engine``)."""
-        from srtopo.topology.cost import Engine, cores_of_master
+        """The cost model's view of an engine of the study (``consistency.cost.Engine``)."""
+        from srtopo.consistency.cost import Engine, cores_of_master
         if engine in ("local", "operators"):
             return Engine("local", "operators" if engine == "operators" else "indexed")
         if engine == "standalone":      # two one-core workers
@@ -78,8 +78,8 @@ class Context:
     def standalone(self):
         """A standalone cluster of two one-core workers on this machine, with the session of the run on it; the
         session is stopped after, so the next Spark run starts its own."""
-        from srtopo.topology.spark.session import stop_active_session
-        from srtopo.topology.spark.standalone import standalone_cluster
+        from srtopo.runners.spark.session import stop_active_session
+        from srtopo.runners.spark.standalone import standalone_cluster
         stop_active_session()
         with standalone_cluster(workers=2, cores=1, memory="2g", workdir=os.path.join(self.work, "cluster")) \
                 as (url, _):
@@ -91,7 +91,7 @@ class Context:
                 self.cluster_url = None
 
     def stream(self, tbox: str, kind: str = "default") -> Stream:
-        """The class streams of a TBox (``srtopo.topology.generate.class_streams``), written as .tnt files. ``default``: ~100k
+        """The class streams of a TBox (``srtopo.consistency.generate.class_streams``), written as .tnt files. ``default``: ~100k
         tuples (x --scale) in 4 files, one per micro-batch; ``spark``: --spark-tuples in files of ~50k tuples,
         --spark-batch-tuples per micro-batch; ``operators``: --operators-tuples (the paper's operators are slow on
         big closures), one batch."""

@@ -15,8 +15,8 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
-from srtopo.experiments.hostile import EXAMPLES, clean_tnt
-from srtopo.experiments.kill_campaign import cli_env, output_lines
+from experiments.hostile import EXAMPLES, clean_tnt
+from experiments.kill_campaign import cli_env, output_lines
 
 FREE_KB = {"out": 48, "checkpoint": 200}       # left free: less than the run writes there
 DISK_KB = 12288     # the whole disk: room for a complete run once the ballast is gone (its checkpoint is ~4 MB)

@@ -1,7 +1,7 @@
 """Property-based fuzzing of every parser and loader (hypothesis, fixed seed).
 
-    python -m srtopo.experiments.fuzz                      # 10,000 examples per target
-    python -m srtopo.experiments.fuzz --examples 200 tnt   # one target, fewer examples
+    python -m experiments.fuzz                      # 10,000 examples per target
+    python -m experiments.fuzz --examples 200 tnt   # one target, fewer examples
 
 Property, for every target: the input gives a value or one of the project's own errors with a location
 (``SrtopoError`` naming the file), never another exception, and never a hang (each input has a time bound).
@@ -180,8 +180,8 @@ def _account(lines: list, numbers_seen: set, rejected: list, is_skipped) -> None
 
 
 def check_tnt(lines: list[str], counts: Counter) -> None:
-    from srtopo.topology.records import RejectedRecord
-    from srtopo.topology.tnt import WS_CHARS, tnt_records
+    from srtopo.io.tnt import WS_CHARS, tnt_records
+    from srtopo.ir.records import RejectedRecord
     seen, rejected = set(), []
     for record in tnt_records(lines, "fuzz.tnt"):
         if isinstance(record, RejectedRecord):
@@ -196,7 +196,7 @@ def check_tnt(lines: list[str], counts: Counter) -> None:
 
 
 def check_tnt_bytes(raw: list[bytes], counts: Counter) -> None:
-    from srtopo.topology.tnt import decoded_lines
+    from srtopo.io.tnt import decoded_lines
     check_tnt(list(decoded_lines(raw)), counts)
 
 
@@ -263,7 +263,7 @@ def check_streamlog_stream(lines: list[str], counts: Counter) -> None:
 
 
 def _check_tbox(text: str, suffix: str, counts: Counter) -> None:
-    from srtopo.ontology.owl import load_tbox
+    from srtopo.consistency.owl import load_tbox
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "fuzz" + suffix)
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:

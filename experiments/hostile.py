@@ -100,8 +100,8 @@ CC = Path(__file__).resolve().parents[2] / "shared" / "data" / "idlvsr" / "ICLP2
 def clean_tnt(n: int, seed: int) -> list[bytes]:
     """``n`` statements over T_ex (examples/tex.ttl): class assertions on 300 subjects, 15 per time point."""
     from srtopo.concepts import RDF_TYPE
-    from srtopo.ontology.owl import load_tbox
-    from srtopo.topology.tnt import format_tnt
+    from srtopo.consistency.owl import load_tbox
+    from srtopo.io.tnt import format_tnt
     rng = random.Random(seed)
     classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
     return [format_tnt(i // 15, f"http://ex.org/data/s{rng.randrange(300)}", RDF_TYPE, rng.choice(classes)).encode()
@@ -117,10 +117,10 @@ def _write(folder: Path, name: str, lines: list[bytes]) -> Path:
 def consistency_case(engine: str, options, folder: Path, statements: int = 4000, count: int = 400,
                      seed: int = 6) -> dict:
     """The clean stream and the same with ``count`` hostile lines, on one runner: what each gave."""
+    from srtopo.consistency.choose import topology_from_tbox
+    from srtopo.io.sources import TntFiles
+    from srtopo.runners import get_runner
     from srtopo.testing import run_topology
-    from srtopo.topology.choose import topology_from_tbox
-    from srtopo.topology.runners import get_runner
-    from srtopo.topology.sources import TntFiles
     topology = topology_from_tbox(str(EXAMPLES / "tex.ttl"))
     clean = clean_tnt(statements, seed)
     dirty, where = mixed(clean, hostile_lines(TNT, count, seed), seed + 1)
@@ -136,11 +136,11 @@ def consistency_case(engine: str, options, folder: Path, statements: int = 4000,
 def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int = 8) -> dict | None:
     """A real I-DLV-sr log (ICLP 2021, Content Caching, 50 events per time point) clean and with ``count``
     hostile lines; None when the corpus is not there."""
+    from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
+    from srtopo.runners import get_runner
     from srtopo.testing import run_topology
-    from srtopo.topology.runners import get_runner
-    from srtopo.topology.sources import AtomLog
     program, log = CC / "Program" / "cat_w05.idlvsr", CC / "Log" / "tp60etp50ce1.log"
     if not log.exists():
         return None

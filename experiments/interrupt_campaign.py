@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM at random moments, on every command and engine: a clean stop every time.
 
-    python -m srtopo.experiments.interrupt_campaign                  # 20 trials per command and engine
-    python -m srtopo.experiments.interrupt_campaign --trials 3 --cases check-spark,reason-local
+    python -m experiments.interrupt_campaign                  # 20 trials per command and engine
+    python -m experiments.interrupt_campaign --trials 3 --cases check-spark,reason-local
 
 A trial starts a run that does not end by itself - ``srtopo check``, ``reason`` or ``streamlog`` reading
 standard input fed line by line (local engine), or following a directory that a feeder adds a file to every
@@ -39,7 +39,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from srtopo.experiments.common import progress
+from experiments.common import progress
 
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +56,7 @@ TAG = "SRTOPO_INTERRUPT_TRIAL"
 
 def tnt_lines(rng: random.Random, start: int, n: int) -> list[str]:
     from srtopo.concepts import RDF_TYPE
-    from srtopo.topology.tnt import format_tnt
+    from srtopo.io.tnt import format_tnt
     classes = ["Student", "Employee", "Faculty", "Admin", "Person", "Article", "Book", "Publication",
                "Organization", "Work"]
     return [format_tnt((start + i) // 20, f"http://ex.org/data/s{rng.randrange(300)}", RDF_TYPE,
@@ -261,7 +261,7 @@ def _restart(case: Case, folder: Path) -> dict:
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         return {"restart_ok": False, "restart_stderr": done.stderr[-2000:]}
-    from srtopo.experiments.kill_campaign import output_lines
+    from experiments.kill_campaign import output_lines
     got = output_lines(folder / "out")
     base = case.args(folder, "local")
     reference = subprocess.run([sys.executable, "-m", "srtopo", *base, "--stream", str(folder / "in")],

@@ -1,7 +1,7 @@
 """Exactly-once under kill -9: the Spark CLI killed at seeded random points and restarted, many times.
 
-    python -m srtopo.experiments.kill_campaign                  # 20 trials each for consistency and rules
-    python -m srtopo.experiments.kill_campaign --trials 3 --kinds rules
+    python -m experiments.kill_campaign                  # 20 trials each for consistency and rules
+    python -m experiments.kill_campaign --trials 3 --kinds rules
 
 A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch) or
 ``srtopo reason`` (a window program over 210 time points in 6 files) on Spark with a checkpoint, kills its
@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from srtopo.experiments.common import progress
+from experiments.common import progress
 
 RESULTS = Path(__file__).parent / "results"
 FILES = 6
@@ -41,8 +41,8 @@ hot_sensors(N) :- #count{S: hot(S)} = N.
 
 def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
     from srtopo.concepts import RDF_TYPE
-    from srtopo.ontology.owl import load_tbox
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.consistency.owl import load_tbox
+    from srtopo.io.tnt import write_tnt
     classes = sorted(load_tbox(str(TEX_TBOX)).concepts)
     n = 60_000
     write_tnt(str(folder / "in"), ((i // 50, f"http://ex.org/data/s{rng.randrange(3000)}", RDF_TYPE, rng.choice(classes))
@@ -63,7 +63,7 @@ def sensor_lines(rng: random.Random, points: int) -> list[str]:
 
 
 def _rules_input(folder: Path, rng: random.Random) -> list[str]:
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.io.tnt import write_tnt
     (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
     lines = sensor_lines(rng, 210)
     write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))

@@ -1,8 +1,8 @@
 """Memory of a long Spark run: driver, JVM and Python workers sampled while a stream ten times the benchmarks'
 length flows through, one file per micro-batch.
 
-    python -m srtopo.experiments.long_run_memory                  # consistency and rules, 500 batches each
-    python -m srtopo.experiments.long_run_memory --batches 40 --kinds rules
+    python -m experiments.long_run_memory                  # consistency and rules, 500 batches each
+    python -m experiments.long_run_memory --batches 40 --kinds rules
 
 Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time range, window 10 (2.5M tuples in
 500 batches, 25 times the kill tests' 100k). Rules: the window program of the kill campaign, 12 sensors, one
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from statistics import median
 
-from srtopo.experiments.hostile import EXAMPLES
-from srtopo.experiments.kill_campaign import PROGRAM
+from experiments.hostile import EXAMPLES
+from experiments.kill_campaign import PROGRAM
 from srtopo.measure import rss_mb
 
 RESULTS = Path(__file__).parent / "results"
@@ -113,8 +113,8 @@ def _size(path: Path) -> int:
 def _input_files(kind: str, batches: int, seed: int):
     """(name, text) of the stream's files, one per micro-batch."""
     from srtopo.concepts import RDF_TYPE
-    from srtopo.ontology.owl import load_tbox
-    from srtopo.topology.tnt import format_tnt
+    from srtopo.consistency.owl import load_tbox
+    from srtopo.io.tnt import format_tnt
     rng = random.Random(seed)
     if kind == "consistency":
         classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
@@ -131,13 +131,13 @@ def _input_files(kind: str, batches: int, seed: int):
 def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
     """Feed the stream ``every`` files at a time; once the query has read them and is idle, sample (the live
     heap is then what the run keeps, not what a running task holds for a moment)."""
+    from srtopo.consistency.choose import topology_from_tbox
+    from srtopo.io.sinks import JsonLinesSink
+    from srtopo.io.sources import AtomLog, TntFiles
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_program
-    from srtopo.topology.choose import topology_from_tbox
-    from srtopo.topology.runners import RunConfig, SparkOptions, SparkRunner
-    from srtopo.topology.sinks import JsonLinesSink
-    from srtopo.topology.sources import AtomLog, TntFiles
-    from srtopo.topology.spark.session import get_session
+    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
+    from srtopo.runners.spark.session import get_session
     spark = get_session(master="local[2]", shuffle_partitions=2)
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     runtime = spark.sparkContext._jvm.java.lang.Runtime.getRuntime()

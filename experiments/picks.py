@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 
-from srtopo.experiments.common import analysis_for, log
-from srtopo.topology.generate import uniform_rates
-from srtopo.topology.balance import cost, even_tasks
-from srtopo.topology.compile import compile_ntm, compile_split, split_label
-from srtopo.topology.cost import coefficients_for
-from srtopo.topology.ir import Topology
+from experiments.common import analysis_for, log
+from srtopo.consistency.balance import cost, even_tasks
+from srtopo.consistency.compile import compile_ntm, compile_split, split_label
+from srtopo.consistency.cost import coefficients_for
+from srtopo.consistency.generate import uniform_rates
+from srtopo.ir.topology import Topology
 
 
 def calibration(ctx) -> str:
@@ -19,7 +19,7 @@ def calibration(ctx) -> str:
     if given:
         return given
     if ctx.calibration is None:
-        from srtopo.topology.calibrate import Settings, calibrate, save
+        from srtopo.consistency.calibrate import Settings, calibrate, save
         path = os.path.join(ctx.work, "calibration.json")
         keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
         log(f"calibrating the cost model: {', '.join(keys)}")

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from srtopo.ontology.owl import load_tbox
+from srtopo.consistency.owl import load_tbox
 
 NOW = URIRef("urn:srtopo:now")
 

@@ -1,8 +1,8 @@
 """Every reliability figure in one table: writes RELIABILITY.md and results/reliability.json.
 
-    python -m srtopo.experiments.reliability            # fuzz 10,000 examples per parser, hostile streams on
+    python -m experiments.reliability            # fuzz 10,000 examples per parser, hostile streams on
                                                         # every engine, foreign checkpoints, kill -9 x 20 (~40 min)
-    python -m srtopo.experiments.reliability --quick    # 300 examples per parser, 2 kills per kind (~4 min)
+    python -m experiments.reliability --quick    # 300 examples per parser, 2 kills per kind (~4 min)
 
 Sections: ``fuzz`` (``experiments.fuzz``), ``hostile`` (``experiments.hostile``: a stream with hostile lines
 against the clean one, on the local engine and Spark's two plans, and a real I-DLV-sr log), ``checkpoint`` (a
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from srtopo.experiments.common import progress
+from experiments.common import progress
 
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def _row(area: str, test: str, tried: str, count, outcome: str, ok: bool) -> dic
 
 
 def fuzz_rows(examples: int) -> list[dict]:
-    from srtopo.experiments.fuzz import TARGETS, fuzz
+    from experiments.fuzz import TARGETS, fuzz
     rows = []
     for target in progress(TARGETS, desc="fuzz"):
         r = fuzz(target, examples, seed=0, raise_failure=False)
@@ -46,13 +46,13 @@ def fuzz_rows(examples: int) -> list[dict]:
 def _spark():
     import os
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from srtopo.topology.spark.session import get_session
+    from srtopo.runners.spark.session import get_session
     return get_session(master="local[2]", app_name="srtopo-reliability", shuffle_partitions=2)
 
 
 def hostile_rows() -> list[dict]:
-    from srtopo.experiments.hostile import consistency_case, rules_case
-    from srtopo.topology.runners import LocalOptions, SparkOptions
+    from experiments.hostile import consistency_case, rules_case
+    from srtopo.runners import LocalOptions, SparkOptions
     _spark()
     rows = []
     engines = [("local", LocalOptions()), ("spark", SparkOptions(physical_plan="fused")),
@@ -86,15 +86,15 @@ def hostile_rows() -> list[dict]:
 
 
 def checkpoint_rows() -> list[dict]:
+    from srtopo.consistency.compile import compile_ntm
+    from srtopo.consistency.nis import analyse
+    from srtopo.consistency.tbox import TBox
     from srtopo.errors import TopologyError
-    from srtopo.ontology.model import TBox
-    from srtopo.ontology.nis import analyse
+    from srtopo.io.tnt import format_tnt
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_program
+    from srtopo.runners import SparkOptions, get_runner
     from srtopo.testing import lines, run_topology
-    from srtopo.topology.compile import compile_ntm
-    from srtopo.topology.runners import SparkOptions, get_runner
-    from srtopo.topology.tnt import format_tnt
     _spark()
     ex, rdf_type = "http://ex.org/c#", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     topology = lambda nis: compile_ntm(analyse(TBox.build([], [(ex + a, ex + b) for a, b in nis])))   # noqa: E731
@@ -121,7 +121,7 @@ def checkpoint_rows() -> list[dict]:
 
 
 def disk_rows() -> list[dict]:
-    from srtopo.experiments.full_disk import case
+    from experiments.full_disk import case
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         reference = None
@@ -145,7 +145,7 @@ def disk_rows() -> list[dict]:
 
 
 def kill_rows(trials: int) -> list[dict]:
-    from srtopo.experiments.kill_campaign import campaign
+    from experiments.kill_campaign import campaign
     rows = []
     for kind in ("consistency", "rules"):
         r = campaign(kind, trials, seed=20)
@@ -158,7 +158,7 @@ def kill_rows(trials: int) -> list[dict]:
 
 
 def interrupt_rows(trials: int) -> list[dict]:
-    from srtopo.experiments.interrupt_campaign import CASES, campaign
+    from experiments.interrupt_campaign import CASES, campaign
     rows = []
     for name, case in CASES.items():
         r = campaign(case, trials, seed=130)
@@ -240,7 +240,7 @@ def _reason_memory_rows() -> list[dict]:
 def render(rows: list[dict]) -> str:
     lines = ["# Reliability", "",
              "What was tried against srtopo, how often, and what happened. Regenerate with "
-             "`python -m srtopo.experiments.reliability` (this file and `experiments/results/reliability.json`); "
+             "`python -m experiments.reliability` (this file and `experiments/results/reliability.json`); "
              "the fast parts of every row run in the test suite (`tests/reliability`, `tests/spark`).", "",
              "| area | test | tried | count | outcome | measured |", "|---|---|---|---|---|---|"]
     for r in rows:

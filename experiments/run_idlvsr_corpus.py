@@ -2,9 +2,9 @@
 ICLP 2021 and RuleML+RR 2022 experiments) with ``srtopo reason`` over its log, and compile the programs that have
 no log, to see which programs of the corpus the local engine runs.
 
-    python -m srtopo.experiments.run_idlvsr_corpus                     # everything, 600 s per program
-    python -m srtopo.experiments.run_idlvsr_corpus --list              # only print the program/log pairing
-    python -m srtopo.experiments.run_idlvsr_corpus --only CityBench --timeout 60
+    python -m experiments.run_idlvsr_corpus                     # everything, 600 s per program
+    python -m experiments.run_idlvsr_corpus --list              # only print the program/log pairing
+    python -m experiments.run_idlvsr_corpus --only CityBench --timeout 60
 
 Pairing is read from the folder layout: a program in ``B/<folder>/P.idlvsr`` goes with the logs of ``B/Log``
 (or ``B/logs``) and the Python scripts of ``B/Script`` (or ``B/external_definition``). Where some program of a

@@ -1,7 +1,7 @@
 """Reproduce section 5 of "Distributed Stream Consistency Checking" on every runner.
 
-    python -m srtopo.experiments.run_paper all            # every experiment, in order, with the total runtime
-    python -m srtopo.experiments.run_paper fig5           # one experiment (and what it depends on, if missing)
+    python -m experiments.run_paper all            # every experiment, in order, with the total runtime
+    python -m experiments.run_paper fig5           # one experiment (and what it depends on, if missing)
 
 Experiments (``experiments/figures``): tboxes, uba, fig5, fig6, fig6c, cost_model (reads fig5), baseline (reads
 fig5). Each writes experiments/results/<name>.json, .csv, .md (and .png). Every topology on every runner must
@@ -16,11 +16,11 @@ import sys
 import tempfile
 import time
 
+from experiments import common
+from experiments.common import Row, log, md_table, write_results
+from experiments.context import ENGINES, Context
+from experiments.figures import BY_NAME, FIGURES
 from srtopo.errors import SrtopoError
-from srtopo.experiments import common
-from srtopo.experiments.common import Row, log, md_table, write_results
-from srtopo.experiments.context import ENGINES, Context
-from srtopo.experiments.figures import BY_NAME, FIGURES
 
 
 #: what ``all`` runs after fig5 (cost_model and the rdflib baseline) takes ~1.2 min on two cores
@@ -80,7 +80,7 @@ def _per_tbox(text: str) -> dict[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m srtopo.experiments.run_paper", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m experiments.run_paper", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("experiment", choices=sorted(BY_NAME) + ["all"])
     p.add_argument("--engines", default=",".join(ENGINES), type=_engines,

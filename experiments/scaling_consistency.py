@@ -1,8 +1,8 @@
 """Scaling of the consistency check on Spark: local[1], local[2] and a standalone cluster of two one-core workers,
 against the single-process runner, in one run on the same stream (``bench_consistency``'s, NTM, fused plan).
 
-    .venv/bin/python -m srtopo.experiments.scaling_consistency                  # ~8 min on 2 cores
-    .venv/bin/python -m srtopo.experiments.scaling_consistency --tuples 2000000
+    .venv/bin/python -m experiments.scaling_consistency                  # ~8 min on 2 cores
+    .venv/bin/python -m experiments.scaling_consistency --tuples 2000000
 
 Every configuration runs ``bench_consistency`` in a process of its own (a fresh JVM each, warmed on the stream's
 first ``--jvm-warmup-tuples``), so one configuration's JIT or caches never help another. Results:
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from srtopo.experiments.common import log
+from experiments.common import ROOT, log
 
 RESULTS = Path(__file__).parent / "results"
 #: name -> (cores given to Spark's tasks, bench_consistency --plans, --master; "standalone": a cluster started here)
@@ -28,12 +28,12 @@ CONFIGS = {"one process": (1, "local", None), "local[1]": (1, "fused", "local[1]
 
 def _bench(plans: str, master: str | None, args, work: Path) -> dict:
     out = work / f"bench-{plans}-{(master or 'none').replace('/', '_').replace(':', '_')}.json"
-    cmd = [sys.executable, "-m", "srtopo.experiments.bench_consistency", "--tuples", str(args.tuples),
+    cmd = [sys.executable, "-m", "experiments.bench_consistency", "--tuples", str(args.tuples),
            "--plans", plans, "--methods", "ntm", "--files-per-batch", str(args.files_per_batch),
            "--jvm-warmup-tuples", str(args.jvm_warmup_tuples), "--out", str(out)]
     if master:
         cmd += ["--master", master]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
     return json.loads(out.read_text(encoding="utf-8"))["results"][0]
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
             cores, plans, master = CONFIGS[name]
             log(f"{name} ...")
             if master == "standalone":
-                from srtopo.topology.spark.standalone import standalone_cluster
+                from srtopo.runners.spark.standalone import standalone_cluster
                 with standalone_cluster(workers=2, cores=1, memory="2g", workdir=str(work / "cluster")) as (url, _):
                     r = _bench(plans, url, args, work)
             else:

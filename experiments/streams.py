@@ -1,13 +1,13 @@
 """Stream generators for the experiments (deterministic under a seed).
 
-* ``srtopo.topology.generate.class_streams`` (product code: ``srtopo calibrate`` uses it) - the paper's set-up:
+* ``srtopo.consistency.generate.class_streams`` (product code: ``srtopo calibrate`` uses it) - the paper's set-up:
   one stream per named class of the TBox, a known fraction of violating tuples, the expected reports known.
 * :func:`uba_replay` - the two real UBA universities replayed as an RDF stream: every subject's
   description (its rdf:type and property triples) arrives at one time point, subjects in a seeded
   order, ``per_time`` subjects per time point; a fraction of subjects gets a planted rdf:type that is
   disjoint with one of its asserted types, at the same time point.
 
-``srtopo.topology.tnt.write_tnt`` writes the replay's lines as timestamped N-Triples files that every runner reads.
+``srtopo.io.tnt.write_tnt`` writes the replay's lines as timestamped N-Triples files that every runner reads.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import random
 from dataclasses import dataclass
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.ontology.nis import NIAnalysis
-from srtopo.topology.generate import conflict_tables, named_classes
+from srtopo.consistency.generate import conflict_tables, named_classes
+from srtopo.consistency.nis import NIAnalysis
 
 UB = "http://www.lehigh.edu/~zhp2/2004/0401/univ-bench.owl#"
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from srtopo.topology.cost import CALIBRATION_ENV
-from srtopo.topology.runners import LocalOptions, SparkOptions, get_runner
+from srtopo.consistency.cost import CALIBRATION_ENV
+from srtopo.runners import LocalOptions, SparkOptions, get_runner
 
 # The cost balancer reads this machine's calibration file when there is one: tests plan with the defaults.
 os.environ[CALIBRATION_ENV] = os.path.join(os.path.dirname(__file__), "no-calibration-in-tests.json")
@@ -26,7 +26,7 @@ RUNNER_VARIANTS = {
 def spark():
     pytest.importorskip("pyspark")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from srtopo.topology.spark.session import get_session
+    from srtopo.runners.spark.session import get_session
     session = get_session(master="local[2]", app_name="srtopo-tests", shuffle_partitions=2,
                           conf={"spark.default.parallelism": "2", "spark.driver.memory": "2g"})
     yield session

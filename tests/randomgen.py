@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from srtopo.concepts import RDF_TYPE, exists, exists_inverse
-from srtopo.ontology.model import TBox
-from srtopo.topology.ir import ConceptSource, ConjunctionOp, ConsistencyStage, InferenceOp, Topology
+from srtopo.consistency.tbox import TBox
+from srtopo.ir.topology import ConceptSource, ConjunctionOp, ConsistencyStage, InferenceOp, Topology
 
 EX = "http://ex.org/t#"
 
@@ -145,7 +145,7 @@ MALFORMED_TBOX = TBox.build([(MALFORMED_CLASSES[1], MALFORMED_CLASSES[0]), (MALF
 
 def malformed_stream(rng: random.Random, n: int, bad: float, first_time: int = 0, subjects: int = 30) -> list[str]:
     """.tnt lines over MALFORMED_TBOX's classes and role ``knows``, a fraction ``bad`` of MALFORMED lines."""
-    from srtopo.topology.tnt import format_tnt
+    from srtopo.io.tnt import format_tnt
     lines = ["# a comment", ""]
     for i in range(n):
         t = first_time + i // 15

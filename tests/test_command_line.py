@@ -106,7 +106,7 @@ def test_spark_errors_before_spark_starts_are_one_line(tmp_path, capsys):
 def test_an_error_spark_raises_is_one_line(spark, tmp_path):
     """What Spark raises - an analysis error, a query whose batch function failed - becomes one line."""
     from srtopo.cli import one_line
-    from srtopo.topology.spark.errors import translate
+    from srtopo.runners.spark.errors import translate
     try:
         spark.read.text(str(tmp_path / "nope")).collect()
     except Exception as error:      # noqa: BLE001 - the error under test
@@ -210,7 +210,7 @@ def test_idlvsr_command_lines_paste(tmp_path, capsys):
     err = _err(capsys)
     assert len(err) == 2 and "--print-extended-log is not taken here" in err[0]
     parsed = build_parser().parse_args(base + ["--engine", "spark", "--parallelism=3"])
-    from srtopo.topology.runners.spark import SparkRunner
+    from srtopo.runners.spark.runner import SparkRunner
     assert SparkRunner.options_from_args(parsed).partitions == 3
 
 

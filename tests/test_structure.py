@@ -1,8 +1,11 @@
-"""The package's structure holds: one import root, no import cycle, pyspark and clingo.Control each imported in
-one place, an IR without engine imports, no comment pointing at planning notes."""
+"""The package's structure holds, read statically from the imports (``ast``) of ``src/srtopo``: the folders import
+each other without a cycle, nothing in the product imports the experiments, ``pyspark`` is imported only under
+``srtopo/runners/spark`` and ``clingo.Control`` used in one module, the IR imports no engine; and no comment
+points at planning notes."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import re
 import subprocess
@@ -10,82 +13,92 @@ import sys
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the folders that make up the package srtopo (setup.cfg package_dir)
-PACKAGE_DIRS = {"srtopo": ROOT / "srtopo", "srtopo.topology": ROOT / "topology", "srtopo.ontology": ROOT / "ontology",
-                "srtopo.rules": ROOT / "rules", "srtopo.streamlog": ROOT / "streamlog",
-                "srtopo.experiments": ROOT / "experiments"}
+SRC = ROOT / "src"
+# the graph is read by the script that draws docs/import-graph.png: one reading of the imports for both
+_spec = importlib.util.spec_from_file_location("import_graph", ROOT / "scripts" / "import_graph.py")
+graph_of = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(graph_of)
+folder, imports, modules = graph_of.folder, graph_of.imports, graph_of.modules
 
-
-def modules() -> dict[str, Path]:
-    out = {}
-    for package, folder in PACKAGE_DIRS.items():
-        for path in folder.rglob("*.py"):
-            parts = path.relative_to(folder).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out[".".join((package,) + parts)] = path
-    return out
-
-
-def imports(path: Path, name: str) -> set[str]:
-    """Every module named by an import statement anywhere in the file (functions included)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            base = node.module
-            if node.level:
-                base = ".".join(name.split(".")[:-node.level] + [node.module])
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
-
-
-MODULES = modules()
+MODULES = modules(SRC / "srtopo")
 IMPORTS = {name: imports(path, name) for name, path in MODULES.items()}
+EXPERIMENTS = modules(ROOT / "experiments")
+MODULE_GRAPH = graph_of.module_graph(MODULES)
+
+
+def project_edges(name: str) -> set[str]:
+    """The modules of the package that ``name`` imports."""
+    return set(MODULE_GRAPH.successors(name))
+
+
+def folder_graph() -> nx.DiGraph:
+    return graph_of.folder_graph(MODULE_GRAPH)
 
 
 def test_no_import_cycle_among_the_projects_modules():
-    graph = nx.DiGraph()
-    graph.add_nodes_from(MODULES)
-    for name, found in IMPORTS.items():
-        for target in found:
-            if target in MODULES and target != name and not name.startswith(target + "."):
-                graph.add_edge(name, target)
-    cycles = list(nx.simple_cycles(graph))
+    cycles = list(nx.simple_cycles(MODULE_GRAPH))
     assert not cycles, f"import cycles: {cycles[:3]}"
-    assert graph.number_of_edges() > 100     # the graph was really built
+    assert MODULE_GRAPH.number_of_edges() > 100     # the graph was really built
 
 
-def test_pyspark_is_imported_only_by_the_spark_package():
+def test_the_folders_import_each_other_without_a_cycle():
+    graph = folder_graph()
+    assert {"srtopo.ir", "srtopo.io", "srtopo.consistency", "srtopo.rules", "srtopo.streamlog", "srtopo.runners",
+            "srtopo.cli"} <= set(graph)
+    cycles = list(nx.simple_cycles(graph))
+    assert not cycles, "folder import cycles: " + "; ".join(
+        " -> ".join(c + [c[0]]) + " (" + ", ".join(
+            f"{a}->{b}: {sorted(m for m in MODULES if folder(m) == a and any(folder(t) == b for t in project_edges(m)))}"
+            for a, b in zip(c, c[1:] + c[:1])) + ")" for c in cycles[:3])
+    assert graph.has_edge("srtopo.rules", "srtopo.ir") and graph.has_edge("srtopo.cli", "srtopo.runners")
+
+
+def test_no_product_module_imports_the_experiments():
+    users = {name: sorted(f for f in found if f.split(".")[0] == "experiments") for name, found in IMPORTS.items()}
+    assert not {name: found for name, found in users.items() if found}
+
+
+def test_pyspark_is_imported_only_under_the_spark_runner():
     users = {name for name, found in IMPORTS.items() if any(f == "pyspark" or f.startswith("pyspark.") for f in found)}
-    assert users and all(name.startswith("srtopo.topology.spark.") for name in users), users
+    assert users and all(name.startswith("srtopo.runners.spark.") for name in users), users
 
 
-def test_clingo_control_is_used_only_by_the_solver():
+def test_clingo_control_is_used_in_one_module():
     users = {name for name, path in MODULES.items() if re.search(r"\bControl\(", path.read_text(encoding="utf-8"))}
     assert users == {"srtopo.rules.solver"}
 
 
-def test_the_ir_imports_no_engine_and_no_ontology():
-    found = IMPORTS["srtopo.topology.ir"]
-    assert not {f for f in found if f.split(".")[0] in ("pyspark", "clingo")}
-    assert not {f for f in found if f.startswith(("srtopo.ontology", "srtopo.rules"))}
+def test_the_ir_imports_no_engine_and_no_topology_kind():
+    ir = {name: found for name, found in IMPORTS.items() if folder(name) == "srtopo.ir"}
+    assert {"srtopo.ir.topology", "srtopo.ir.records", "srtopo.ir.lateness"} <= set(ir)
+    for name, found in ir.items():
+        assert not {f for f in found if f.split(".")[0] in ("pyspark", "py4j", "clingo")}, name
+        assert not {f for f in found if f.startswith("srtopo.") and folder(f) not in (
+            "srtopo.ir", "srtopo.errors", "srtopo.concepts")}, name
+
+
+@pytest.mark.xfail(strict=True, reason="the runners still import the topology kinds they run: runners/local.py "
+                   "holds the consistency evaluator and imports the rules evaluator, runners/spark the rules "
+                   "partition tasks and the consistency SQL; a registry of kinds (each bringing its compiler, "
+                   "local executor and Spark job) turns these arrows around")
+def test_the_runners_import_no_topology_kind():
+    graph = folder_graph()
+    kinds = {"srtopo.consistency", "srtopo.rules", "srtopo.streamlog"}
+    assert not {target for target in graph.successors("srtopo.runners") if target in kinds}
+    assert not [name for name in MODULES if name.startswith("srtopo.runners.") and re.search(
+        r"\bclass \w*Consistency\w*Engine\b|^def .*consistency", MODULES[name].read_text(encoding="utf-8"), re.M)]
 
 
 def test_the_only_installed_top_level_name_is_srtopo(tmp_path):
     text = (ROOT / "setup.cfg").read_text()
-    mapped = re.findall(r"^\s+(\S+) = \S+$", text.split("package_dir =")[1].split("packages =")[0], re.M)
-    listed = re.findall(r"^\s+(srtopo\S*|\w+)$", text.split("packages =")[1].split("install_requires")[0], re.M)
-    assert {p.split(".")[0] for p in mapped + listed} == {"srtopo"}
-    for cwd in (tmp_path, ROOT):     # elsewhere: not found; in the checkout: the folder says what to import
-        proc = subprocess.run([sys.executable, "-c", "import topology"], cwd=cwd, capture_output=True, text=True)
-        assert proc.returncode != 0
-        assert ("No module named 'topology'" in proc.stderr) or ("import srtopo.topology" in proc.stderr)
+    assert re.search(r"^package_dir =\n\s+=src$", text, re.M) and re.search(r"^where = src$", text, re.M)
+    assert sorted(p.name for p in SRC.iterdir() if not p.name.endswith(".egg-info")) == ["srtopo"]
+    for name in ("topology", "ontology", "experiments"):     # the old folders, the checkout's experiments
+        proc = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode != 0 and f"No module named '{name}'" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "srtopo", "--help"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0 and "compile" in proc.stdout and "reason" in proc.stdout
 
@@ -93,8 +106,8 @@ def test_the_only_installed_top_level_name_is_srtopo(tmp_path):
 def test_comments_cite_papers_by_title_not_planning_notes():
     pattern = re.compile(r"DESIGN|\bseed 00\d|\bthe issue\b|\bissue #?\d")
     offenders = []
-    for folder in list(PACKAGE_DIRS.values()) + [ROOT / "tests", ROOT / "scripts", ROOT / "docs"]:
-        for path in folder.rglob("*"):
+    for top in (SRC, ROOT / "experiments", ROOT / "tests", ROOT / "scripts", ROOT / "docs"):
+        for path in top.rglob("*"):
             if path.suffix in (".py", ".md", ".sh") and "results" not in path.parts and path != Path(__file__):
                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                     if pattern.search(line):
@@ -102,11 +115,11 @@ def test_comments_cite_papers_by_title_not_planning_notes():
     assert not offenders, "\n".join(offenders[:20])
 
 
-def test_no_eval_pickle_or_shell_anywhere_in_the_package():
+def test_no_eval_pickle_or_shell_anywhere_in_the_package_or_the_experiments():
     """Stream data and programs are parsed, never run: no eval or exec, no pickle (or marshal, shelve), no
     shell (``shell=True``, ``os.system``, ``os.popen``)."""
     offenders = []
-    for name, path in MODULES.items():
+    for name, path in {**MODULES, **EXPERIMENTS}.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             where = f"{os.path.relpath(path, ROOT)}:{getattr(node, 'lineno', 0)}"
@@ -118,6 +131,6 @@ def test_no_eval_pickle_or_shell_anywhere_in_the_package():
                     offenders.append(f"{where}: {called}()")
                 if any(k.arg == "shell" and getattr(k.value, "value", False) is True for k in node.keywords):
                     offenders.append(f"{where}: shell=True")
-        offenders += [f"{os.path.relpath(path, ROOT)}: imports {m}" for m in IMPORTS[name]
+        offenders += [f"{os.path.relpath(path, ROOT)}: imports {m}" for m in imports(path, name)
                       if m.split(".")[0] in ("pickle", "marshal", "shelve", "dill", "cloudpickle")]
     assert not offenders, "\n".join(offenders)

@@ -3,11 +3,11 @@ plus the TBox), on a prefix of the fig5 stream, next to the reference runner on 
 Spark figure of fig5."""
 from __future__ import annotations
 
-from srtopo.experiments import common
-from srtopo.experiments.common import Row, analysis_for, check_same, md_table, measure, progress
-from srtopo.experiments.rdflib_baseline import run_rdflib
+from experiments import common
+from experiments.common import Row, analysis_for, check_same, md_table, measure, progress
+from experiments.rdflib_baseline import run_rdflib
+from srtopo.consistency.compile import compile_ntm
 from srtopo.testing import tuples
-from srtopo.topology.compile import compile_ntm
 
 NAME = "baseline"
 DEPENDS = ("fig5",)
@@ -39,7 +39,7 @@ def run(ctx) -> list[Row]:
 
 
 def table(rows: list[Row], ctx=None) -> str:
-    from srtopo.experiments.figures.fig5 import figure
+    from experiments.figures.fig5 import figure
     fig5 = [] if ctx is None else [r for r in ctx.rows.get("fig5", []) if r.engine == "spark"]
     out = []
     for tbox in dict.fromkeys(r.tbox for r in rows):

@@ -10,13 +10,13 @@ within 10% of the best plan" can be checked from the file alone. A plan named wi
 that uses fewer tasks than the budget (``picks.plan_name``); the best plan is among the others."""
 from __future__ import annotations
 
-from srtopo.experiments.common import Row, analysis_for, fig5_plans, md_table
-from srtopo.experiments.figures.fig5 import figure
-from srtopo.experiments.picks import calibration, default_picks, plan_name
-from srtopo.topology.generate import uniform_rates
-from srtopo.topology.balance import even
-from srtopo.topology.compile import split_label
-from srtopo.topology.cost import coefficients_for, predict_tps
+from experiments.common import Row, analysis_for, fig5_plans, md_table
+from experiments.figures.fig5 import figure
+from experiments.picks import calibration, default_picks, plan_name
+from srtopo.consistency.balance import even
+from srtopo.consistency.compile import split_label
+from srtopo.consistency.cost import coefficients_for, predict_tps
+from srtopo.consistency.generate import uniform_rates
 
 NAME = "cost_model"
 DEPENDS = ("fig5",)
@@ -86,7 +86,7 @@ def summary(rows: list[Row]) -> list[dict]:
 
 def table(rows: list[Row], ctx=None) -> str:
     lines = ["# The default balancer (cost model) against the measured plans\n",
-             "Predicted: `topology.cost.predict_tps` with the constants of a calibration run made before the "
+             "Predicted: `consistency.cost.predict_tps` with the constants of a calibration run made before the "
              "predictions (`srtopo calibrate`); measured: fig5's figure (local engines: the pipeline model on "
              "measured stage times; Spark: steady tuples/s, on `local[2]` relative to the pick in the same turns of "
              "fig5's rounds). Picked: the default balancer's choice among NTM and "

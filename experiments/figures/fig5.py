@@ -17,7 +17,7 @@ import statistics
 import time
 from dataclasses import replace
 
-from srtopo.experiments.common import (
+from experiments.common import (
     Row,
     analysis_for,
     describe_plan,
@@ -27,7 +27,7 @@ from srtopo.experiments.common import (
     model_tps,
     progress,
 )
-from srtopo.experiments.picks import default_picks, plan_name
+from experiments.picks import default_picks, plan_name
 
 NAME = "fig5"
 DEPENDS: tuple[str, ...] = ()

@@ -2,7 +2,7 @@
 next to the window rows Spark kept in fig5 where that ran)."""
 from __future__ import annotations
 
-from srtopo.experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, progress
+from experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, progress
 
 NAME = "fig6"
 DEPENDS: tuple[str, ...] = ()

@@ -1,10 +1,10 @@
 """Fig. 6c: LTM with 3, 4, 5 stages (one task each, split by the even balancer) vs NTM with 3, 4, 5 tasks."""
 from __future__ import annotations
 
-from srtopo.experiments.common import Row, analysis_for, describe_plan, md_table, model_tps, progress
-from srtopo.experiments.figures.fig5 import figure
-from srtopo.topology.generate import uniform_rates
-from srtopo.topology.choose import choose_topology
+from experiments.common import Row, analysis_for, describe_plan, md_table, model_tps, progress
+from experiments.figures.fig5 import figure
+from srtopo.consistency.choose import choose_topology
+from srtopo.consistency.generate import uniform_rates
 
 NAME = "fig6c"
 DEPENDS: tuple[str, ...] = ()

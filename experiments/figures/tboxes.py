@@ -1,7 +1,7 @@
 """TBox statistics: classes, PIs, NIs, NI closure, roots and groups of LUBM and NPD, next to the paper's."""
 from __future__ import annotations
 
-from srtopo.experiments.common import Row, md_table, tbox_stats
+from experiments.common import Row, md_table, tbox_stats
 
 NAME = "tboxes"
 DEPENDS: tuple[str, ...] = ()

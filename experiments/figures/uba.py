@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from srtopo.experiments import common
-from srtopo.experiments.common import (
+from experiments import common
+from experiments.common import (
     ExperimentError,
     Row,
     analysis_for,
@@ -16,12 +16,12 @@ from srtopo.experiments.common import (
     measure,
     progress,
 )
-from srtopo.experiments.streams import uba_replay, uba_triples
+from experiments.streams import uba_replay, uba_triples
+from srtopo.consistency.compile import compile_ntm, ltm_n
+from srtopo.io.sources import TntFiles
+from srtopo.io.tnt import tuples_of_statement, write_tnt
+from srtopo.runners import RunConfig, get_runner
 from srtopo.testing import tuples
-from srtopo.topology.compile import compile_ntm, ltm_n
-from srtopo.topology.runners import RunConfig, get_runner
-from srtopo.topology.sources import TntFiles
-from srtopo.topology.tnt import tuples_of_statement, write_tnt
 
 NAME = "uba"
 DEPENDS: tuple[str, ...] = ()

@@ -17,7 +17,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from srtopo.experiments.reconfig.zipf import Zipf
+from experiments.reconfig.zipf import Zipf
 
 UNIT_CAP = 2
 PARTNER_CAP = 2

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from srtopo.experiments.reconfig.zipf import Zipf
+from experiments.reconfig.zipf import Zipf
 
 #: the project's QC encoding (I-DLV-sr syntax; the board size arrives as the background fact size(N); the
 #: ``#external`` line declares which given queens the stream may bring, so a kept solver grounds once)

@@ -4,16 +4,16 @@ from pathlib import Path
 
 import pytest
 
+from srtopo.consistency.balance import Balance, contiguous_splits, even, paper, proportional_tasks, stage_costs
+from srtopo.consistency.builder import TopologyBuilder
+from srtopo.consistency.choose import choose_topology
+from srtopo.consistency.compile import compile_ltm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.owl import load_tbox
 from srtopo.errors import TopologyError
-from srtopo.ontology.nis import analyse
-from srtopo.ontology.owl import load_tbox
+from srtopo.ir.topology import Topology
+from srtopo.runners import LocalRunner
 from srtopo.testing import run_topology, tuples
-from srtopo.topology.balance import Balance, contiguous_splits, even, paper, proportional_tasks, stage_costs
-from srtopo.topology.builder import TopologyBuilder
-from srtopo.topology.choose import choose_topology
-from srtopo.topology.compile import compile_ltm
-from srtopo.topology.ir import Topology
-from srtopo.topology.runners import LocalRunner
 from tests.oracle import oracle_reports
 from tests.randomgen import random_stream, random_tbox
 

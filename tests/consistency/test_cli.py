@@ -6,7 +6,7 @@ from pathlib import Path
 
 from srtopo.cli import main
 from srtopo.concepts import RDF_TYPE
-from srtopo.topology.tnt import format_tnt
+from srtopo.io.tnt import format_tnt
 
 ROOT = Path(__file__).resolve().parents[2]
 TEX = str(ROOT / "examples" / "tex.ttl")
@@ -133,7 +133,7 @@ def test_compile_shows_the_cost_models_prediction_and_the_default_pick_has_the_h
                                                                                       capsys):
     """``compile`` says what the cost model predicts for the topology it prints, whichever balancer chose it; the
     default balancer's pick predicts at least as much as every plan a user can force on the same budget."""
-    from srtopo.topology.cost import CALIBRATION_ENV
+    from srtopo.consistency.cost import CALIBRATION_ENV
     monkeypatch.setenv(CALIBRATION_ENV, str(tmp_path / "absent.json"))
 
     def predicted(*flags):

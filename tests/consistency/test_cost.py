@@ -7,13 +7,10 @@ from pathlib import Path
 import pytest
 
 from srtopo.cli import main
-from srtopo.errors import TopologyError
-from srtopo.ontology.nis import analyse
-from srtopo.ontology.owl import load_tbox
-from srtopo.topology.balance import cost, cost_candidates
-from srtopo.topology.choose import choose_topology
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.cost import (
+from srtopo.consistency.balance import cost, cost_candidates
+from srtopo.consistency.choose import choose_topology
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.consistency.cost import (
     CALIBRATION_ENV,
     Coefficients,
     Engine,
@@ -26,11 +23,14 @@ from srtopo.topology.cost import (
     stage_loads,
     write_calibration,
 )
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.owl import load_tbox
+from srtopo.errors import TopologyError
 from tests.randomgen import random_tbox
 
 ROOT = Path(__file__).resolve().parents[2]
 TEX = str(ROOT / "examples" / "tex.ttl")
-LUBM = str(ROOT / "experiments" / "tboxes" / "lubm-dllite.ttl")
+LUBM = str(ROOT / "src" / "srtopo" / "consistency" / "data" / "lubm-dllite.ttl")
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_the_indexed_plan_does_not_pay_for_a_larger_closure():
     TBoxes with the same concepts, all cached, and 2 vs 6 disjointness pairs get the same NTM prediction from any
     indexed coefficients, while the operators plan, where every op meets the tuple, predicts the bigger closure
     slower."""
-    from srtopo.ontology.model import TBox
+    from srtopo.consistency.tbox import TBox
     few = [("urn:A", "urn:B"), ("urn:C", "urn:D")]
     many = few + [("urn:A", "urn:C"), ("urn:A", "urn:D"), ("urn:B", "urn:C"), ("urn:B", "urn:D")]
     small, large = (compile_ntm(analyse(TBox.build(nis=nis)), parallelism=2) for nis in (few, many))
@@ -142,8 +142,8 @@ def test_on_spark_with_known_cores_no_stage_gets_more_tasks_than_cores(lubm):
     # the local runner runs every task of the budget (one thread each)
     assert cost(lubm, tasks=3, engine=Engine("local", "indexed", cores=2, cores_known=True)).parallelism == (6,)
     assert cores_of_master("local[2]") == 2
-    from srtopo.topology.cost import engine_for
-    from srtopo.topology.runners import SparkOptions
+    from srtopo.consistency.cost import engine_for
+    from srtopo.runners import SparkOptions
     assert engine_for("spark", SparkOptions(master="local[2]")).cores_known
     assert not engine_for("spark", SparkOptions(master="spark://elsewhere:7077")).cores_known
 

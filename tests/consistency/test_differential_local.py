@@ -3,10 +3,10 @@ import random
 
 import pytest
 
-from srtopo.ontology.nis import analyse
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.runners import LocalRunner
 from srtopo.testing import run_topology, tuples
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.runners import LocalRunner
 from tests.oracle import oracle_reports
 from tests.randomgen import compositions, random_stream, random_tbox
 

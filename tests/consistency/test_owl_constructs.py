@@ -8,7 +8,7 @@ import pytest
 from rdflib import Graph, URIRef
 
 from srtopo.concepts import exists, exists_inverse
-from srtopo.ontology.owl import load_tbox
+from srtopo.consistency.owl import load_tbox
 from tests.consistency.owl2_constructs import CASES, HEADER, VOCABULARY
 
 #: every triple of a file is in exactly one of these (the loader report's accounting)
@@ -70,7 +70,7 @@ def case_files(tmp_path_factory):
 
 def load_with_graph(path: str):
     """The TBox and the very graph it was loaded from (blank nodes differ between two parses of a file)."""
-    from srtopo.ontology.owl import load_graph, read_graph
+    from srtopo.consistency.owl import load_graph, read_graph
     graph = read_graph(path)
     return load_graph(graph, path), graph
 
@@ -143,7 +143,7 @@ def test_a_damaged_file_is_still_accounted_for():
     lists, restrictions without a property, cycles) still loads, and every triple is still in one category."""
     import random
 
-    from srtopo.ontology.owl import load_graph
+    from srtopo.consistency.owl import load_graph
     full = sorted(Graph().parse(data="".join(turtle(i) for i in range(len(CASES))), format="turtle"), key=str)
     rng = random.Random(7)
     for _ in range(20):

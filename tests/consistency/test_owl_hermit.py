@@ -21,8 +21,8 @@ from rdflib import BNode, Graph, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
 from srtopo.concepts import role_of
-from srtopo.ontology.hierarchy import Hierarchy
-from srtopo.ontology.nis import analyse
+from srtopo.consistency.hierarchy import Hierarchy
+from srtopo.consistency.nis import analyse
 from tests.consistency.owl2_constructs import CASES
 from tests.consistency.test_owl_constructs import load_with_graph, turtle
 

@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 from srtopo.concepts import exists, exists_inverse
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.owl import load_tbox
 from srtopo.errors import OntologyError
-from srtopo.ontology.nis import analyse
-from srtopo.ontology.owl import load_tbox
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 X = "http://x.org/o#"
@@ -118,9 +118,9 @@ def test_owl1_intersection_on_a_named_class(tmp_path):
     assert (ub + "Chair", ub + "Person") in tbox.pis and (ub + "Chair", exists(ub + "headOf")) in tbox.pis
     lost = {s.part for s in tbox.report.skipped if s.kind == "equivalentClass"}
     assert "(Person ⊓ ∃headOf.Department) ⊑ Chair" in lost and "Chair ⊑ ∃headOf.Department" in lost
+    from srtopo.consistency.compile import compile_ntm
+    from srtopo.runners import LocalRunner
     from srtopo.testing import run_topology, tuples
-    from srtopo.topology.compile import compile_ntm
-    from srtopo.topology.runners import LocalRunner
     stream = [("http://x/ann", ub + "Chair", 1), ("http://x/ann", ub + "Organization", 2),
               ("http://x/bob", ub + "Professor", 1), ("http://x/bob", ub + "Course", 2)]
     result = run_topology(LocalRunner(), compile_ntm(tbox), [tuples(stream)], window=5)
@@ -161,7 +161,7 @@ def test_every_consequence_dllite_states(tmp_path):
 @pytest.mark.parametrize("path", ["npd/npd-v2-ql.owl", "lubm/owl-toolkit/univ-bench.owl",
                                   "lubm/swat-lehigh/univ-bench.owl"])
 def test_real_ontologies_have_every_triple_accounted_for(path):
-    from srtopo.ontology.owl import load_graph, read_graph
+    from srtopo.consistency.owl import load_graph, read_graph
     graph = read_graph(str(DATA / path))
     tbox = load_graph(graph, str(DATA / path))
     assert tbox.report.accounting.all() == set(graph)
@@ -169,7 +169,7 @@ def test_real_ontologies_have_every_triple_accounted_for(path):
 
 
 def test_report_text_groups_by_kind_and_reason():
-    from srtopo.ontology.model import LoaderReport, SkippedAxiom
+    from srtopo.consistency.tbox import LoaderReport, SkippedAxiom
     skipped = tuple(SkippedAxiom("range (datatype)", f"range(u{i}) = string", "data ranges are not concepts")
                     for i in range(5)) + (SkippedAxiom("subClassOf", "A ⊑ ∃p.B", "the filler B is lost", "A ⊑ ∃p.B"),
                                           SkippedAxiom("equivalentClass", "A ≡ B ⊓ C", "an intersection on the left",

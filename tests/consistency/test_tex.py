@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from srtopo.cli import main
-from srtopo.ontology.nis import analyse
-from srtopo.ontology.owl import load_tbox
+from srtopo.consistency.builder import TopologyBuilder
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.owl import load_tbox
+from srtopo.runners import LocalRunner
 from srtopo.testing import run_topology, tuples
-from srtopo.topology.builder import TopologyBuilder
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.runners import LocalRunner
 
 TEX = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
 NS = "http://example.org/tex#"
@@ -66,7 +66,7 @@ def test_ltm_1_2_inference_ops(tex):
 
 def test_subclass_in_no_ni_is_inferred_upwards(tex):
     """The paper's FemaleEmployee: a subclass of Employee in no NI becomes Employee in B1."""
-    from srtopo.ontology.model import TBox
+    from srtopo.consistency.tbox import TBox
     extended = TBox.build(tex.pis + ((NS + "FemaleEmployee", NS + "Employee"),), tex.nis)
     b1 = compile_ltm(extended, [1, 2]).stages[0]
     assert (NS + "FemaleEmployee", NS + "Employee") in {(o.sub, o.sup) for o in b1.inference_ops}

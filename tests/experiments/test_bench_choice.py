@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 
-from srtopo.experiments import bench_choice
+from experiments import bench_choice
 
 
 def test_quick_slice_runs_every_strategy_and_writes_its_results(tmp_path):

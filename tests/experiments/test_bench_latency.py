@@ -3,12 +3,12 @@ Spark query. A report can never be written before the batch holding its tuples a
 stream's watermark passed is reported exactly as the local runner reports it."""
 import argparse
 
-from srtopo.experiments import bench_consistency_latency as bench
-from srtopo.experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
+from experiments import bench_consistency_latency as bench
+from experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
+from srtopo.consistency.compile import compile_ntm
+from srtopo.io.sources import TntFiles
+from srtopo.runners import LocalRunner
 from srtopo.testing import run_topology
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import LocalRunner
-from srtopo.topology.sources import TntFiles
 
 
 def test_paced_feed_latencies_and_reports(spark, tmp_path):

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from srtopo.experiments import bench_streamlog as bench
-from srtopo.experiments.common import ExperimentError
+from experiments import bench_streamlog as bench
+from experiments.common import ExperimentError
 
 TINY = {"nodes": 9, "timestamps": 14, "arcs_per_ts": 2, "max_weight": 4, "bound": 10, "program": "pruned",
         "baseline_program": "same", "baseline_budget": 60.0, "seed": 3}

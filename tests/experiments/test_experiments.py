@@ -6,14 +6,14 @@ import os
 
 import pytest
 
+from experiments import common
+from experiments.streams import uba_replay, uba_triples
 from srtopo.concepts import is_exists
-from srtopo.experiments import common
-from srtopo.experiments.streams import uba_replay, uba_triples
-from srtopo.topology.generate import class_streams
+from srtopo.consistency.compile import compile_ntm, ltm_n
+from srtopo.consistency.generate import class_streams
+from srtopo.io.tnt import read_tnt, tuples_of_statement, write_tnt
+from srtopo.runners import LocalRunner
 from srtopo.testing import run_topology, tuples
-from srtopo.topology.compile import compile_ntm, ltm_n
-from srtopo.topology.runners import LocalRunner
-from srtopo.topology.tnt import read_tnt, tuples_of_statement, write_tnt
 
 HAVE_DATA = all(os.path.exists(p) for p in common.UBA)
 HAVE_NPD = os.path.exists(common.TBOXES["npd"])
@@ -112,7 +112,7 @@ def test_written_stream_reads_back(tmp_path):
 
 
 def test_rdflib_baseline_agrees_on_a_small_stream():
-    from srtopo.experiments.rdflib_baseline import run_rdflib
+    from experiments.rdflib_baseline import run_rdflib
     a = common.analysis_for("lubm")
     gen = class_streams(a, time_points=6, rate=1, violation=0.1, seed=4)
     result = run_rdflib(common.TBOXES["lubm"], gen.tuples, 3)
@@ -122,7 +122,7 @@ def test_rdflib_baseline_agrees_on_a_small_stream():
 def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
     """A small fig5 on the local runner: every topology reports exactly the planted violations (the experiment
     checks it and stops otherwise), one row per topology and budget, and its table and plot are written."""
-    from srtopo.experiments.run_paper import main
+    from experiments.run_paper import main
     out = tmp_path / "results"
     assert main(["fig5", "--engines", "local", "--tboxes", "lubm", "--tasks", "2", "--scale", "0.05",
                  "--out", str(out), "--work", str(tmp_path / "work")]) == 0
@@ -137,7 +137,7 @@ def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
 def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
     """cost_model reads fig5 (run first here), calibrates the engines it predicts for, and writes a plain list of
     rows: one per plan and budget, exactly one picked per budget, predictions and measurements positive."""
-    from srtopo.experiments.run_paper import main
+    from experiments.run_paper import main
     out = tmp_path / "results"
     assert main(["cost_model", "--engines", "local,operators", "--tboxes", "lubm", "--tasks", "2,4", "--scale",
                  "0.05", "--operators-tuples", "lubm=2000", "--out", str(out), "--work", str(tmp_path / "work")]) == 0
@@ -161,8 +161,8 @@ def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
 def test_spark_streams_are_whole_micro_batches_of_whole_files(tmp_path):
     """fig5's Spark stream: at least --spark-tuples, in files of about --spark-file-tuples, a whole number of
     micro-batches of --spark-batch-tuples (no small last batch to weigh on the steady rate)."""
-    from srtopo.experiments.context import Context
-    from srtopo.experiments.run_paper import parser
+    from experiments.context import Context
+    from experiments.run_paper import parser
     args = parser().parse_args(["fig5", "--spark-tuples", "30000", "--spark-file-tuples", "4000",
                                 "--spark-batch-tuples", "8000"])
     for tbox in ("lubm", "npd") if HAVE_NPD else ("lubm",):
@@ -179,7 +179,7 @@ def test_fig5_races_the_fastest_plans_again_and_keeps_their_median():
     """fig5 on Spark: every plan runs once, then each round runs the two fastest of every budget (by their median
     so far) and the default balancer's pick again, budget after budget; a plan's figure is the median of its
     runs."""
-    from srtopo.experiments.figures.fig5 import combined, race
+    from experiments.figures.fig5 import combined, race
     speeds = {"a": [100, 50, 60], "b": [90, 95, 96], "c": [80, 70], "x": [10], "y": [20, 30, 5], "z": [30, 10, 5]}
     calls = []
 
@@ -213,7 +213,7 @@ def test_a_plan_shared_by_budgets_is_judged_on_the_runs_of_each_budgets_turn():
     """The pick ``ntm@2`` is NTM at budget 2 and the pick at budget 4: its figure at a budget is the median of the
     runs made in that budget's turns, next to that budget's leaders, so the machine's drift between turns does not
     enter the comparison; a plan with no run in a budget's turn keeps all its runs."""
-    from srtopo.experiments.figures.fig5 import combined, in_turns, race
+    from experiments.figures.fig5 import combined, in_turns, race
     speeds = {"s": [100, 150, 120, 200], "b": [150, 150, 150], "c": [10], "d": [210, 190, 200]}
     calls = []
 
@@ -234,7 +234,7 @@ def test_a_plans_figure_is_relative_to_the_pick_in_the_same_turns():
     """The machine slows between rounds: the pick, run in every round, would lose to a plan whose only run fell on
     the fast first round if figures were plain medians. Relative to the pick's run in the same turn, a plan's
     figure carries no drift: ``c`` ran at 0.9 of the pick, ``a`` at 0.95 and 0.95."""
-    from srtopo.experiments.figures.fig5 import blocked_rate, combined, race, relative_to
+    from experiments.figures.fig5 import blocked_rate, combined, race, relative_to
     speeds = {"p": [200, 100, 100], "a": [190, 95, 95], "c": [180], "b": [100]}
     calls = []
 
@@ -255,7 +255,7 @@ def test_a_plans_figure_is_relative_to_the_pick_in_the_same_turns():
 def test_the_race_starts_no_round_that_would_end_after_the_deadline():
     """Rounds after the first give way to the run's time budget: a round whose runs, at the seconds per run seen so
     far, would end after the deadline is not started (and no later one)."""
-    from srtopo.experiments.figures.fig5 import race
+    from experiments.figures.fig5 import race
     now = [0.0]
 
     def measure(key):
@@ -279,8 +279,8 @@ def test_fig5_measures_a_pick_outside_the_grid_and_cost_model_judges_it(tmp_path
     plan."""
     from types import SimpleNamespace
 
-    from srtopo.experiments.figures import cost_model, fig5
-    from srtopo.experiments.picks import plan_name
+    from experiments.figures import cost_model, fig5
+    from experiments.picks import plan_name
     a = common.analysis_for("lubm")
     ntm2 = compile_ntm(a, parallelism=2)
     assert plan_name(ntm2, 2) == "ntm" and plan_name(ntm2, 4) == "ntm@2"
@@ -329,5 +329,5 @@ def test_fig5_measures_a_pick_outside_the_grid_and_cost_model_judges_it(tmp_path
 
 
 def common_engine():
-    from srtopo.topology.cost import Engine
+    from srtopo.consistency.cost import Engine
     return Engine("spark", "staged", 2, batch_tuples=500_000, partitions=2, cores_known=True)

@@ -7,8 +7,8 @@ from collections import Counter
 import clingo
 import pytest
 
-from srtopo.experiments.reconfig import pup, queens
-from srtopo.experiments.reconfig.zipf import Zipf
+from experiments.reconfig import pup, queens
+from experiments.reconfig.zipf import Zipf
 
 
 def solve(program: str, facts: list[str]) -> list[clingo.Symbol] | None:

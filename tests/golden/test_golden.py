@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from srtopo.ontology.owl import load_tbox
+from srtopo.consistency.choose import choose_topology
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.consistency.owl import load_tbox
+from srtopo.ir.topology import Topology
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_file, parse_program
-from srtopo.topology.choose import choose_topology
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.ir import Topology
-from srtopo.topology.spark.sql import NEG, SqlBuilder, bounds_for, build_tables, id_tables
+from srtopo.runners.spark.sql import NEG, SqlBuilder, bounds_for, build_tables, id_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 TEX = str(ROOT / "examples" / "tex.ttl")

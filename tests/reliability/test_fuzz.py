@@ -1,4 +1,4 @@
-"""A slice of the fuzz campaign (``python -m srtopo.experiments.fuzz`` runs 10,000 examples per target): every
+"""A slice of the fuzz campaign (``python -m experiments.fuzz`` runs 10,000 examples per target): every
 parser and loader, on inputs built from valid and broken pieces of its grammar, arbitrary text and bytes and
 mutated real files, gives a value or a located project error, accounts for every stream line, and never hangs."""
 import subprocess
@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("hypothesis")
 
-from srtopo.experiments.fuzz import TARGETS, fuzz  # noqa: E402
+from experiments.fuzz import TARGETS, fuzz  # noqa: E402
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from srtopo.experiments.hostile import TNT, consistency_case, rules_case
-from srtopo.topology.runners import SparkOptions
+from experiments.hostile import TNT, consistency_case, rules_case
+from srtopo.runners import SparkOptions
 
 
 def test_hostile_lines_change_no_report_on_any_runner(runner_variant, tmp_path):

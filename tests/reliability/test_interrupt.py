@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from srtopo.experiments.interrupt_campaign import CASES, trial
+from experiments.interrupt_campaign import CASES, trial
 
 #: (case, moment in seconds, SIGTERM?): local runs once each way; Spark once after its first batches and once
 #: during the JVM's start-up (restarts from a checkpoint: tests/spark/test_kill.py and the campaign)

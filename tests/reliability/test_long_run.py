@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from srtopo.experiments import long_run_memory
+from experiments import long_run_memory
 
 
 def test_a_running_consistency_query_keeps_no_stage_per_batch(spark):

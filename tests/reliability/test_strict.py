@@ -15,7 +15,7 @@ TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     ("streamlog", "arc(1,a,b,3).\narc(x).\narc(2,b,c,1).\n", ["--program", "SL"], "minpath(2,a,c,4)"),
 ])
 def test_strict_mode_stops_at_the_bad_line_and_the_default_goes_on(command, stream, extra, after, tmp_path, capsys):
-    from srtopo.experiments.hostile import EXAMPLES
+    from experiments.hostile import EXAMPLES
     (tmp_path / "p.idlvsr").write_text("a(X) :- b(X).\n", encoding="utf-8")
     path = tmp_path / "stream.txt"
     path.write_text(stream, encoding="utf-8")

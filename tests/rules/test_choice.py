@@ -9,12 +9,12 @@ import itertools
 import clingo
 import pytest
 
+from experiments.reconfig import pup, queens
 from srtopo.errors import ProgramError, UnsupportedByRunner
-from srtopo.experiments.reconfig import pup, queens
+from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
-from srtopo.topology.runners import LocalOptions, LocalRunner, RunConfig, SparkRunner
-from srtopo.topology.sources import AtomLog
+from srtopo.runners import LocalOptions, LocalRunner, RunConfig, SparkRunner
 from tests.rules.conftest import reason_cli
 
 

@@ -13,8 +13,8 @@ from clingo import parse_term
 
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
+from srtopo.runners import SparkOptions, get_runner
 from srtopo.testing import lines, run_topology
-from srtopo.topology.runners import SparkOptions, get_runner
 from tests.oracle import late_or_ahead
 from tests.rules.conftest import oracle, random_case
 from tests.rules.test_spark_rules import prefixed

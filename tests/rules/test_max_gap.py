@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
-from srtopo.topology.runners import SparkOptions, get_runner
-from srtopo.topology.runners.protocol import RunConfig
-from srtopo.topology.sources import AtomLog
+from srtopo.runners import SparkOptions, get_runner
+from srtopo.runners.protocol import RunConfig
 from tests.rules.conftest import reason_cli
 
 PROGRAM = "hot(S) :- temp(S,T), T > 30.\nalarm(S) :- hot(S) in [2 sec].\n"
@@ -81,9 +81,9 @@ def test_the_gap_is_measured_from_the_latest_time_point_of_the_source(tmp_path):
 def test_the_spark_passes_reject_late_and_far_ahead_records_with_the_local_words():
     """The parse pass times the records; the first segment judges them in their source's order from the clock the
     previous batch left (latest time point 3, a log line: whole), with the words of the local engine."""
+    from srtopo.ir.lateness import SourceClock
     from srtopo.rules.partition import CURRENT, RECORD, REJECTED, STATS, BatchPlan, judge, parse_pass
     from srtopo.rules.stream import parse_line, stamp_kind, stamp_value, unit_micros
-    from srtopo.topology.lateness import SourceClock
     lines = ["2021-03-05T10:00:00 a(1)", "2021-03-05T10:00:13 a(2)", "2021-03-05T10:00:25 a(3)",
              '{"time": 99, "atoms": ["a(4)"]}', '{"time": 14, "atoms": ["a(5)"]}']
     stamp = parse_line(lines[0], "log")[1]
@@ -106,8 +106,8 @@ def test_the_spark_passes_reject_late_and_far_ahead_records_with_the_local_words
 def test_a_running_spark_query_hands_a_batch_over_in_time_order():
     """A batch's models come back partition by partition (2, 5, 8, 0, 1, ... was printed); the sink gets them
     in time order, as the local runner emits them."""
-    from srtopo.topology.runners.spark import _hand_over
-    from srtopo.topology.sinks import MemorySink
+    from srtopo.io.sinks import MemorySink
+    from srtopo.runners.spark.runner import _hand_over
     sink = MemorySink()
     rows = [{"time": t, "atoms": [f"p({t})"]} for t in (2, 5, 8, 0, 1, 3)]
     assert _hand_over(sink, rows, None, {}, "rules") == 6

@@ -5,10 +5,10 @@ answers worked out by hand."""
 import pytest
 
 from srtopo.errors import ProgramError
+from srtopo.io.sources import Timeline
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
-from srtopo.topology.runners import LocalRunner, RunConfig
-from srtopo.topology.sources import Timeline
+from srtopo.runners import LocalRunner, RunConfig
 
 #: p(1) at time points 0, 1, 2 and 4; p(2) at 3
 POINTS = (("p(1)",), ("p(1)",), ("p(1)",), ("p(2)",), ("p(1)",))

@@ -13,12 +13,12 @@ import re
 import pytest
 from clingo import parse_term
 
+from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_file, parse_program
 from srtopo.rules.stream import read_records, time_points
+from srtopo.runners import LocalRunner, RunConfig, SparkOptions, get_runner
 from srtopo.testing import lines, run_topology, timeline
-from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, get_runner
-from srtopo.topology.sources import AtomLog
 from tests.rules.conftest import IDLVSR, oracle, random_case
 
 SPARK = SparkOptions(partitions=2)
@@ -144,7 +144,7 @@ def test_idlvsr_extensions_on_spark_give_the_local_models(spark, examples_dir, n
 
 
 ICLP = IDLVSR / "ICLP2021-Experiments"
-#: the suite's slice of the ICLP2021 campaign (``python -m srtopo.experiments.check_rules_iclp`` runs every
+#: the suite's slice of the ICLP2021 campaign (``python -m experiments.check_rules_iclp`` runs every
 #: input): keyed stages (Content Caching, Heavy Join) and one-partition stages (Photo-voltaic's reachability)
 ICLP_SMALL = [
     ("ContentCaching/events_variation_test/I-DLV-sr/50/Program/cat_w05.idlvsr",
@@ -234,7 +234,7 @@ def test_the_papers_example_with_every_time_point_in_its_own_batch(spark):
 def test_a_log_line_completes_its_time_point_in_its_own_batch(spark, tmp_path):
     """One log line per micro-batch: each batch evaluates the time point its line brought (I-DLV-sr evaluates a
     line on arrival), where JSON records, which may be followed by more of their time point, wait one batch."""
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.io.tnt import write_tnt
     topology = compile_program(parse_program("c(X) :- b(X) at least 2 in {0,1,3}."))
     log_lines = [f"{t} " + "; ".join(p) for t, p in enumerate([["a(2)", "b(5)"], ["a(3)", "c(7)"], ["b(5)"], ["a(3)"]])]
     write_tnt(str(tmp_path / "log"), log_lines, per_file=1)
@@ -250,7 +250,7 @@ def test_a_log_line_completes_its_time_point_in_its_own_batch(spark, tmp_path):
 
 def test_t_duplicate_fragments_on_spark_give_the_local_models(spark, tmp_path):
     """Fragmented time points (I-DLV-sr's --t-duplicate): a time point ends with '@end;' or a later one."""
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.io.tnt import write_tnt
     topology = compile_program(parse_program("two(X) :- p(X) at least 2 in {0,1}.\nq(X) :- p(X), r(X)."))
     text = ["0 p(1);", "0 r(1); @end;", "1 p(1);", "1 p(2);", "1 r(2);", "4 p(2); @end;", "5 p(3)", "5 r(3)"]
     write_tnt(str(tmp_path / "log"), text, per_file=1)
@@ -270,10 +270,10 @@ def test_one_rdf_stream_feeds_a_consistency_check_and_a_program(spark, tmp_path)
     from pathlib import Path
 
     from srtopo.concepts import RDF_TYPE
-    from srtopo.ontology.owl import load_tbox
-    from srtopo.topology.compile import compile_ntm
-    from srtopo.topology.sources import TntFiles
-    from srtopo.topology.tnt import format_tnt
+    from srtopo.consistency.compile import compile_ntm
+    from srtopo.consistency.owl import load_tbox
+    from srtopo.io.sources import TntFiles
+    from srtopo.io.tnt import format_tnt
     ns, x = "http://example.org/tex#", "http://x/"
     tex = str(Path(__file__).resolve().parents[2] / "examples" / "tex.ttl")
     path = tmp_path / "s.tnt"

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.ontology.model import TBox
-from srtopo.ontology.nis import analyse
-from srtopo.ontology.owl import load_tbox
+from srtopo.consistency.choose import choose_topology
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.owl import load_tbox
+from srtopo.consistency.tbox import TBox
+from srtopo.io.sources import RdfFiles, TntFiles
+from srtopo.io.tnt import format_tnt, parse_tnt_lines
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
+from srtopo.runners import LocalRunner, RunConfig
 from srtopo.testing import lines, run_topology, timeline, tuples, unsupported
-from srtopo.topology.choose import choose_topology
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.runners import LocalRunner, RunConfig
-from srtopo.topology.sources import RdfFiles, TntFiles
-from srtopo.topology.tnt import format_tnt, parse_tnt_lines
 from tests.oracle import oracle_reports
 from tests.randomgen import (
     MALFORMED_TBOX,

@@ -9,10 +9,10 @@ import random
 import pytest
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.ontology.nis import analyse
+from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.io.tnt import format_tnt
 from srtopo.testing import lines, run_topology, unsupported
-from srtopo.topology.compile import compile_ltm, compile_ntm
-from srtopo.topology.tnt import format_tnt
 from tests.oracle import late_or_ahead, oracle_reports
 from tests.randomgen import merge, prefixed, random_stream, random_tbox
 
@@ -97,7 +97,7 @@ def test_the_reasons_say_how_far_behind_and_below_which_punctuation(runner_varia
     with lateness 1 whatever the other source sent, and one below its source's punctuation is late."""
     runner, options = runner_variant
     ex = "http://ex.org/r#"
-    from srtopo.ontology.model import TBox
+    from srtopo.consistency.tbox import TBox
     topology = compile_ntm(analyse(TBox.build([], [(ex + "A", ex + "B")])))
     a = [format_tnt(t, ex + "x", RDF_TYPE, ex + "A") for t in (5, 9, 8, 7, 10)] + ["# watermark 12",
                                                                                    format_tnt(11, ex + "y", RDF_TYPE, ex + "A")]

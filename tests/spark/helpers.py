@@ -53,7 +53,7 @@ def tex_stream(n: int, rng: random.Random, n_subjects: int = 2000, rate: int = 5
 
 def write_tnt_files(directory, triples, files: int) -> list[str]:
     """(s, p, o, t) triples as ``files`` .tnt files of equal size (the project's one writer)."""
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.io.tnt import write_tnt
     return write_tnt(str(directory), ((t, s, p, o) for s, p, o, t in triples), per_file=-(-len(triples) // files))
 
 

@@ -11,7 +11,7 @@ from tests.spark.helpers import PY, srtopo, tex_stream, write_tex, write_tnt_fil
 
 @pytest.fixture()
 def standalone(tmp_path):
-    from srtopo.topology.spark.standalone import standalone_cluster
+    from srtopo.runners.spark.standalone import standalone_cluster
     with standalone_cluster(workers=2, cores=1, workdir=str(tmp_path), python=PY) as cluster:
         yield cluster
 

@@ -2,15 +2,15 @@
 offsets and state silently); the same query restarts on it."""
 import pytest
 
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.tbox import TBox
 from srtopo.errors import TopologyError
-from srtopo.ontology.model import TBox
-from srtopo.ontology.nis import analyse
+from srtopo.io.tnt import format_tnt
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
+from srtopo.runners import SparkOptions, get_runner
 from srtopo.testing import lines, run_topology
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import SparkOptions, get_runner
-from srtopo.topology.tnt import format_tnt
 
 EX = "http://ex.org/c#"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"

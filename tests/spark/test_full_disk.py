@@ -3,16 +3,16 @@ allowed): one clear line naming the place, and after space is freed a restart on
 with the output of a run that never failed."""
 import pytest
 
-from srtopo.experiments.full_disk import case, stream
-from srtopo.experiments.hostile import EXAMPLES
-from srtopo.experiments.kill_campaign import output_lines
+from experiments.full_disk import case, stream
+from experiments.hostile import EXAMPLES
+from experiments.kill_campaign import output_lines
 
 
 def _reference(tmp_path):
     """The uninterrupted run, in this process on the shared session (same settings as the CLI's)."""
-    from srtopo.topology.choose import topology_from_tbox
-    from srtopo.topology.runners import RunConfig, SparkRunner
-    from srtopo.topology.sources import TntFiles
+    from srtopo.consistency.choose import topology_from_tbox
+    from srtopo.io.sources import TntFiles
+    from srtopo.runners import RunConfig, SparkRunner
     source = stream(tmp_path / "ref-in")
     SparkRunner().run(topology_from_tbox(str(EXAMPLES / "tex.ttl")), [TntFiles(str(source), files_per_batch=1)],
                       RunConfig(window=5, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref")))

@@ -5,7 +5,7 @@ random moments."""
 import os
 import random
 
-from srtopo.experiments.kill_campaign import output_lines
+from experiments.kill_campaign import output_lines
 from tests.spark.helpers import kill_at, srtopo, tex_stream, write_tex, write_tnt_files
 
 FILES = 6
@@ -28,9 +28,9 @@ def test_sigkill_twice_then_restart_gives_the_uninterrupted_sink(spark, tmp_path
     assert len(set(kills)) == 2, f"two different kill points, got {kills}"
 
     # the uninterrupted run (same engine and settings, in-process on the shared session)
-    from srtopo.topology.choose import topology_from_tbox
-    from srtopo.topology.runners import RunConfig, SparkRunner
-    from srtopo.topology.sources import TntFiles
+    from srtopo.consistency.choose import topology_from_tbox
+    from srtopo.io.sources import TntFiles
+    from srtopo.runners import RunConfig, SparkRunner
     topo = topology_from_tbox(str(tmp_path / "tex.ttl"))     # the CLI's defaults
     SparkRunner().run(topo, [TntFiles(str(tmp_path / "in"), files_per_batch=1)],
                       RunConfig(window=10, lateness=0, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref")))

@@ -4,7 +4,7 @@ right after a store entry) and restarted; the models written equal an uninterrup
 import os
 import random
 
-from srtopo.experiments.kill_campaign import PROGRAM, output_lines, sensor_lines
+from experiments.kill_campaign import PROGRAM, output_lines, sensor_lines
 from tests.spark.helpers import kill_at, srtopo
 from tests.spark.test_kill import _batches
 
@@ -13,7 +13,7 @@ FILES = 6
 
 
 def _write_stream(directory, rng):
-    from srtopo.topology.tnt import write_tnt
+    from srtopo.io.tnt import write_tnt
     lines = sensor_lines(rng, POINTS)       # some time points have no line: empty time points
     write_tnt(str(directory), lines, per_file=-(-len(lines) // FILES))
 
@@ -29,10 +29,10 @@ def test_sigkill_twice_then_restart_gives_the_uninterrupted_models(spark, tmp_pa
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(set(kills)) == 2, f"two different kill points, got {kills}"
 
+    from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_program
-    from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
-    from srtopo.topology.sources import AtomLog
+    from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
     topology = compile_program(parse_program(PROGRAM))
     SparkRunner().run(topology, [AtomLog(str(tmp_path / "in"), files_per_batch=1)],
                       RunConfig(lateness=0, checkpoint=str(tmp_path / "ref-ck"), out=str(tmp_path / "ref"),

@@ -5,13 +5,13 @@ import os
 import random
 import time
 
-from srtopo.ontology.nis import analyse
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.io.sinks import MemorySink
+from srtopo.io.sources import TntFiles
+from srtopo.io.tnt import parse_tnt_lines
+from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
 from srtopo.testing import run_topology, tuples
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
-from srtopo.topology.sinks import MemorySink
-from srtopo.topology.sources import TntFiles
-from srtopo.topology.tnt import parse_tnt_lines
 from tests.randomgen import MALFORMED_TBOX, malformed_stream
 
 

@@ -1,12 +1,12 @@
-"""The JVM line parser (topology.spark.sources.parse_lines) against the Python reference parser
-(topology.tnt.parse_tnt_lines) on hand-picked edge cases plus 3,000 random lines built from valid and broken
+"""The JVM line parser (runners.spark.sources.parse_lines) against the Python reference parser
+(io.tnt.parse_tnt_lines) on hand-picked edge cases plus 3,000 random lines built from valid and broken
 pieces (fixed seed): same tuples, same rejected lines with the same reasons, punctuation recognised."""
 import random
 import re
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.topology.spark.sources import PUNCT_PATTERN, parse_lines
-from srtopo.topology.tnt import Punctuation, parse_tnt_lines, tnt_records
+from srtopo.io.tnt import Punctuation, parse_tnt_lines, tnt_records
+from srtopo.runners.spark.sources import PUNCT_PATTERN, parse_lines
 
 FIXED = [
     "", "   ", "\t", "# a comment", "  #another", "# watermark 7", "  #\twatermark -2 \t", "# watermark x",
@@ -116,7 +116,7 @@ def test_long_literals_parse_in_both_readers(spark):
 
 def test_lines_end_at_newline_only_in_both_readers(spark, tmp_path):
     """A lone \\r is whitespace inside a line for the Spark source (split on \\n) and for read_tnt alike."""
-    from srtopo.topology.tnt import read_tnt
+    from srtopo.io.tnt import read_tnt
     text = ("5 <http://e.org/a> <http://e.org/p> <http://e.org/b> .\r\n"
             "6 <http://e.org/a>\r<http://e.org/p> <http://e.org/b> .\n"
             "7 <http://e.org/a> <http://e.org/p>\r\n")

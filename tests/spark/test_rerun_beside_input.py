@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.ontology.model import TBox
-from srtopo.ontology.nis import analyse
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.tbox import TBox
+from srtopo.io.sources import AtomLog, TntFiles
+from srtopo.io.tnt import format_tnt
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
-from srtopo.topology.sources import AtomLog, TntFiles
-from srtopo.topology.tnt import format_tnt
+from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
 
 EX = "http://ex.org/r#"
 TBOX = TBox.build([(EX + "Student", EX + "Person")], [(EX + "Person", EX + "Course")])

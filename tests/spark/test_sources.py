@@ -3,13 +3,13 @@ source's watermark passed it). RDF graph files on every runner: tests/runners.""
 import os
 
 from srtopo.concepts import RDF_TYPE
-from srtopo.ontology.model import TBox
-from srtopo.ontology.nis import analyse
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import RunConfig, SparkOptions, SparkRunner
-from srtopo.topology.sources import TntFiles
-from srtopo.topology.spark.sql import NEG
-from srtopo.topology.tnt import format_tnt
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.tbox import TBox
+from srtopo.io.sources import TntFiles
+from srtopo.io.tnt import format_tnt
+from srtopo.runners import RunConfig, SparkOptions, SparkRunner
+from srtopo.runners.spark.sql import NEG
 
 EX = "http://ex.org/r#"
 TBOX = TBox.build([(EX + "Student", EX + "Person")], [(EX + "Person", EX + "Course"),
@@ -39,7 +39,7 @@ def test_synchronized_union_waits_for_every_source(spark, tmp_path):
 def test_a_directory_is_read_in_modification_time_order_by_both_runners(spark, tmp_path):
     """Files named against their modification times: both runners read them in modification-time order (what
     Spark's file source takes new files in), so both reject the same line as late, whatever the batches."""
-    from srtopo.topology.runners import LocalRunner
+    from srtopo.runners import LocalRunner
     d = tmp_path / "in"
     d.mkdir()
     for name, t, mtime in (("c.tnt", 10, 1), ("b.tnt", 20, 2), ("a.tnt", 15, 3)):
@@ -71,8 +71,8 @@ def test_a_sockets_lines_are_judged_in_arrival_order(spark):
     import threading
     import time
 
-    from srtopo.topology.runners import LocalRunner
-    from srtopo.topology.sources import SocketLines
+    from srtopo.io.sources import SocketLines
+    from srtopo.runners import LocalRunner
     text = "".join(format_tnt(t, EX + f"s{i}", RDF_TYPE, EX + "Person") + "\n"
                    for i, t in enumerate((5, 9, 6, 12, 12, 3, 13)))
     server = socket.create_server(("127.0.0.1", 0))

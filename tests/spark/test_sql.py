@@ -2,10 +2,10 @@
 struct min() it replaces (the general Spark == local == oracle cases are in tests/runners)."""
 import random
 
-from srtopo.ontology.nis import analyse
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.runners import SparkOptions, SparkRunner
 from srtopo.testing import run_topology, tuples
-from srtopo.topology.compile import compile_ntm
-from srtopo.topology.runners import SparkOptions, SparkRunner
 from tests.oracle import oracle_reports
 from tests.randomgen import bounded_disorder, merge, prefixed, random_stream, random_tbox
 
@@ -15,7 +15,7 @@ LATENESS = 4
 def test_packed_choice_key_equals_the_struct_fallback(spark, monkeypatch):
     """The report's NI and evidence come from min() over a packed BIGINT (bounded window); the struct min()
     fallback must choose exactly the same ones (same (subject, time, ni, evidence, stage) rows)."""
-    from srtopo.topology.spark import sql as sql_module
+    from srtopo.runners.spark import sql as sql_module
     rng = random.Random(20240)
     cases, stream = [], []
     for i in range(6):

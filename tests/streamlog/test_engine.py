@@ -59,7 +59,7 @@ def test_a_silent_stream_is_punctuated_after_the_idle_time(tmp_path):
 def test_mutated_lines_never_raise_and_each_bad_line_is_one_rejected_record():
     """Seeded mutations of valid lines (bytes flipped, cut, repeated, punctuation mangled): every line is used,
     skipped as blank or comment, or rejected once; the engine never raises."""
-    from srtopo.topology.tnt import decoded_lines
+    from srtopo.io.tnt import decoded_lines
     rng = random.Random(11)
     seeds = [b"msg(3,red).", b"#punctuation 7.", b'msg(4,"x;y").', b"msg(5,f(g(1),-2)).", b"% note"]
     alphabet = b'()[]{},.;:#%"\\ \t-_aZ09\x00\xff\xc3\xa9'

@@ -1,0 +1,200 @@
+"""``srtopo compile``: a DL-Lite TBox (consistency) or an I-DLV-sr program (rules) into a topology."""
+from __future__ import annotations
+
+import json
+import sys
+
+from srtopo.concepts import display
+from srtopo.consistency.choose import DEFAULT_STAGES, METHODS, parse_split
+from srtopo.runners.protocol import positive
+
+
+def add_topology_arguments(parser, tbox_required: bool = True) -> None:
+    """How a consistency topology is chosen (``consistency.choose``)."""
+    parser.add_argument("--tbox", required=tbox_required, help="OWL ontology (RDF/XML, Turtle, N-Triples or OWL/XML)")
+    parser.add_argument("--method", choices=METHODS, default="auto",
+                        help="auto (default): the cost model picks NTM or an LTM split for the engine; ntm: NI "
+                             "closure in one stage; ltm: pipeline of NI groups")
+    parser.add_argument("--split", help="NI groups per stage, e.g. 1,2 = [G1 | G2+G3]; 1,1,1 = three stages")
+    parser.add_argument("--stages", type=positive,
+                        help=f"number of stages a balancer cuts when --split is not given (default {DEFAULT_STAGES})")
+    parser.add_argument("--balancer", default=None,
+                        help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
+                             "model, calibrated by srtopo calibrate)")
+    parser.add_argument("--tasks", type=positive, default=1,
+                        help="task budget per stage of a two-stage plan (NTM gets the whole budget; on Spark "
+                             "local[N] no stage gets more than N)")
+
+
+def add_cost_arguments(parser) -> None:
+    """Which engine the cost balancer models, for commands that do not run the topology (``check`` has these
+    as its runner flags)."""
+    g = parser.add_argument_group("the engine the cost balancer plans for")
+    g.add_argument("--engine", choices=("local", "spark"), default="local", help="the runner (default local)")
+    g.add_argument("--local-plan", choices=("indexed", "operators"), default="indexed",
+                   help="the local runner's physical plan (default indexed)")
+    g.add_argument("--physical-plan", choices=("fused", "staged"), default="fused",
+                   help="Spark's physical plan (default fused)")
+    g.add_argument("--master", default=None, help="Spark master: local[N] gives N cores (default local[*])")
+    g.add_argument("--shuffle-partitions", type=int, default=None, help="Spark's shuffle partitions (fused)")
+
+
+def cost_engine(args):
+    """The cost model's engine (``consistency.cost.Engine``) for the --engine and runner flags."""
+    from types import SimpleNamespace
+
+    from srtopo.consistency.cost import engine_for
+    runner = getattr(args, "engine", None) or "local"
+    plan = getattr(args, "local_plan", None) if runner == "local" else getattr(args, "physical_plan", None)
+    return engine_for(runner, SimpleNamespace(physical_plan=plan, master=getattr(args, "master", None),
+                                              shuffle_partitions=getattr(args, "shuffle_partitions", None)))
+
+
+def add_program_arguments(parser) -> None:
+    """The program's time options; I-DLV-sr's spellings are accepted too, so its command lines paste."""
+    parser.add_argument("--unit", "--t-unit", dest="unit", default="sec",
+                        help="the duration of a time point (msec, sec, min, hrs; default sec)")
+    parser.add_argument("--windows-unit", "--window-unit", dest="windows_unit", default="sec",
+                        help="the unit of windows written without one, [3] or {0,2} (default sec, as in I-DLV-sr, "
+                             "whatever --t-unit is: with --t-unit min, [2] is two seconds, so it sees only the "
+                             "current minute; write [2 min] or --windows-unit min for two minutes)")
+    parser.add_argument("--t-format", dest="number_unit", default=None,
+                        help="the unit of numeric timestamps (msec, sec, min, hrs; default: they count time points); "
+                             "date-times are read as such")
+    parser.add_argument("--now-format", default="datetime", choices=("sec", "min", "hrs", "datetime"),
+                        help="@now as seconds, minutes or hours since 1970-01-01, or as a date-time string "
+                             "(default datetime)")
+    parser.add_argument("--complete-windows", action="store_true",
+                        help="'always' does not hold over a window that reaches before the first time point")
+    parser.add_argument("--py-script", action="append", default=[], metavar="A.py[,B.py]",
+                        help="Python scripts defining the external atoms &f(...;...) (repeatable or comma-separated)")
+    from srtopo.rules.solver import CHOICE_STRATEGIES, RL
+    parser.add_argument("--strategy", default="auto",
+                        choices=("auto", "incremental", "restart") + tuple(CHOICE_STRATEGIES)[2:] + (RL,),
+                        help="how clingo is used (default auto: kept solvers where background facts fix the input "
+                             "domain); also decides how the program is cut into stages. For a program's choice "
+                             "part: restart (a new Control per time point), incremental (one kept Control, "
+                             "everything kept), forget, forget-lemmas, forget-signs, forget-scores (what the "
+                             "kept Control forgets at each time point), progress (saved phases kept, lemmas "
+                             "forgotten), rl (a cache of learned constraints weighted by reinforcement learning; "
+                             "--rl-*) or auto (a bandit over measured step times)")
+    g = parser.add_argument_group("--strategy rl (the choice part's cache of learned constraints)")
+    g.add_argument("--rl-lambda", type=float, default=None, help="learning rate, 0 < lambda <= 1 (default 0.1)")
+    g.add_argument("--rl-store", type=int, default=None, help="learned constraints kept, n (default 400)")
+    g.add_argument("--rl-active", type=int, default=None,
+                   help="learned constraints switched on at each time point, k <= n (default 200)")
+    g.add_argument("--rl-lbd", type=int, default=None,
+                   help="largest LBD of a learned constraint clasp hands over (default 4)")
+
+
+def fold_strategy(args) -> None:
+    """``--strategy rl`` with its ``--rl-*`` flags as one strategy name (``rules.solver.RlParams``)."""
+    from srtopo.errors import ProgramError
+    from srtopo.rules.solver import RL, RlParams
+    given = {k: getattr(args, f"rl_{k}", None) for k in ("lambda", "store", "active", "lbd")}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        return
+    if getattr(args, "strategy", None) != RL:
+        raise ProgramError("--rl-lambda, --rl-store, --rl-active and --rl-lbd set the rl strategy",
+                           hint="add --strategy rl")
+    args.strategy = RlParams.parse(RL + ":" + ",".join(f"{k}={v}" for k, v in given.items())).name()
+
+
+def add_graph_argument(parser) -> None:
+    parser.add_argument("--export-graphs", nargs="?", const="graphs", default=None, metavar="DIR",
+                        help="write the stream dependency, component and macro-node graphs as Graphviz files into "
+                             "DIR (default ./graphs), as I-DLV-sr does")
+
+
+def register(subparsers, parents=()) -> None:
+    parser = subparsers.add_parser("compile", help="compile a DL-Lite TBox or an I-DLV-sr program into a topology",
+                                   description=__doc__.splitlines()[0], allow_abbrev=False, parents=list(parents))
+    add_topology_arguments(parser, tbox_required=False)
+    add_cost_arguments(parser)
+    parser.add_argument("--program", help="I-DLV-sr program (.idlvsr): compile its rules topology instead")
+    add_program_arguments(parser)
+    add_graph_argument(parser)
+    parser.add_argument("--format", choices=["text", "json", "dot"], default="text", help="output format")
+    parser.set_defaults(handler=run)
+
+
+def consistency_topology(args):
+    """(tbox, analysis, topology) for the --tbox / --method / --split / ... arguments."""
+    from srtopo.consistency.choose import choose_topology
+    from srtopo.consistency.nis import analyse
+    from srtopo.consistency.owl import load_tbox
+    tbox = load_tbox(args.tbox)
+    analysis = analyse(tbox)
+    topology = choose_topology(analysis, method=args.method, split=parse_split(args.split) if args.split else None,
+                               stages=args.stages, balancer=args.balancer, tasks=max(1, args.tasks),
+                               engine=cost_engine(args))
+    return tbox, analysis, topology
+
+
+def rules_options(args):
+    """The compile options (``rules.compile.Options``) of the program arguments."""
+    from pathlib import Path
+
+    from srtopo.rules.compile import Options
+    scripts = tuple(str(Path(s).resolve()) for spec in args.py_script for s in spec.split(",") if s.strip())
+    return Options(unit=args.unit, windows_unit=args.windows_unit, number_unit=args.number_unit,
+                   now_format=args.now_format, complete_windows=args.complete_windows, scripts=scripts)
+
+
+def rules_topology(args):
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_file
+    program = parse_file(args.program)
+    if getattr(args, "export_graphs", None):
+        from srtopo.rules.analysis import analyse
+        from srtopo.rules.graphs import export_graphs
+        for path in export_graphs(analyse(program), args.export_graphs):
+            print(f"srtopo: wrote {path}", file=sys.stderr)
+    return compile_program(program, strategy=args.strategy, options=rules_options(args))
+
+
+def run(args) -> int:
+    from srtopo.errors import TopologyError
+    if bool(args.tbox) == bool(args.program):
+        raise TopologyError("give either --tbox (a consistency topology) or --program (a rules topology)")
+    if args.program:
+        topology = rules_topology(args)
+        report, extra = None, {}
+    else:
+        tbox, analysis, topology = consistency_topology(args)
+        report = tbox.report
+        extra = {"loader_report": report.to_dict(), "unsatisfiable": sorted(analysis.unsatisfiable),
+                 "cost_model": cost_prediction(topology, args) if analysis.roots else None}
+    if args.format == "json":
+        print(json.dumps({**topology.to_dict(), **extra}, indent=2, ensure_ascii=False))
+    elif args.format == "dot":
+        if report is not None:
+            print(report.to_text(verbose=args.verbose), file=sys.stderr)
+        print(topology.to_dot())
+    else:
+        if report is not None:
+            print(report.to_text(verbose=args.verbose))
+            if not analysis.roots:
+                print("  note: the TBox states no disjointness: no stream can be inconsistent")
+            if analysis.unsatisfiable:
+                names = sorted(display(c) for c in analysis.unsatisfiable)
+                shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more in --format json)" if len(names) > 20 else "")
+                print(f"  unsatisfiable concepts: {len(names)} ({shown})")
+        print(topology.to_text())
+        cost = extra.get("cost_model")
+        if cost:
+            print(f"  cost model ({cost['engine']}, coefficients: {cost['coefficients']}): predicted "
+                  f"{cost['predicted_tuples_s']:,.0f} tuples/s")
+    return 0
+
+
+def cost_prediction(topology, args) -> dict:
+    """What the cost model predicts for the topology on the engine of the --engine flags (whichever balancer
+    chose it), so a user sees the figure the default balancer compared plans by."""
+    from srtopo.consistency.cost import coefficients_for, predict_tps
+    engine = cost_engine(args)
+    coefficients = coefficients_for(engine)
+    return {"engine": engine.key + (f" on {engine.cores} core(s)" if engine.runner == "spark" else ""),
+            "coefficients": coefficients.source,
+            "predicted_tuples_s": round(predict_tps(topology, engine, coefficients), 1)}

@@ -1,0 +1,103 @@
+"""What the commands that run a topology share: the runner's flags, the run configuration, the sink, the
+closing summary. Each registered runner contributes its own flags (``add_arguments``) and reads them back
+(``options_from_args``); nothing here knows one runner from another."""
+from __future__ import annotations
+
+import sys
+
+from srtopo.errors import SrtopoError, TopologyError
+from srtopo.io.sinks import JsonLinesSink
+from srtopo.runners import RUNNERS, RunConfig, get_runner
+
+DEFAULT_ENGINE = "local"
+#: windows of 2^62 time units and more are refused (a window that long is unbounded in all but name)
+WINDOW_LIMIT = 2 ** 62
+
+
+def parse_window(text: str) -> int | None:
+    if text.lower() in ("unbounded", "inf", "none", "all"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise TopologyError(f"--window {text!r} is not an integer number of time units",
+                            hint="e.g. --window 30, or --window unbounded") from None
+    if value < 0:
+        raise TopologyError(f"--window must be >= 0, got {value}")
+    if value >= WINDOW_LIMIT:     # times are 64-bit: t - w must not overflow on any runner
+        raise TopologyError(f"--window {text} is beyond the largest window, {WINDOW_LIMIT - 1:,} time units",
+                            hint="give --window unbounded for a window without end")
+    return value
+
+
+def add_engine_arguments(parser) -> None:
+    parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_ENGINE,
+                        help=f"the runner (default {DEFAULT_ENGINE}): " + "; ".join(
+                            f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
+    parser.add_argument("--out", default="-",
+                        help="where outputs go: '-' (default) prints JSON lines; otherwise the runner writes them "
+                             "in its own form (local: a JSON-lines file; spark: a directory of per-batch files)")
+    parser.add_argument("--rejected-out", default=None,
+                        help="rejected records in the runner's own form (local: a JSON-lines file; spark: a "
+                             "directory); without it the first 20 are shown on stderr")
+    parser.add_argument("--checkpoint", default=None,
+                        help="spark: where the run keeps its state, exactly-once across restarts (default: a "
+                             "temporary directory; the local engine keeps none)")
+    add_strict_argument(parser)
+    for cls in RUNNERS.values():
+        cls.add_arguments(parser)
+
+
+def add_strict_argument(parser) -> None:
+    parser.add_argument("--fail-on-bad-input", action="store_true",
+                        help="stop at the first line that cannot be used, naming it (default: such a line is a "
+                             "rejected record and the run goes on)")
+
+
+def refuse_idle_flags(args, kind: str) -> None:
+    """A runner flag that does nothing here (another runner's, or one for another kind of topology) is an
+    error: a user who gives it expects an effect."""
+    given = getattr(args, "given", {})
+    for name, cls in sorted(RUNNERS.items()):
+        for dest, kinds in getattr(cls, "flag_kinds", {}).items():
+            if dest not in given:
+                continue
+            flag = given[dest]
+            if name != args.engine:
+                raise TopologyError(f"{flag} is a flag of the {name} runner: it does nothing with --engine "
+                                    f"{args.engine}", hint=f"add --engine {name}, or leave {flag} out")
+            if kinds is not None and kind not in kinds:
+                raise TopologyError(f"{flag} does nothing for a {kind} topology", hint=f"leave {flag} out")
+
+
+def start(args, window: int | None = None, lateness: int | None = None, print_empty: bool = False,
+          max_gap: int | None = None, kind: str = "consistency"):
+    """(runner, config, sink) for a command's arguments. Rejected records are shown on stderr (the first 20)
+    unless --rejected-out takes them: then one line counts them."""
+    refuse_idle_flags(args, kind)
+    runner = get_runner(args.engine)
+    options = type(runner).options_from_args(args)
+    to_stdout = args.out in (None, "", "-")
+    config = RunConfig(window=window, lateness=lateness, checkpoint=args.checkpoint,
+                       out=None if to_stdout else args.out, rejected_out=args.rejected_out, options=options,
+                       print_empty=print_empty, max_gap=max_gap)
+    echo = None if args.rejected_out else sys.stderr
+    sink = JsonLinesSink(sys.stdout if to_stdout else None, echo=echo, flush=to_stdout,
+                         echo_limit=20, strict=args.fail_on_bad_input)
+    return runner, config, sink
+
+
+def finish(sink: JsonLinesSink, rejected_out: str | None = None) -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    note = sink.close_note()
+    if note:
+        print(note, file=sys.stderr)
+    if rejected_out and sink.rejected:
+        print(f"srtopo: {sink.rejected} rejected record(s) written to {rejected_out}", file=sys.stderr)
+
+
+class NothingUsable(SrtopoError):
+    """A run read no usable record: the input is missing, empty, or every record was rejected."""

@@ -1,0 +1,560 @@
+"""The topology IR: one frozen form for every kind of topology, with no engine imports.
+
+A topology is a source, a chain of stages and an output. Every stage has a kind, a partition key and a
+parallelism (the balancer's tasks for it):
+
+* a **consistency stage** (DL-Lite consistency checking) is keyed by subject. Its conjunction ops cache
+  the tuples of their concepts in a window; a tuple (x, X, t) conflicts with a tuple (x, Y, t') of the
+  window when {X, Y} is an op and |t - t'| <= w, and the report is due at max(t, t'). What it passes on
+  is stated once, by :meth:`Topology.outputs` and :meth:`Topology.route`;
+* a **rule stage** (an I-DLV-sr subprogram) evaluates flat ASP rules over its window operators' atoms,
+  the stream and the stages before it, one time point at a time; unkeyed stages run in one partition.
+
+Runners honour the key and the parallelism or say, up front, that they cannot (``UnsupportedByRunner``).
+Concepts are strings (``srtopo.concepts``); rule predicates are written ``name/arity``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import ClassVar, Union
+
+from srtopo.concepts import display
+from srtopo.errors import TopologyError
+
+SUBJECT = "subject"
+
+
+# --- partition keys --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PartitionKey:
+    """What a stage's input is partitioned by: records with equal key values meet in one partition.
+
+    ``name`` is ``subject`` for concept tuples, a program variable for rule stages, ``""`` for a stage that
+    runs in one partition. ``positions`` says, for rule stages, which argument of each predicate it reads (and
+    of each head that carries the key) holds the key: ``(("b/2", 1), ("c/2", 0))``."""
+    name: str = ""
+    positions: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def keyed(self) -> bool:
+        return bool(self.name)
+
+    def __str__(self) -> str:
+        if not self.keyed:
+            return "one partition"
+        if not self.positions:
+            return self.name
+        return f"{self.name} (" + ", ".join(f"{p} arg {i + 1}" for p, i in self.positions) + ")"
+
+
+BY_SUBJECT = PartitionKey(SUBJECT)
+ONE_PARTITION = PartitionKey()
+
+
+# --- operations ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, order=True)
+class InferenceOp:
+    """sub -> sup: re-emit a tuple of ``sub`` as a tuple of its superclass ``sup`` for later stages."""
+    sub: str
+    sup: str
+
+
+@dataclass(frozen=True, order=True)
+class ConjunctionOp:
+    """left ∧ right -> inconsistent: ``ni`` is the TBox axiom (as stated) the pair violates."""
+    left: str
+    right: str
+    ni: tuple[str, str] = ("", "")
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.left, self.right)
+
+
+#: what a window operator computes (``at most c`` is ``not at_least c+1``; ``count N`` with a variable is count_var)
+WINDOW_MODES = ("at_least", "always", "count_eq", "count_var")
+
+
+@dataclass(frozen=True)
+class WindowOp:
+    """A window operator of a rule stage: the atoms of ``name`` that hold at a time point, computed from the
+    atoms of ``observed`` at the given distances (0 = the time point itself, d = d time points back)."""
+    name: str                       # a generated predicate (reserved prefix)
+    observed: str                   # "p/n"
+    mode: str                       # one of WINDOW_MODES
+    count: int | None               # c of at_least / count_eq
+    distances: tuple[int, ...]
+    written: str = ""               # the window as in the program, e.g. "[3 sec]"
+    complete: bool = False          # ``always`` does not hold over a window that reaches before time point 0
+
+    @property
+    def arity(self) -> int:
+        return predicate_arity(self.observed) + (1 if self.mode == "count_var" else 0)
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}/{self.arity}"
+
+
+def predicate_arity(signature: str) -> int:
+    return int(signature.rsplit("/", 1)[1])
+
+
+def predicate_name(signature: str) -> str:
+    return signature.rsplit("/", 1)[0]
+
+
+# --- stages ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Stage:
+    """What every stage has; the kinds below add what they compute."""
+    kind: ClassVar[str] = ""
+    id: str
+    key: PartitionKey = ONE_PARTITION
+    parallelism: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsistencyStage(Stage):
+    kind: ClassVar[str] = "consistency"
+    key: PartitionKey = BY_SUBJECT
+    inference_ops: tuple[InferenceOp, ...] = ()
+    conjunction_ops: tuple[ConjunctionOp, ...] = ()
+    forwards: tuple[str, ...] = ()
+
+    @property
+    def cached_concepts(self) -> frozenset[str]:
+        """Concepts whose tuples this stage keeps in its window."""
+        return frozenset(c for op in self.conjunction_ops for c in op.pair)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleStage(Stage):
+    """A subprogram: flat rules (the program with every streaming literal replaced by its window operator's
+    atom) over the atoms of ``inputs``; ``heads`` are what it derives (``shown`` adds the marker predicate that
+    says which atoms of a ``#temp`` predicate persist)."""
+    kind: ClassVar[str] = "rules"
+    rules: str = ""
+    inputs: tuple[str, ...] = ()
+    heads: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()
+    windows: tuple[WindowOp, ...] = ()
+    recursive: bool = False
+    components: tuple[tuple[str, ...], ...] = ()
+    choice: bool = False        # the program's choice part: one answer set per time point, or none
+    domains: tuple[str, ...] = ()   # ``#external p(t) : body.`` of the inputs it reads (kept solvers' domain)
+
+
+STAGE_KINDS: dict[str, type[Stage]] = {ConsistencyStage.kind: ConsistencyStage, RuleStage.kind: RuleStage}
+
+
+# --- sources and outputs ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ConceptSource:
+    """Stream tuples (subject, concept, time). ``concepts`` are the representatives stage 1 receives;
+    ``aliases`` maps an asserted concept collapsed by an equivalence to its representative. Tuples of other
+    concepts cannot take part in any conflict and are dropped at the source (counted as irrelevant)."""
+    kind: ClassVar[str] = "concepts"
+    concepts: tuple[str, ...]
+    aliases: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class AtomSource:
+    """Ground atoms, one set per time point (a time point lasts one ``unit``); ``background`` holds the
+    program's ground facts (as text), true at every time point. ``number_unit``: the unit of numeric
+    timestamps (None: they count time points). What the evaluator provides at every time point: ``@now`` in
+    ``now_format`` (sec, min, hrs or datetime), and the ``#trigger_frequency`` ticks (``triggers``: frequencies
+    in time points, counted from time point 0). ``scripts``: the Python files that define the external atoms."""
+    kind: ClassVar[str] = "atoms"
+    unit: str = "sec"
+    background: tuple[str, ...] = ()
+    number_unit: str | None = None
+    now_format: str = "datetime"
+    triggers: tuple[int, ...] = ()
+    scripts: tuple[str, ...] = ()
+    externals: tuple[tuple[str, str], ...] = ()     # (clingo function, the external atom as written and where)
+
+
+@dataclass(frozen=True)
+class ReportOutput:
+    """One report per (subject, time) at which some NI is violated."""
+    kind: ClassVar[str] = "reports"
+
+
+@dataclass(frozen=True)
+class ModelOutput:
+    """One model per time point: its atoms (``shows``: only these predicates; None: all). Atoms of a
+    ``temporary`` (``#temp``) predicate enter the history only with a ``keep`` atom or as stream atoms."""
+    kind: ClassVar[str] = "models"
+    shows: tuple[str, ...] | None = None
+    temporary: tuple[str, ...] = ()
+    keep: str = ""
+
+
+Source = Union[ConceptSource, AtomSource]
+Output = Union[ReportOutput, ModelOutput]
+#: the source and output each kind of topology reads and writes
+KIND_IO = {"consistency": (ConceptSource, ReportOutput), "rules": (AtomSource, ModelOutput)}
+SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules"}
+
+
+# --- what the compilers found (printed, not executed) -----------------------------------------------------
+
+@dataclass(frozen=True)
+class ConsistencyNotes:
+    ni_closure_size: int
+    ni_roots: tuple[tuple[str, str], ...] = ()
+    ni_groups: tuple[tuple[tuple[str, str], ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class RulesNotes:
+    program: str = ""
+    order: tuple[tuple[tuple[str, ...], ...], ...] = ()    # macro-nodes: components of "p/n"
+    tau: tuple[tuple[str, str], ...] = ()                   # streaming atom -> window operator atom
+    grouping: str = ""                                      # which strategy the stages were cut for
+
+
+Notes = Union[ConsistencyNotes, RulesNotes, None]
+
+
+# --- the topology ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Topology:
+    source: Source
+    stages: tuple[Stage, ...]
+    output: Output = ReportOutput()
+    name: str = field(default="topology", compare=False)
+    label: str = field(default="", compare=False)       # how it was made: ntm, ltm-1,2, hand, rules
+    notes: Notes = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> str:
+        """``consistency`` or ``rules``: what the source feeds (every stage is of this kind)."""
+        return SOURCE_KINDS[type(self.source)]
+
+    def stage(self, stage_id: str) -> Stage:
+        for stage in self.stages:
+            if stage.id == stage_id:
+                return stage
+        raise KeyError(stage_id)
+
+    @property
+    def conjunction_counts(self) -> list[int]:
+        return [len(s.conjunction_ops) for s in self.stages]
+
+    # --- the routing rule of consistency stages ----------------------------------------------------------
+    def outputs(self, index: int) -> dict[str, tuple[tuple[str, bool], ...]]:
+        """What stage ``index`` passes on, per concept it receives: (concept, inferred?) pairs: the concept
+        itself if forwarded, the superclass of each of its inference ops. The last stage passes nothing on
+        (what reaches it has been checked against every NI)."""
+        if index == len(self.stages) - 1:
+            return {}
+        stage = self.stages[index]
+        out: dict[str, list[tuple[str, bool]]] = {}
+        for concept in stage.forwards:
+            out.setdefault(concept, []).append((concept, False))
+        for op in stage.inference_ops:
+            out.setdefault(op.sub, []).append((op.sup, True))
+        return {c: tuple(v) for c, v in out.items()}
+
+    def _routing_tables(self) -> tuple:
+        """Per stage, once per topology: what it passes on (``outputs``), how many of its conjunction ops touch
+        each concept, and the concepts it caches. NPD's one-stage closure has 32,342 ops: derived per concept,
+        these took seconds before the first tuple."""
+        tables = self.__dict__.get("_routing")
+        if tables is None:
+            tables = []
+            for index, stage in enumerate(self.stages):
+                touch: dict[str, int] = {}
+                for op in getattr(stage, "conjunction_ops", ()):
+                    touch[op.left] = touch.get(op.left, 0) + 1
+                    if op.right != op.left:
+                        touch[op.right] = touch.get(op.right, 0) + 1
+                tables.append((self.outputs(index), touch, getattr(stage, "cached_concepts", frozenset())))
+            tables = tuple(tables)
+            object.__setattr__(self, "_routing", tables)      # a cache, not a field: equality and JSON ignore it
+        return tables
+
+    def route(self, asserted: str) -> tuple[tuple[str, ...], ...]:
+        """The concepts a tuple asserting ``asserted`` is at each stage (sorted sets, one per stage up to the
+        last it reaches; empty when the source drops it). Every runner routes tuples by this."""
+        source = self.source
+        concept = dict(source.aliases).get(asserted, asserted)
+        if concept not in source.concepts:
+            return ()
+        frontier = {concept}
+        route = []
+        for outputs, _, _ in self._routing_tables():
+            if not frontier:
+                break
+            route.append(tuple(sorted(frontier)))
+            frontier = {target for c in frontier for target, _ in outputs.get(c, ())}
+        return tuple(route)
+
+    def route_counts(self, asserted: str) -> tuple[tuple[int, int, int, int, int], ...]:
+        """Per stage a tuple asserting ``asserted`` reaches, what it adds to the stage's counters: (tuples in,
+        cached in its window, forwarded, inferred, conjunction ops evaluated). Every runner counts by this."""
+        out = []
+        tables = self._routing_tables()
+        for index, frontier in enumerate(self.route(asserted)):
+            outputs, touch, cached = tables[index]
+            passed = [inferred for c in frontier for _, inferred in outputs.get(c, ())]
+            out.append((len(frontier), sum(1 for c in frontier if c in cached),
+                        passed.count(False), passed.count(True), sum(touch.get(c, 0) for c in frontier)))
+        return tuple(out)
+
+    # --- validation --------------------------------------------------------------------------------------
+    def validate(self) -> "Topology":
+        """Raise TopologyError naming the stage and what is wrong; return the topology when it is sound."""
+        if type(self.source) not in SOURCE_KINDS:
+            raise TopologyError(f"unknown source {self.source!r}")
+        if not self.stages and self.kind == "consistency":
+            raise TopologyError("a consistency topology needs at least one stage", hint="compile one, or add stages")
+        seen: set[str] = set()
+        for stage in self.stages:
+            if stage.id in seen:
+                raise TopologyError(f"stage '{stage.id}' already exists",
+                                    hint="do you have two stages with the same id?")
+            seen.add(stage.id)
+            if not isinstance(stage.parallelism, int) or stage.parallelism < 1:
+                raise TopologyError(f"stage '{stage.id}': parallelism must be a whole number >= 1, "
+                                    f"got {stage.parallelism!r}")
+        for stage in self.stages:
+            if stage.kind != self.kind:
+                raise TopologyError(f"stage '{stage.id}' is a {stage.kind} stage in a {self.kind} topology",
+                                    hint="a topology has stages of one kind")
+        output_type = KIND_IO[self.kind][1]
+        if not isinstance(self.output, output_type):
+            raise TopologyError(f"a {self.kind} topology writes {output_type.kind}, not {self.output.kind}")
+        if self.kind == "consistency":
+            self._validate_consistency()
+        else:
+            self._validate_rules()
+        return self
+
+    def _validate_consistency(self) -> None:
+        received = frozenset(self.source.concepts)
+        for index, stage in enumerate(self.stages):
+            if stage.key != BY_SUBJECT:
+                raise TopologyError(f"stage '{stage.id}' is keyed by {stage.key}: consistency stages are keyed by "
+                                    "subject", hint="a conflict is between tuples of one subject")
+            for op in stage.conjunction_ops:
+                for concept in op.pair:
+                    if concept not in received:
+                        raise TopologyError(
+                            f"stage '{stage.id}': conjunction {display(op.left)} ∧ {display(op.right)} reads "
+                            f"{display(concept)}, which no earlier stage emits",
+                            hint="add an inference op or forward it in the previous stage, or move the op earlier")
+            for op in stage.inference_ops:
+                if op.sub not in received:
+                    raise TopologyError(f"stage '{stage.id}': inference from {display(op.sub)}, which no earlier "
+                                        "stage emits", hint="forward it in the previous stage")
+            for concept in stage.forwards:
+                if concept not in received:
+                    raise TopologyError(f"stage '{stage.id}': forwards {display(concept)}, which it does not receive")
+            received = frozenset(t for targets in self.outputs(index).values() for t, _ in targets)
+
+    def _validate_rules(self) -> None:
+        defined: dict[str, str] = {}
+        for stage in self.stages:
+            for head in stage.heads:
+                if head in defined:
+                    raise TopologyError(f"stage '{stage.id}': {head} is also derived by stage '{defined[head]}'",
+                                        hint="a predicate is derived by one stage (its component's)")
+                defined[head] = stage.id
+        position = {s.id: i for i, s in enumerate(self.stages)}
+        for index, stage in enumerate(self.stages):
+            for window in stage.windows:
+                if window.mode not in WINDOW_MODES:
+                    raise TopologyError(f"stage '{stage.id}': window operator {window.name} has an unknown mode "
+                                        f"{window.mode!r}", hint="use one of " + ", ".join(WINDOW_MODES))
+                if window.signature not in stage.inputs:
+                    raise TopologyError(f"stage '{stage.id}': window operator {window.signature} is not an input")
+                owner = defined.get(window.observed)
+                if owner is not None and position[owner] > index:
+                    raise TopologyError(f"stage '{stage.id}': the window on {window.observed} reads a predicate "
+                                        f"derived later, by stage '{owner}'",
+                                        hint="stages follow the processing order of the program")
+            if stage.key.keyed:
+                read = set(stage.inputs) | {w.observed for w in stage.windows} | set(stage.heads)
+                for predicate, _ in stage.key.positions:
+                    if predicate not in read:
+                        raise TopologyError(f"stage '{stage.id}': key position on {predicate}, which it does not "
+                                            "read")
+
+    # --- JSON --------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"name": self.name, "label": self.label, "kind": self.kind,
+                "source": _tagged(self.source), "stages": [_tagged(s) for s in self.stages],
+                "output": _tagged(self.output), "notes": None if self.notes is None else _plain(self.notes)}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @staticmethod
+    def from_dict(data: dict) -> "Topology":
+        try:
+            kind = data.get("kind", "consistency")
+            source_type, output_type = KIND_IO[kind]
+            stages = tuple(_untag(STAGE_KINDS[s.get("kind", kind)], s) for s in data["stages"])
+            notes = data.get("notes")
+            return Topology(
+                source=_untag(source_type, data["source"]), stages=stages,
+                output=_untag(output_type, data.get("output") or {}), name=data.get("name", "topology"),
+                label=data.get("label", ""),
+                notes=None if notes is None else _untag(ConsistencyNotes if kind == "consistency" else RulesNotes,
+                                                        notes))
+        except (KeyError, TypeError, ValueError) as error:
+            raise TopologyError(f"not a topology in the JSON form of srtopo ({type(error).__name__}: {error})",
+                                hint="write it with Topology.to_json() or 'srtopo compile --format json'") from None
+
+    # --- printing ----------------------------------------------------------------------------------------
+    def to_text(self) -> str:
+        head = f"topology {self.name}" + (f" ({self.label})" if self.label else "")
+        lines = [head + f": {len(self.stages)} {self.kind} stage(s)"]
+        lines += _notes_text(self.notes)
+        lines.append("  " + _source_text(self.source))
+        for stage in self.stages:
+            lines += _stage_text(stage)
+        lines.append("  " + _output_text(self.output))
+        return "\n".join(lines)
+
+    def to_dot(self) -> str:
+        def q(text: str) -> str:
+            return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        lines = [f"digraph {q(self.name)} {{", "  rankdir=LR;", "  node [shape=box];",
+                 f"  source [label={q(_source_text(self.source))}, shape=ellipse];"]
+        previous = "source"
+        for stage in self.stages:
+            label = "\n".join([stage.id, f"parallelism {stage.parallelism}"] + _stage_summary(stage))
+            lines.append(f"  {q(stage.id)} [label={q(label)}];")
+            lines.append(f"  {q(previous)} -> {q(stage.id)} [label={q('key: ' + str(stage.key))}];")
+            previous = stage.id
+        lines.append(f"  output [label={q(self.output.kind)}, shape=ellipse];")
+        for stage in self.stages:
+            if not isinstance(stage, ConsistencyStage) or stage.conjunction_ops:
+                lines.append(f"  {q(stage.id)} -> output [style=dashed];")
+        lines.append("}")
+        return "\n".join(lines)
+
+
+# --- JSON helpers: dataclasses as tagged dicts ------------------------------------------------------------
+
+def _plain(value):
+    if isinstance(value, ConjunctionOp):          # compact: NPD plans hold tens of thousands of ops
+        return [value.left, value.right, *value.ni]
+    if isinstance(value, InferenceOp):
+        return [value.sub, value.sup]
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _tagged(value) -> dict:
+    return {"kind": value.kind, **_plain(value)}
+
+
+def _tuples(value):
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+_DECODE = {
+    "key": lambda v: PartitionKey(v["name"], _tuples(v.get("positions", []))),
+    "inference_ops": lambda v: tuple(InferenceOp(a, b) for a, b in v),
+    "conjunction_ops": lambda v: tuple(ConjunctionOp(a, b, (c, d)) for a, b, c, d in v),
+    "windows": lambda v: tuple(WindowOp(**{k: _tuples(x) for k, x in w.items()}) for w in v),
+}
+
+
+def _untag(cls, data: dict):
+    return cls(**{f.name: _DECODE.get(f.name, _tuples)(data[f.name]) for f in fields(cls) if f.name in data})
+
+
+# --- text helpers ----------------------------------------------------------------------------------------
+
+def _source_text(source: Source) -> str:
+    if isinstance(source, ConceptSource):
+        return f"source: {len(source.concepts)} concepts, {len(source.aliases)} aliases"
+    return f"source: atoms per time point of 1 {source.unit}, {len(source.background)} background facts"
+
+
+def _output_text(output: Output) -> str:
+    if isinstance(output, ReportOutput):
+        return "output: reports"
+    shows = "every atom" if output.shows is None else ", ".join(output.shows) or "nothing"
+    return f"output: models ({shows})"
+
+
+def _notes_text(notes: Notes) -> list[str]:
+    if isinstance(notes, ConsistencyNotes):
+        lines = [f"  NI closure: {notes.ni_closure_size} pairs; NI roots: {len(notes.ni_roots)}; "
+                 f"NI groups: {len(notes.ni_groups)}"]
+        for i, group in enumerate(notes.ni_groups, 1):
+            shown = ", ".join(f"{display(a)}/{display(b)}" for a, b in group[:12])
+            more = f", ... ({len(group)} in all)" if len(group) > 12 else ""
+            lines.append(f"    G{i}: {shown}{more}")
+        return lines
+    if isinstance(notes, RulesNotes):
+        lines = [f"  program {notes.program}" + (f", stages cut for the {notes.grouping} strategy"
+                                                 if notes.grouping else "")]
+        lines.append("  processing order (macro-nodes of components): " + " ".join(
+            "[" + " ".join("{" + ", ".join(c) + "}" for c in macro) + "]" for macro in notes.order))
+        lines += [f"    {atom} |-> {fresh}" for atom, fresh in notes.tau]
+        return lines
+    return []
+
+
+def _stage_summary(stage: Stage) -> list[str]:
+    if isinstance(stage, ConsistencyStage):
+        return [f"{len(stage.conjunction_ops)} conjunction ops", f"{len(stage.inference_ops)} inference ops"]
+    if isinstance(stage, RuleStage):
+        return [f"derives {', '.join(stage.heads)}", f"{len(stage.windows)} window operators"]
+    return []
+
+
+def _stage_text(stage: Stage) -> list[str]:
+    lines = [f"  stage {stage.id}: key {stage.key}, parallelism {stage.parallelism}"]
+    if isinstance(stage, ConsistencyStage):
+        lines[0] += (f", {len(stage.conjunction_ops)} conjunction ops, {len(stage.inference_ops)} inference ops, "
+                     f"{len(stage.forwards)} forwarded concepts")
+        for op in stage.conjunction_ops[:20]:
+            lines.append(f"    ∧ {display(op.left)} ∧ {display(op.right)}  "
+                         f"(violates DJ({display(op.ni[0])}, {display(op.ni[1])}))")
+        if len(stage.conjunction_ops) > 20:
+            lines.append(f"    ... {len(stage.conjunction_ops) - 20} more conjunction ops")
+        for op in stage.inference_ops[:20]:
+            lines.append(f"    → {display(op.sub)} ⊑ {display(op.sup)}")
+        if len(stage.inference_ops) > 20:
+            lines.append(f"    ... {len(stage.inference_ops) - 20} more inference ops")
+    elif isinstance(stage, RuleStage):
+        lines[0] += (f", derives {', '.join(stage.heads) or 'nothing'}"
+                     + (", streaming-recursive" if stage.recursive else "")
+                     + (", choice part: one answer set per time point" if stage.choice else ""))
+        for window in stage.windows:
+            lines.append(f"    window {window.signature}: {window.mode}"
+                         + (f" {window.count}" if window.count is not None else "")
+                         + f" of {window.observed} in {window.written or list(window.distances)}"
+                         + f" (distances {','.join(map(str, window.distances))})")
+        lines += [f"    {rule}" for rule in stage.rules.splitlines()]
+    return lines
+
+
+def load_topology(path: str) -> Topology:
+    """A topology saved as JSON (``srtopo compile --format json`` or ``Topology.to_json()``)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return Topology.from_dict(json.load(handle))
+    except OSError as error:
+        raise TopologyError(f"cannot read topology: {error.strerror}", file=path) from None
+    except json.JSONDecodeError as error:
+        raise TopologyError(f"not JSON: {error.msg}", file=path, line=error.lineno, col=error.colno) from None

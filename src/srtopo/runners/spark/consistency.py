@@ -1,0 +1,301 @@
+"""Consistency topologies on Spark: the micro-batch of ``spark.sql`` run on the driver of ``spark.streaming``.
+
+Per batch (docs/spark.md): parse and cache the batch (``CACHE LAZY TABLE``), one small aggregate for the
+counters and the batch's own watermark, then ONE write into the store entry (``kind=state|report|rejected``)
+of the reports closing in the batch, the pruned window state and the rejected records. Counters per stage
+follow on the driver from the aggregate and the IR's routing rule (``Topology.route``).
+"""
+from __future__ import annotations
+
+import time as _time
+
+from srtopo.ir.lateness import SourceClock
+from srtopo.ir.topology import Topology
+from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
+from srtopo.runners.spark.sql import (
+    NEG,
+    STATE_COLUMNS,
+    STORED_STATE_COLUMNS,
+    SqlBuilder,
+    asserted_names,
+    bounds_for,
+    bounds_sql,
+    build_tables,
+    file_entries,
+    id_tables,
+    watermark,
+    with_bounds_sql,
+)
+from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
+
+PHYSICAL_PLANS = ("fused", "staged")
+CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+#: a file that may hold late tuples (``spark.sql.file_entries``): its source and key, the largest time and the
+#: floor of its source before it, whether it has a possible descent, its name
+ENTRY_COLUMNS = "src INT, fk BIGINT, e_max BIGINT, e_floor BIGINT, cand BOOLEAN, name STRING"
+REPORT_COLUMNS = ("subject STRING, time BIGINT, ni ARRAY<STRING>, evidence ARRAY<STRUCT<concept: STRING, time: BIGINT>>, "
+                  "stage STRING, topology STRING")
+#: how an entry's store is written: JSON lines (``SqlBuilder.write_sql``); an entry whose meta does not say
+#: so was written as Parquet by an earlier version (its state is read as such)
+STORE_FORMAT = "json"
+
+# Settings of the counters job, the job that parses the batch, fills its cache and aggregates it:
+# * the cache lives for one batch and is read twice: compressing it cost more than it saved (its
+#   compressibility statistics were ~11% of all task CPU in a JFR profile; parse+cache+count of 500k lines
+#   1.52 s -> 1.39 s uncompressed, the re-scan 0.21 s -> 0.18 s, best of 5, local[2]);
+# * adaptive execution would first run the cache as a query stage of its own and then re-scan it for the
+#   aggregate (one more stage and scan per batch, ~0.3 s); without it the aggregate consumes the rows as the
+#   cache is built, in the same tasks.
+COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false"}
+# Settings of the write job: without adaptive execution. Its partitions are few and its joins broadcast by hint,
+# so adaptive execution had nothing to change, but re-planned the rest of the query after each stage: a
+# 100k-tuple batch's write 0.85 -> 0.65 s (best of 10, local[2]).
+WRITE_JOB = {"spark.sql.adaptive.enabled": "false"}
+
+
+class ConsistencyJob(MicroBatchJob):
+    output_columns = REPORT_COLUMNS
+
+    def __init__(self, spark, topology: Topology, window: int | None, lateness: int | None, physical_plan: str,
+                 n_sources: int, history: int = 10000):
+        super().__init__(spark, history)
+        self.topology = topology
+        self.window = window
+        self.lateness = lateness
+        self.physical_plan = physical_plan
+        self.n_sources = max(1, n_sources)
+        self.tables = build_tables(topology)
+        # asserted concept id (the index in asserted_names, as in id_tables) -> what one tuple adds per stage
+        self.multipliers = {aid: topology.route_counts(name)
+                            for aid, name in enumerate(asserted_names(self.tables))}
+        self.names = {k: f"srtopo_{k}_{self.uid}" for k in
+                      ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
+                       "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
+        self._tables_ready = None
+        self._sql = None
+
+    # --- setup ----------------------------------------------------------------------------------------
+    def _register_tables(self, session) -> None:
+        """The lookup tables as views of ``session``, once per session. ``foreachBatch`` passes the query's own
+        session in a new Python object every batch: compared by its JVM object, or every batch registered
+        the tables again (0.15-0.27 s per micro-batch on local[2])."""
+        key = session._jsparkSession
+        if self._tables_ready is not None and self._tables_ready.equals(key):
+            return
+        for name, (rows, schema) in id_tables(self.tables).items():
+            local_view(session, rows, schema, self.names[name])
+        self._empty_state = empty_frame(session, STATE_COLUMNS)
+        self._tables_ready = key
+
+    def sql(self) -> SqlBuilder:
+        if self._sql is None:
+            self._sql = SqlBuilder(self.names, self.tables, self.topology, self.window, self.physical_plan,
+                                   partitions=int(self.spark.conf.get("spark.sql.shuffle.partitions")),
+                                   lateness=self.lateness)
+        return self._sql
+
+    def start(self, frames, checkpoint, sinks, **kwargs):
+        self._sql = None
+        self._register_tables(self.spark)
+        return super().start(frames, checkpoint, sinks, **kwargs)
+
+    def _state_view(self, previous, spark) -> None:
+        path = None if previous is None else self.store.part(previous[0], "state")
+        if path and self.fs.exists(path):
+            if previous[1].get("store") == STORE_FORMAT:
+                state = spark.read.schema(STORED_STATE_COLUMNS).json(path) \
+                    .selectExpr("sk AS stage", "subject", "cid", "aid", "time")
+            else:
+                state = spark.read.schema(STATE_COLUMNS).parquet(path)
+            state.createOrReplaceTempView(self.names["prevc"])
+        else:
+            self._empty_state.createOrReplaceTempView(self.names["prevc"])
+
+    def _bounds_views(self, spark, bounds, with_new: bool = True, entries: list | None = None) -> None:
+        """Register the batch's bounds (a one-row relation) and the state/batch views that carry them; the batch's
+        view says which tuples are late (``SqlBuilder.late_sql``: ``entries`` are the files that may hold
+        some, as data, never literals in the SQL)."""
+        n = self.names
+        spark.sql(bounds_sql(bounds)).createOrReplaceTempView(n["bnd"])
+        spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
+        if with_new:
+            if not entries:
+                spark.sql(self.sql().late_sql(None)).createOrReplaceTempView(n["new"])
+                return
+            local_view(spark, entries, ENTRY_COLUMNS, n["ent"])
+            late_in_files = None
+            if any(e[4] for e in entries):
+                # cached: the late counts and the write both read it (a few rows; dropped with the batch's cache)
+                late_in_files = n["lif"]
+                with session_conf(spark, COUNTERS_JOB):
+                    spark.sql(f"CACHE LAZY TABLE {late_in_files} AS {self.sql().late_in_files_sql(n['ent'])}")
+            spark.sql(self.sql().late_sql(n["ent"], late_in_files)).createOrReplaceTempView(n["new"])
+
+    @staticmethod
+    def _previous_meta(previous):
+        """Each source's clock (src -> SourceClock) and the closed bound; an entry of an earlier version kept
+        each source's largest time (raised by punctuation to T + lateness) instead of a clock."""
+        if previous is None:
+            return {}, NEG
+        meta = previous[1]
+        if "clocks" in meta:
+            clocks = {int(k): SourceClock.from_json(v) for k, v in meta["clocks"].items()}
+        else:
+            clocks = {int(k): SourceClock(v) for k, v in meta["maxtime"].items() if v is not None}
+        return clocks, int(meta["closed"])
+
+    def _observed(self, spark, sql: str, exprs: list[str], view: str):
+        """Register ``sql`` as a view whose rows pass an Observation (metrics computed by the write itself)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        obs = Observation()
+        spark.sql(sql).observe(obs, *[F.expr(e) for e in exprs]).createOrReplaceTempView(view)
+        return obs
+
+    # --- the micro-batch --------------------------------------------------------------------------------
+    def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        started = _time.perf_counter()
+        if spark.conf.get(CONCURRENT_WRITERS, "0") == "0":
+            # the batch writes ~3 partitions (kind=state/report/rejected) per task: concurrent writers skip the
+            # sort by partition column the write would otherwise do (measured ~0.6 s per 500k-tuple batch)
+            spark.conf.set(CONCURRENT_WRITERS, "4")
+        self._register_tables(spark)
+        n = self.names
+        sq = self.sql()
+        clocks, closed = self._previous_meta(previous)
+        self._state_view(previous, spark)
+        df.createOrReplaceTempView(n["in"])
+        spark.catalog.dropTempView(n["newc"])
+        target = self.store.entry(batch_id)
+        try:
+            with session_conf(spark, COUNTERS_JOB):
+                # materialise the parsed batch once (the plan would otherwise re-read and re-parse it: measured
+                # 2-6x slower). LAZY: the counters aggregate below is the job that parses the batch and fills the
+                # cache (an eager CACHE TABLE ran a separate count job over it first). The cache's settings are
+                # those in force when it is declared, hence inside this block.
+                spark.sql(f"CACHE LAZY TABLE {n['newc']} AS {sq.batch_cache_sql(n['in'])}")
+                parsed = _time.perf_counter()
+                # the batch's own max times (a deterministic function of its input): close up to W_b, not W_{b-1}
+                stats = spark.sql(sq.batch_stats_sql(n["newc"])).collect()   # sources x vocabulary (x files) rows
+            counted = _time.perf_counter()
+            m, cur, accepted, entries = self._batch_counters(stats, clocks, spark)
+            b = bounds_for(clocks, closed, self.n_sources, self.lateness, self.window, cur_clocks=cur)
+            self._bounds_views(spark, b, entries=entries)
+            if entries:     # some file may hold late tuples: count them per (source, concept) for the counters
+                for r in spark.sql(sq.late_counts_sql()).collect():
+                    accepted[(r["src"], r["aid"])] -= r["late"]
+                    m["late"] += r["late"]
+            self._stage_counters(m, accepted)
+            spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
+            obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
+            obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
+            if self.physical_plan == "staged":
+                obs_new = self._observed(spark, sq.staged_rows_sql(b),
+                                         sq.count_by_stage_exprs("newkept", "cached AND time >= b_keep"), n["rows"])
+                sql = sq.write_sql(None, n["rows"], n["r"], n["kept"], b)
+            else:
+                spark.sql(sq.routed_sql(b)).createOrReplaceTempView(n["routed_all"])
+                obs_new = self._observed(spark, f"SELECT * FROM {n['routed_all']} WHERE route <> 'drop'",
+                                         sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
+                sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
+            planned = _time.perf_counter()
+            with session_conf(spark, WRITE_JOB):
+                spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
+        finally:
+            for name in ("lif", "new", "newc"):
+                spark.sql(f"UNCACHE TABLE IF EXISTS {n[name]}")
+                spark.catalog.dropTempView(n[name])
+        written = _time.perf_counter()
+        for obs in (obs_rep, obs_kept, obs_new):
+            m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
+        meta = {"batch": int(batch_id), "store": STORE_FORMAT,
+                "clocks": {str(k): c.to_json() for k, c in sorted(cur.items())},
+                "closed": int(b.hi), "accept": int(b.accept),
+                "watermark": int(watermark(cur, self.n_sources, self.lateness))}
+        n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
+        record = {"phases_s": {"setup": round(parsed - started, 4),
+                               "read_parse_cache_count": round(counted - parsed, 4),
+                               "plan": round(planned - counted, 4), "close_write": round(written - planned, 4)},
+                  "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports}
+        for key in ("tuples", "malformed", "late", "irrelevant", "punctuations"):
+            record[key] = m.get(key, 0) or 0
+        stages = {}
+        for k, sid in enumerate(self.tables.stage_ids):
+            stages[sid] = {key: m[f"{key}_{k}"] for key in ("records_in", "cached_in", "forwarded", "inferred",
+                                                           "ops_evaluated")}
+            stages[sid]["reports"] = m.get(f"reports_{k}", 0)
+            stages[sid]["state_rows"] = m.get(f"kept_{k}", 0) + m.get(f"newkept_{k}", 0)
+        record["stages"] = stages
+        record["cached_tuples"] = sum(v["state_rows"] for v in stages.values())
+        # the entry's reports and rejected records are already the sinks' lines: handed over as files
+        outputs = WrittenFiles(f"{target}/kind=report", REPORT_COLUMNS) if n_reports > 0 else None
+        rejected = None
+        if m.get("malformed", 0) + m.get("late", 0) > 0:
+            rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
+        return BatchOutcome(meta, record, outputs, rejected)
+
+    def _batch_counters(self, stats, clocks: dict, spark=None):
+        """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones
+        included until ``late_counts_sql`` says how many) and the entries of the files that may hold late
+        tuples (``file_entries``; none without a bounded lateness), from the batch's aggregate rows."""
+        m = {"tuples": 0, "malformed": 0, "late": 0, "punctuations": 0, "irrelevant": 0}
+        cur = {k: SourceClock(c.latest, c.whole, c.floor) for k, c in clocks.items()}
+        accepted: dict = {}
+        files: dict = {}
+        for r in stats:
+            src = int(r["src"])
+            m["tuples"] += r["tuples"]
+            m["malformed"] += r["malformed"]
+            m["punctuations"] += r["punctuations"]
+            accepted[(src, r["aid"])] = accepted.get((src, r["aid"]), 0) + r["tuples"]
+            if self.lateness is None:
+                clock = cur.setdefault(src, SourceClock())
+                if r["max_t"] is not None:
+                    clock.accept(int(r["max_t"]))
+                if r["max_p"] is not None:
+                    clock.punctuate(int(r["max_p"]))
+                continue
+            f = files.setdefault((src, int(r["fk"])), {"fo": None, "min_t": None, "max_t": None, "max_p": None,
+                                                       "dsc": False})
+            for key, pick in (("fo", max), ("min_t", min), ("max_t", max), ("max_p", max)):
+                if r[key] is not None:
+                    f[key] = r[key] if f[key] is None else pick(f[key], r[key])
+            f["dsc"] = f["dsc"] or bool(r["dsc"])
+        entries = []
+        if self.lateness is not None:
+            def names():
+                rows = spark.sql(self.sql().file_names_sql(self.names["newc"])).collect()
+                return {(int(r["src"]), int(r["fk"])): r["name"] for r in rows}
+            cur, entries = file_entries(cur, files, int(self.lateness), names)
+        return m, cur, accepted, entries
+
+    def _stage_counters(self, m: dict, accepted: dict) -> None:
+        """Per-stage counters from the accepted tuples per (source, asserted concept id) and the IR's routing."""
+        keys = ("records_in", "cached_in", "forwarded", "inferred", "ops_evaluated")
+        for k in range(len(self.topology.stages)):
+            for key in keys:
+                m[f"{key}_{k}"] = 0
+        for (_src, aid), count in accepted.items():
+            if not count:
+                continue
+            multipliers = self.multipliers.get(aid)   # none for a concept no stage reads (aid NULL)
+            if not multipliers:
+                m["irrelevant"] += count
+                continue
+            for k, values in enumerate(multipliers):
+                for key, value in zip(keys, values):
+                    m[f"{key}_{k}"] += count * value
+
+    def _report_frame(self, df):
+        return df.selectExpr(*[f"{v} AS {k}" for k, v in self.sql().report_fields().items()])
+
+    # --- end of input --------------------------------------------------------------------------------------
+    def close(self, last):
+        self._register_tables(self.spark)
+        self._sql = None
+        clocks, closed = self._previous_meta(last)
+        bounds = bounds_for(clocks, closed, self.n_sources, self.lateness, self.window, final=True)
+        self._state_view(last, self.spark)
+        self._bounds_views(self.spark, bounds, with_new=False)
+        self.spark.sql(self.sql().window_sql(bounds, with_new=False)).createOrReplaceTempView(self.names["win"])
+        return self._report_frame(self.spark.sql(self.sql().reports_sql(bounds)))

@@ -1,0 +1,505 @@
+"""Rule topologies on Spark: the micro-batch of a chain of rule stages, run on the driver of ``spark.streaming``.
+
+A micro-batch is ONE Spark job (docs/spark.md, "Rules on Spark"):
+
+1. the batch's lines are parsed and timed by Python in the executors (``rules.partition.parse_pass``: each
+   source's time point 0 comes from the store's meta): a row per atom of a timed record, a row per malformed
+   line, and, once for each partition of the first segment, a row per record (its source, place and time
+   point) and per source its statistics;
+2. with the previous entry's pending records and history, the rows go through the segments in order
+   (``segments``: consecutive stages keyed alike run in one pass), each routed to its key partition
+   (``pmod(crc32(key argument), n)``, one partition for unkeyed segments; rows a segment does not read are
+   spread) where ``rules.partition.segment_pass`` runs: the first segment's tasks judge the records in each
+   source's order from the clocks in the store's meta (``rules.partition.judge``, ``ir.lateness``: late
+   and far-ahead records are dropped and rejected) and compute the time points to evaluate (up to the last one
+   no unfinished source may still send a record for, empty ones included), and every segment evaluates them
+   with one clingo call per time point for all the keys of its partition;
+3. the last segment's rows become the store entry in ONE write (JSON lines from one task, a directory per
+   kind: model, history, pending, rejected): a model per evaluated time point (its partitions' parts merged:
+   every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates of
+   the last max-window time points, the records still waiting, the rejected records; the batch's meta
+   (bounds, per-source progress, counts) reaches the driver through an Observation of that write.
+
+Batch b reads only the entry of the last completed batch, so a replay rewrites the same files.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time as _time
+from fractions import Fraction
+
+from srtopo.ir.topology import Topology
+from srtopo.rules.ir import UNIT_SECONDS
+from srtopo.rules.partition import (
+    BOUNDS,
+    CURRENT,
+    DERIVED,
+    HISTORY,
+    KEPT_HISTORY,
+    META,
+    METRICS,
+    MODEL,
+    PENDING,
+    REJECTED,
+    ROW_FIELDS,
+    BatchPlan,
+    SegmentSpec,
+    fact_signature,
+    merged_positions,
+    segment_topology,
+)
+from srtopo.rules.stream import unit_micros
+from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
+from srtopo.runners.spark.sql import sql_string as q
+from srtopo.runners.spark.streaming import (
+    BatchOutcome,
+    MicroBatchJob,
+    columns,
+    empty_frame,
+    session_conf,
+)
+
+#: the rows between the passes of a micro-batch (``rules.partition.ROW_FIELDS``): atoms, history, statistics,
+#: bounds, and what the last segment emits (model parts, history, pending records, meta, metrics)
+SEGMENT_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, persistent BOOLEAN, "
+                   "src INT, source STRING, line BIGINT, stamp STRING, atoms ARRAY<STRING>, text STRING, "
+                   "reason STRING, part INT")
+MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING"
+#: a log timestamp as its JSON value (``records.Model.to_dict``, ``records.INTEGER_TEXT``): a number if it is an
+#: integer written plainly, else a string. Written as a VARIANT, so Spark's JSON writer gives the field either type, row by row; read back
+#: as STRING, a number is its digits again
+INTEGER_TEXT = "^(0|-?[1-9][0-9]*)$"
+
+
+def _json_stamp(expr: str) -> str:
+    return (f"parse_json(CASE WHEN {expr} RLIKE {q(INTEGER_TEXT)} THEN {expr} "
+            f"ELSE substring(to_json(array({expr})), 2, length(to_json(array({expr}))) - 2) END)")
+
+
+#: a store entry's rows (JSON lines, one directory per kind, null fields left out): the columns are named and
+#: ordered so that a model row is the sink's model line (time, atoms, timestamp) and a rejected row the sink's
+#: rejected line (source, line, text, reason); the sink copies those files as they are
+STORED_COLUMNS = ("time BIGINT, atoms ARRAY<STRING>, timestamp STRING, sig STRING, atom STRING, args ARRAY<STRING>, "
+                  "src INT, source STRING, line BIGINT, text STRING, reason STRING, kind STRING")
+#: the columns a segment's tasks receive: every row field but ``atoms``, which only the last segment's model
+#: rows carry (an all-null ARRAY column costs Spark's Arrow writer ~4 us per row: 0.5 s per micro-batch of
+#: 120k rows per task, measured on local[2])
+SEGMENT_INPUT = tuple(name for name in ROW_FIELDS[:-1] if name != "atoms")
+#: evaluated inside the batch: one task per partition (no coalescing), the stage outputs read twice, uncompressed
+BATCH_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.inMemoryColumnarStorage.compressed": "false"}
+#: the store write: task output committed in place (the entry counts only once its meta is written after it, and
+#: a replay overwrites it whole) and no _SUCCESS file: together ~40 ms less per batch on local[2]
+COMMIT_CONF = {"mapreduce.fileoutputcommitter.algorithm.version": "2",
+               "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
+
+
+#: a rule source's lines as the stream hands them to a batch: parsed in the batch (its time points depend on
+#: the store's meta), by Python in the executors
+LINE_COLUMNS = "src INT, file STRING, line BIGINT, raw STRING, fmt STRING, dup BOOLEAN, fo BIGINT"
+LINE_FIELDS = tuple(name for name, _type in columns(LINE_COLUMNS))
+ORIGIN_COLUMNS = "src INT, file STRING, line BIGINT, fo BIGINT, skind STRING, sval BIGINT"
+
+
+def origins(lines) -> dict:
+    """Each source's time point 0, (kind, value) of its first accepted record with a timestamp in the source's
+    order (``rules.partition.record_order``), needed before its records can be timed: one Spark stage, each
+    task handing back its own first record per source (a handful of rows), the earliest taken on the driver.
+    A socket's lines come in one partition in arrival order (numbered as ``parse_pass`` numbers them)."""
+    from srtopo.rules.partition import record_order
+    schema = arrow_schema(ORIGIN_COLUMNS)
+
+    def first(batches):
+        from srtopo.rules.stream import GIVEN, record_row
+        best: dict = {}
+        arrived = 0
+        for batch in batches:
+            for src, file, line, raw, fmt, dup, fo in _arrow_rows(batch, LINE_FIELDS):
+                if line is None:
+                    line, arrived = arrived, arrived + 1
+                if src in best and record_order(src, best[src][2], best[src][0], best[src][1]) <= \
+                        record_order(src, fo, file, line):
+                    continue
+                row = record_row(raw if raw is not None else "", fmt, bool(dup))
+                if row is not None and row[5] is None and row[0] != GIVEN:
+                    best[src] = (file, line, fo, row[0], row[1])
+        yield _arrow_batch([(src,) + found for src, found in best.items()], schema)
+    found: dict = {}
+    for r in lines.mapInArrow(first, ORIGIN_COLUMNS).collect():
+        key = record_order(r["src"], r["fo"], r["file"], r["line"])
+        if r["src"] not in found or key < found[r["src"]][0]:
+            found[r["src"]] = (key, [r["skind"], int(r["sval"])])
+    return {src: value for src, (_key, value) in found.items()}
+
+
+#: rows per Arrow batch a parse task hands back
+_CHUNK = 20000
+
+
+def parse_task(origin: dict, unit_us: int, number_scale, width: int, batch: int):
+    """The function that parses and times a batch's lines in the executors (``rules.partition.parse_pass``)."""
+    schema = arrow_schema(SEGMENT_COLUMNS)
+
+    def parse(batches):
+        from itertools import islice
+
+        from srtopo.rules.partition import parse_pass
+
+        def lines():
+            for batch in batches:
+                yield from _arrow_rows(batch, LINE_FIELDS)
+        rows = parse_pass(lines(), origin, unit_us, number_scale, width, batch)
+        while chunk := list(islice(rows, _CHUNK)):
+            yield _arrow_batch(chunk, schema)
+    return parse
+
+
+#: partition count -> a grouping value per shuffle partition (``RulesJob._representatives``)
+_REPRESENTATIVES: dict[int, list[int]] = {}
+
+
+class RulesJob(MicroBatchJob):
+    output_columns = MODEL_COLUMNS
+
+    def __init__(self, spark, topology: Topology, lateness: int | None, n_sources: int, partitions: int,
+                 strategy: str = "auto", history: int = 10000, print_empty: bool = True,
+                 max_gap: int | None = None):
+        super().__init__(spark, history)
+        self.topology = topology
+        self.print_empty = print_empty
+        number_unit = topology.source.number_unit
+        #: numeric timestamps: time points per number unit as a fraction (None: a number counts time points)
+        self.number_scale = None if number_unit is None else \
+            Fraction(UNIT_SECONDS[number_unit]) / Fraction(UNIT_SECONDS[topology.source.unit])
+        self.lateness = lateness
+        self.max_gap = max_gap
+        self.n_sources = max(1, n_sources)
+        self.partitions = max(1, int(partitions))
+        self.strategy = strategy
+        self.unit = unit_micros(UNIT_SECONDS[topology.source.unit])
+        self.segments = segments(topology)
+        self.positions = [merged_positions([topology.stages[i] for i in seg]) for seg in self.segments]
+        self.specs = self._specs()
+        self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
+        # a worker's evaluators are keyed by what they evaluate, not by the query: a restarted query, or a
+        # service's next query of the same program, finds them built (an evaluator's solvers are functions of
+        # their inputs and its history always comes from the rows given, so sharing one is safe)
+        self.stage_keys = [hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for text in self.stage_json]
+        self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "out")}
+        self._broadcasts = None
+        self._persisted: list = []
+
+    def _specs(self) -> list[SegmentSpec]:
+        topology = self.topology
+        reads, observed, reach = [], [], []
+        for segment in self.segments:
+            stages = [topology.stages[i] for i in segment]
+            reads.append(frozenset(p for s in stages for p in set(s.inputs) | {w.observed for w in s.windows}))
+            observed.append(frozenset(w.observed for s in stages for w in s.windows))
+            reach.append(max((max(w.distances) for s in stages for w in s.windows), default=0))
+        observed_all = frozenset(o for obs in observed for o in obs)
+        shows = topology.output.shows
+        shows = None if shows is None else frozenset(shows)
+        background = tuple(f for f in topology.source.background if shows is None or fact_signature(f) in shows)
+        width = [self.partitions if p is not None else 1 for p in self.positions]
+        out = []
+        for k in range(len(self.segments)):
+            last = k == len(self.segments) - 1
+            # argument texts only where a reader routes rows by them: a later segment or the history
+            with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in reads[j]) | observed_all
+            out.append(SegmentSpec(k, last, width[k], 0 if last else width[k + 1], reads[k], observed[k], reach[k],
+                                   with_args, observed_all, max(reach, default=0), shows, background))
+        return out
+
+    # --- setup ----------------------------------------------------------------------------------------
+    def _stage_values(self):
+        if self._broadcasts is None:
+            context = self.spark.sparkContext
+            self._broadcasts = [context.broadcast(text) for text in self.stage_json]
+        return self._broadcasts
+
+    def _representatives(self, spark) -> list[int]:
+        """Per partition p, a grouping value that Spark's hash partitioning sends to shuffle partition p: one
+        group per task, whatever Murmur3 does with small integers (found once per driver and partition count:
+        they depend on Spark's hash function alone)."""
+        n = self.partitions
+        if n not in _REPRESENTATIVES:
+            rows = spark.sql(f"SELECT p, min(id) AS r FROM (SELECT id, pmod(hash(id), {n}) AS p FROM range({n * 64})) "
+                             "GROUP BY p").collect()
+            reps = {int(r["p"]): int(r["r"]) for r in rows}
+            _REPRESENTATIVES[n] = [reps[p] for p in range(n)]
+        return _REPRESENTATIVES[n]
+
+    def _previous(self, spark, previous) -> None:
+        """The previous entry's rows (every kind) as a view, or an empty one."""
+        if previous is not None:
+            spark.read.schema(STORED_COLUMNS).json(self.store.entry(previous[0])) \
+                .createOrReplaceTempView(self.names["prev"])
+        else:
+            empty_frame(spark, STORED_COLUMNS).createOrReplaceTempView(self.names["prev"])
+
+    @staticmethod
+    def _meta(previous) -> dict:
+        """The store's meta before the batch; each source's clock (``ir.lateness``) as JSON. An entry of
+        an earlier version kept each source's largest and completed time points instead."""
+        if previous is None:
+            return {"origin": {}, "clocks": {}, "closed": -1}
+        meta = previous[1]
+        if "clocks" not in meta:
+            meta = dict(meta, clocks={k: [int(v), int(meta["complete"].get(k, v - 1)) == int(v), None]
+                                      for k, v in meta["maxtime"].items()})
+        return meta
+
+    def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None) -> BatchPlan:
+        return BatchPlan(int(meta["closed"]), dict(meta["clocks"]), self.n_sources, self.lateness, fixed_hi,
+                         self._clock_origin(origin), self.max_gap)
+
+    # --- the micro-batch --------------------------------------------------------------------------------
+    def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        """One Spark job: parse and time the records, route them with the previous entry's pending records and
+        history through the segments, and write the new entry. The bounds of what is evaluated are computed
+        inside the first segment's tasks from statistics rows that every partition receives, so the driver
+        never waits for an intermediate result (a statistics job and the DataFrames built after it cost
+        ~0.3 s per micro-batch)."""
+        started = _time.perf_counter()
+        meta = self._meta(previous)
+        closed = int(meta["closed"])
+        origin = {int(k): v for k, v in meta["origin"].items()}
+        target = self.store.entry(batch_id)
+        try:
+            with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
+                if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
+                    for src, value in origins(df).items():
+                        origin.setdefault(int(src), value)
+                self._previous(spark, previous)
+                plan = self._plan(meta, origin)
+                records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, self.unit,
+                                                    self.number_scale, self.specs[0].partitions, int(batch_id)),
+                                         SEGMENT_COLUMNS)
+                outcome = self._write(spark, plan, target, records)
+        finally:
+            self._release(spark)
+        written = _time.perf_counter()
+        got = json.loads(outcome["meta"])
+        hi = int(got["hi"])
+        meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
+                "clocks": got["clocks"], "closed": hi}
+        n_models = max(0, hi - closed)
+        record = {"phases_s": {"plan_write": round(written - started, 4)},
+                  "tuples": got["atoms"], "malformed": got["malformed"], "late": got["late"],
+                  "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
+                  "stages": self._segment_metrics(outcome, n_models > 0)}
+        outputs = WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS) if n_models else None
+        rejected = None
+        if got["malformed"] + got["late"]:
+            rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
+        return BatchOutcome(meta, record, outputs, rejected)
+
+    def _write(self, spark, plan: BatchPlan, target: str, records=None) -> dict:
+        """Run the segments over the batch's records (rows of ``parse_task``) and the previous entry (view
+        ``prev``) and write the entry at ``target``; returns the observed meta (JSON text) and per-segment
+        metrics."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        n = self.names
+        frame = spark.sql(self._first_input_sql(plan))
+        if records is not None:
+            frame = frame.unionByName(records)
+        reps = self._representatives(spark)
+        rep_array = "array(" + ", ".join(f"CAST({r} AS BIGINT)" for r in reps) + ")"
+        values = self._stage_values()
+        for k, spec in enumerate(self.specs):
+            frame = frame.selectExpr(*SEGMENT_INPUT, f"{self._part_expr(k)} AS part") \
+                .selectExpr("*", f"element_at({rep_array}, part + 1) AS rep")
+            task = _segment_task((self.stage_keys[k], k), values[k], spec, plan, self.strategy)
+            frame = frame.groupBy("rep").applyInArrow(task, SEGMENT_COLUMNS)
+        # cached: the model, the history and the pending records are three reads of the last segment's rows
+        frame = frame.persist()
+        self._persisted.append(frame)
+        frame.createOrReplaceTempView(n["out"])
+        observation = Observation()
+        exprs = [F.expr(f"max(CASE WHEN kind = {q(META)} THEN text END)").alias("meta")]
+        exprs += [F.expr(f"sum(CASE WHEN kind = {q(METRICS)} AND line = {k} THEN CAST(args[{i}] AS BIGINT) END)")
+                  .alias(f"{name}{k}") for k in range(len(self.segments)) for i, name in ((0, "r"), (1, "d"))]
+        stored = spark.sql(self._stored_sql()).observe(observation, *exprs) \
+            .where(f"kind <> {q(META)} AND kind <> {q(METRICS)}")
+        # one task, a file per kind: the entry is small next to the work before it, and a write of many tiny
+        # files from every task cost twice as long (measured per batch on local[2])
+        with session_conf(spark, COMMIT_CONF):
+            stored.coalesce(1).write.mode("overwrite").partitionBy("kind").json(target)
+        return observation.get
+
+    def _first_input_sql(self, plan: BatchPlan) -> str:
+        """The first segment's rows besides the batch's records: the previous entry's pending records and history,
+        and a bounds row per partition (NULL: the tasks compute the bounds; the end of input fixes them)."""
+        n = self.names
+        width = self.specs[0].partitions
+        hi = "NULL" if plan.fixed_hi is None else str(int(plan.fixed_hi))
+        none = "CAST(NULL AS {}) AS {}"
+        pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent, src, source, line, "
+                  f"timestamp AS stamp, {none.format('ARRAY<STRING>', 'atoms')}, {none.format('STRING', 'text')}, "
+                  f"{none.format('STRING', 'reason')}, {none.format('INT', 'part')} "
+                  f"FROM {n['prev']} WHERE kind = 'pending'",
+                  f"SELECT {q(HISTORY)}, time, sig, atom, args, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+                  f"FROM {n['prev']} WHERE kind = 'history'",
+                  f"SELECT {q(BOUNDS)}, CAST({hi} AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                  f"NULL, NULL, CAST(id AS INT) FROM range({width})"]
+        return " UNION ALL ".join(f"({p})" for p in pieces)
+
+    def _stored_sql(self) -> str:
+        """The entry's rows (STORED_COLUMNS) from the last segment's rows: one model row per time point (its
+        partitions' parts merged), the history (an atom derived in several partitions is kept once per partition:
+        a set again in the next batch's tasks, which receive equal history rows in one partition), the pending
+        records, the rejected records, and the meta and metrics rows (observed, then dropped)."""
+        n = self.names
+        none = "CAST(NULL AS {}) AS {}"
+        rest = (f"{none.format('STRING', 'sig')}, {none.format('STRING', 'atom')}, "
+                f"{none.format('ARRAY<STRING>', 'args')}, {none.format('INT', 'src')}, "
+                f"{none.format('STRING', 'source')}, {none.format('BIGINT', 'line')}, "
+                f"{none.format('STRING', 'text')}, {none.format('STRING', 'reason')}, 'model' AS kind")
+        if self.specs[-1].partitions == 1:      # one task made each model whole: no aggregation, no shuffle
+            keep = "" if self.print_empty else " AND persistent"
+            model = (f"SELECT time, atoms, {_json_stamp('stamp')} AS timestamp, {rest} FROM {n['out']} "
+                     f"WHERE kind = {q(MODEL)}{keep}")
+        else:
+            keep = "" if self.print_empty else " HAVING max(persistent)"
+            model = (f"SELECT time, sort_array(array_distinct(flatten(collect_list(atoms)))) AS atoms, "
+                     f"{_json_stamp('min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END)')} "
+                     f"AS timestamp, "
+                     f"{rest} FROM {n['out']} WHERE kind = {q(MODEL)} GROUP BY time{keep}")
+        pieces = [
+            model,
+            f"SELECT time, NULL, NULL, sig, atom, args, NULL, NULL, NULL, NULL, NULL, 'history' "
+            f"FROM {n['out']} WHERE kind = {q(KEPT_HISTORY)}",
+            f"SELECT time, NULL, {_json_stamp('stamp')}, sig, atom, args, src, source, line, NULL, NULL, 'pending' "
+            f"FROM {n['out']} WHERE kind = {q(PENDING)}",
+            f"SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, source, line, text, reason, 'rejected' "
+            f"FROM {n['out']} WHERE kind = {q(REJECTED)}",
+            f"SELECT NULL, NULL, NULL, NULL, NULL, args, NULL, NULL, line, text, NULL, kind "
+            f"FROM {n['out']} WHERE kind = {q(META)} OR kind = {q(METRICS)}"]
+        return " UNION ALL ".join(f"({p})" for p in pieces)
+
+    # --- routing ----------------------------------------------------------------------------------------
+    def _part_expr(self, k: int) -> str:
+        """The partition of a row in segment k: preset (bounds, statistics), the key argument's hash for atoms of
+        a keyed predicate, else spread by the row's content (rows that only pass through)."""
+        width = self.specs[k].partitions
+        positions = self.positions[k]
+        if positions is None:
+            return "CAST(coalesce(part, 0) AS INT)"
+        cases = " ".join(f"WHEN {q(sig)} THEN pmod(crc32(CAST(element_at(args, {pos + 1}) AS BINARY)), {width})"
+                         for sig, pos in sorted(positions.items()))
+        spread = f"pmod(hash(kind, time, atom, source, line), {width})"
+        keyed = f"CASE WHEN kind IN ({q(CURRENT)}, {q(DERIVED)}, {q(HISTORY)}) THEN CASE sig {cases} END END"
+        return f"CAST(coalesce(part, {keyed}, {spread}) AS INT)"
+
+    @staticmethod
+    def _clock_origin(origin: dict):
+        """Time point 0's timestamp for @now: the first source's (kind, value) as ``rules.clock`` reads it."""
+        return tuple(origin[min(origin)]) if origin else None
+
+    def _segment_metrics(self, observed: dict, evaluated: bool) -> dict:
+        out = {}
+        for k, segment in enumerate(self.segments):
+            out[self.topology.stages[segment[0]].id] = {
+                "records_in": int(observed.get(f"r{k}") or 0) if evaluated else 0,
+                "derived": int(observed.get(f"d{k}") or 0) if evaluated else 0, "tasks": self.specs[k].partitions,
+                "segment": [self.topology.stages[i].id for i in segment]}
+        return out
+
+    # --- end of input --------------------------------------------------------------------------------------
+    def close(self, last):
+        """Evaluate what is still waiting (every time point up to the latest one any source reached) into the
+        store entry ``final``; returns its models."""
+        meta = self._meta(last)
+        closed = int(meta["closed"])
+        hi = max((int(v[0]) for v in meta["clocks"].values() if v[0] is not None), default=closed)
+        if hi <= closed:
+            return None
+        spark = self.spark
+        origin = {int(k): v for k, v in meta["origin"].items()}
+        target = self.store.entry("final")
+        try:
+            with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
+                self._previous(spark, last)
+                self._write(spark, self._plan(meta, origin, fixed_hi=hi), target)
+        finally:
+            self._release(spark)
+        return WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self._release(self.spark)
+
+    def _release(self, spark) -> None:
+        for frame in self._persisted:
+            frame.unpersist()
+        self._persisted.clear()
+
+
+def segments(topology: Topology) -> list[list[int]]:
+    """Consecutive stages evaluated in one pass: all in one partition, or keyed alike (one key position per
+    predicate across them, and every predicate a stage reads from an earlier one of the pass derived keyed
+    at that position), so no repartition is needed between them."""
+    out: list[list[int]] = []
+    for k, stage in enumerate(topology.stages):
+        if out and _joins(topology, out[-1], stage):
+            out[-1].append(k)
+        else:
+            out.append([k])
+    return out
+
+
+def _joins(topology: Topology, segment: list[int], stage) -> bool:
+    before = [topology.stages[i] for i in segment]
+    merged = merged_positions(before)
+    if merged is None or not stage.key.keyed:
+        return merged is None and not stage.key.keyed
+    mine = dict(stage.key.positions)
+    if any(p in merged and merged[p] != i for p, i in mine.items()):
+        return False
+    derived = {h for s in before for h in s.heads}
+    return all(p in merged for p in set(stage.inputs) | {w.observed for w in stage.windows} if p in derived)
+
+
+def _segment_task(key: tuple, stage_value, spec: SegmentSpec, plan: BatchPlan, strategy: str):
+    """The function each partition of a segment runs (in an executor's Python worker)."""
+    schema = arrow_schema(SEGMENT_COLUMNS)
+
+    def task(table):
+        from srtopo.rules.partition import ROW_FIELDS, evaluator, segment_pass
+        rows = _arrow_rows(table, ROW_FIELDS)
+        part = int(rows[0][-1])
+        ev = evaluator(key, stage_value.value, part, spec.partitions, strategy)
+        return _arrow_batch(segment_pass(spec, plan, part, rows, ev), schema, table=True)
+    return task
+
+
+# --- rows between Spark and the Python passes: Arrow columns in, Arrow columns out (no pandas: its object
+# columns, NaN for null integers and numpy arrays cost more than the passes' own work on big batches)
+_ARROW_TYPES = {"STRING": "string", "BIGINT": "int64", "INT": "int32", "BOOLEAN": "bool_"}
+
+
+def arrow_schema(ddl: str):
+    """The Arrow schema of a flat ``"name TYPE, ..."`` schema (STRING, BIGINT, INT, BOOLEAN, ARRAY<STRING>)."""
+    import pyarrow as pa
+    return pa.schema([(name, pa.list_(pa.string()) if typ == "ARRAY<STRING>" else getattr(pa, _ARROW_TYPES[typ])())
+                      for name, typ in columns(ddl)])
+
+
+def _arrow_rows(batch, fields) -> list[tuple]:
+    """An Arrow batch's (or table's) rows as tuples of Python values (None for null, and for a field the batch
+    does not have), columns ``fields``."""
+    names = set(batch.schema.names)
+    missing = [None] * batch.num_rows
+    return list(zip(*(batch.column(name).to_pylist() if name in names else missing for name in fields)))
+
+
+def _arrow_batch(rows: list, schema, table: bool = False):
+    """Rows (tuples in the schema's column order) as an Arrow record batch (or table)."""
+    import pyarrow as pa
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    arrays = [pa.array(values, type=field.type) for values, field in zip(columns, schema)]
+    return (pa.Table if table else pa.RecordBatch).from_arrays(arrays, schema=schema)

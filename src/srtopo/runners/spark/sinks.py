@@ -1,0 +1,116 @@
+"""Where a Spark topology's outputs and rejected records go, batch by batch.
+
+* ``out/batch=<batch>/`` (JSON lines or Parquet): every batch's outputs, overwritten when a batch is replayed,
+  so the directory holds each output exactly once; ``out/batch=final/``: outputs closed at the end of input;
+* ``rejected/batch=<batch>/``: rejected records as JSON lines ``{"source", "line", "text", "reason"}``;
+* listeners on the driver (the runner's hand-over to a Python sink: not exactly-once, a replayed batch is
+  passed again). They get the JSON lines just written where there are such (read on the driver, no Spark
+  job), else the DataFrame.
+
+A batch hands over its outputs as a DataFrame, or as :class:`WrittenFiles`: JSON lines its own write already
+put in the store, which the sink copies as files (no Spark job: a job to re-read and re-write them cost
+~0.15 s per micro-batch on local[2]).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from srtopo.runners.spark.store import batch_label
+
+REJECTED_COLUMNS = "source STRING, line BIGINT, text STRING, reason STRING"
+
+
+@dataclass(frozen=True)
+class WrittenFiles:
+    """A directory of JSON-lines files in the sink's own line format (``schema``: its columns)."""
+    path: str
+    schema: str
+
+    def frame(self, spark):
+        return spark.read.schema(self.schema).json(self.path)
+
+    def rows(self, fs):
+        """The records as dicts, read on the driver."""
+        return (json.loads(line) for line in fs.read_lines(self.path))
+
+
+class BatchSinks:
+    def __init__(self, fs, out: str | None, out_format: str, rejected_out: str | None, spark=None):
+        self.fs = fs
+        self.spark = spark
+        self.out = out
+        self.out_format = out_format
+        self.rejected_out = rejected_out
+        self.listeners = []          # called with (batch label, outputs, rejected): WrittenFiles, DataFrame or None
+
+    def start(self) -> None:
+        """A run starts: outputs closed at the end of an earlier run are no longer final (more input may come)."""
+        if self.out:
+            self.fs.delete(self.out.rstrip("/") + "/batch=final")
+
+    def write(self, batch_id, outputs, rejected, schema: str | None = None) -> float:
+        """Write a batch's outputs (a DataFrame or ``WrittenFiles``; ``schema``: their columns) and rejected
+        records, then call the listeners; returns when the files were written (``time.time()``, before the
+        listeners)."""
+        label = batch_label(batch_id)
+        if outputs is not None and self.out:
+            dest = f"{self.out}/batch={label}"
+            if isinstance(outputs, WrittenFiles) and self.out_format == "json":
+                self.fs.copy_files(outputs.path, dest)
+            else:
+                frame = outputs.frame(self.spark) if isinstance(outputs, WrittenFiles) else outputs
+                writer = frame.write.mode("overwrite")
+                writer.parquet(dest) if self.out_format == "parquet" else writer.json(dest)
+            if self.out_format == "json" and schema is not None:
+                outputs = WrittenFiles(dest, schema)
+        if rejected is not None and self.rejected_out:
+            dest = f"{self.rejected_out}/batch={label}"
+            if isinstance(rejected, WrittenFiles):
+                self.fs.copy_files(rejected.path, dest)
+            else:
+                rejected.write.mode("overwrite").json(dest)
+            rejected = WrittenFiles(dest, REJECTED_COLUMNS)
+        written_at = time.time()
+        for listener in self.listeners:
+            listener(label, outputs, rejected)
+        return written_at
+
+    def outputs(self, spark, schema: str):
+        """Every output written so far (column ``batch`` names the micro-batch)."""
+        if not self._batches(self.out):
+            return spark.createDataFrame([], schema)
+        reader = spark.read.option("basePath", self.out)
+        path = self.out.rstrip("/") + "/batch=*"
+        if self.out_format == "parquet":
+            return reader.parquet(path)
+        return reader.schema(schema + ", batch STRING").json(path)
+
+    def written_rows(self, rejected: bool = False):
+        """Every output (JSON lines), or with ``rejected`` every rejected record (always JSON lines), written so
+        far, as dicts read on the driver, batch by batch."""
+        directory = self.rejected_out if rejected else self.out
+        if not directory:
+            return []
+        return [json.loads(line) for name in self._batches(directory)
+                for line in self.fs.read_lines(f"{directory.rstrip('/')}/{name}")]
+
+    def local_output_files(self) -> list[str] | None:
+        """The data files of every batch's outputs, batch by batch, where they are JSON lines on a local disk;
+        else None (read them through Spark)."""
+        if not self.out or self.out_format != "json":
+            return None
+        from srtopo.runners.spark.fs import local_path
+        local = [local_path(f) for name in self._batches(self.out)
+                 for f in self.fs.data_files(f"{self.out.rstrip('/')}/{name}")]
+        return None if any(f is None for f in local) else local
+
+    def _batches(self, directory: str) -> list[str]:
+        return sorted(x for x in self.fs.list_names(directory) if x.startswith("batch="))
+
+    def rejected(self, spark):
+        if not self.rejected_out or not self._batches(self.rejected_out):
+            return spark.createDataFrame([], REJECTED_COLUMNS)
+        return spark.read.schema(REJECTED_COLUMNS + ", batch STRING").option("basePath", self.rejected_out) \
+            .json(self.rejected_out.rstrip("/") + "/batch=*")

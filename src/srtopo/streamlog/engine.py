@@ -1,0 +1,182 @@
+"""Evaluate a Streamlog program timestamp by timestamp with clingo, emitting each timestamp's facts once it is
+complete.
+
+The rules are ground per timestamp ``now`` in one kept clingo Control (``rules.solver.StepSolver``): every rule's
+head timestamp is bound to ``now`` (the bistate program's ``_new`` atoms are the atoms at ``now``, its ``_old``
+atoms those of earlier steps, already in the Control), so a timestamp costs the grounding of what is new at it,
+not a re-solve of the whole history. A rule whose head timestamp no goal has (``h(T) :- a(T0), T = T0 + 1``) also
+schedules that timestamp, so that it is visited even when no input reaches it.
+
+State: the Control is compacted to the facts rules read at earlier timestamps (``Evaluator``). ``retain=N`` bounds
+it for long runs: the Control is rebuilt every N timestamps with only the facts of the last N timestamps, after
+which a rule that looks further back than N sees less than the unbounded semantics would.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from clingo import Symbol, ast
+
+from srtopo.errors import ProgramError
+from srtopo.ir.records import Model
+from srtopo.rules.parse import clingo_error
+from srtopo.rules.solver import StepSolver, grounding_errors
+from srtopo.streamlog.program import NOW, Program, now_term, substitute
+
+NEXT = "__sl_next"
+
+
+def _vars(n: int) -> str:
+    return ",".join(f"X{i}" for i in range(1, n + 1))
+
+
+def _at_now(node):
+    """The rule with its head timestamp bound to the step's ``now``."""
+    head_ts = node.head.atom.symbol.arguments[0]
+    if head_ts.ast_type == ast.ASTType.Variable:
+        return substitute(node, head_ts.name, now_term(head_ts.location))
+    guard = ast.Literal(head_ts.location, ast.Sign.NoSign,
+                        ast.Comparison(now_term(head_ts.location), [ast.Guard(ast.ComparisonOperator.Equal, head_ts)]))
+    return node.update(body=list(node.body) + [guard])
+
+
+def _schedule(node):
+    """``__sl_next(now, Th) :- <the rule's body without negation>, Th > now``: a timestamp to visit later."""
+    head_ts = node.head.atom.symbol.arguments[0]
+    loc = node.location
+    body = [lit for lit in node.body if not (lit.ast_type == ast.ASTType.Literal and lit.sign != ast.Sign.NoSign)]
+    body.append(ast.Literal(loc, ast.Sign.NoSign, ast.Comparison(head_ts, [ast.Guard(
+        ast.ComparisonOperator.GreaterThan, now_term(loc))])))
+    head = ast.Literal(loc, ast.Sign.NoSign, ast.SymbolicAtom(ast.Function(loc, NEXT, [now_term(loc), head_ts], False)))
+    return node.update(head=head, body=body)
+
+
+@dataclass(frozen=True)
+class StepProgram:
+    """What the solver grounds: ``base`` once, ``step`` per timestamp; ``slots`` are the temporal signatures the
+    inputs of a step are given for (``@sl_in(k)``), in order."""
+    base: str
+    step: str
+    slots: tuple
+
+
+def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
+    slots = tuple(sorted(program.temporal))
+    shown = sorted(program.shown | extra_shown)
+    history = "".join(f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_old({k}).\n"
+                      for k, (name, n) in enumerate(slots))
+    base = "".join(f"{text}\n" for text in program.background) + history
+    parts = [f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_in({k}).\n" for k, (name, n) in enumerate(slots)]
+    for rule in program.rules:
+        if not rule.temporal:
+            continue
+        parts.append(f"{_at_now(rule.node)}\n")
+        if not rule.anchored:
+            parts.append(f"{_schedule(rule.node)}\n")
+    # signature shows are global; the solver reads the shown facts each step's grounding derives
+    parts += [f"#show {name}/{n}.\n" for name, n in shown]
+    parts.append(f"#show {NEXT}/2.\n")
+    return StepProgram(base, "".join(parts), slots)
+
+
+class _Context:
+    def __init__(self, inputs: list, old: list | None = None):
+        self.inputs = inputs
+        self.old = old
+
+    def sl_in(self, k):
+        return self.inputs[k.number]
+
+    def sl_old(self, k):
+        return self.old[k.number] if self.old else []
+
+
+class Evaluator:
+    """Feed it complete timestamps in increasing order; it returns each one's shown facts (and keeps the state).
+
+    The kept Control is compacted now and then: rebuilt with only the facts of the predicates some rule reads at
+    an earlier timestamp (``Program.history``), kept on the Python side as they are derived. Intermediate facts
+    (``path`` when only ``minpath`` is read back) are dropped, which keeps grounding a rule that is recursive at
+    the current timestamp from scanning their whole past (clingo's grounder does, step after step). The output is
+    the same; ``retain`` additionally drops history facts older than ``retain`` timestamps."""
+
+    #: compact once the Control holds this many times the atoms a rebuild keeps (and at least MIN_ATOMS)
+    GROWTH = 3
+    MIN_ATOMS = 20_000
+
+    def __init__(self, program: Program, retain: int | None = None):
+        program.check()
+        errors = grounding_errors(program.source_text) if program.source_text else []
+        if errors:
+            raise _located(errors[0], program.file)
+        if retain is not None and retain < 1:
+            raise ProgramError(f"retain must be at least 1 timestamp, got {retain}")
+        self.program = program
+        self.retain = retain
+        self.kept_sigs = program.history
+        self.plan = step_program(program, extra_shown=self.kept_sigs)
+        self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
+        self.solver = StepSolver(self.plan.base, self.plan.step, NOW)
+        self.solver.reset()
+        self.kept: deque = deque()           # (timestamp, history atoms at it), for a rebuild
+        self.kept_atoms = 0
+        self.rebuilt_at = None
+
+    def evaluate(self, now: int, inputs: dict) -> tuple[list[Symbol], list[int]]:
+        """The shown atoms at ``now`` and the later timestamps some rule scheduled. ``inputs``: signature ->
+        list of atoms (Symbols with their timestamp first) at ``now``."""
+        self._maybe_rebuild(now)
+        lists = [[] for _ in self.plan.slots]
+        for sig, atoms in inputs.items():
+            lists[self.slot[sig]] = atoms
+        found = self.solver.step(now, _Context(lists))
+        atoms, later, history = [], [], []
+        shown, kept = self.program.shown, self.kept_sigs
+        for sym in found:
+            if sym.name == NEXT:
+                later.append(sym.arguments[1].number)
+                continue
+            sig = (sym.name, len(sym.arguments))
+            if sig in kept:
+                history.append(sym)
+            if sig in shown:
+                atoms.append(sym)
+        if history:
+            self.kept.append((now, history))
+            self.kept_atoms += len(history)
+        return atoms, later
+
+    def _maybe_rebuild(self, now: int) -> None:
+        if self.rebuilt_at is None:
+            self.rebuilt_at = now
+            return
+        if self.retain is not None:
+            due = now - self.rebuilt_at >= self.retain
+        else:
+            due = self.solver.atoms() > max(self.MIN_ATOMS, self.GROWTH * self.kept_atoms)
+        if not due:
+            return
+        if self.retain is not None:
+            while self.kept and self.kept[0][0] < now - self.retain:
+                self.kept_atoms -= len(self.kept.popleft()[1])
+        old = [[] for _ in self.plan.slots]
+        for _t, atoms in self.kept:
+            for a in atoms:
+                old[self.slot[(a.name, len(a.arguments))]].append(a)
+        self.solver.reset(_Context([], old))
+        self.rebuilt_at = now
+
+
+def _located(message: str, file: str) -> ProgramError:
+    unsafe = re.findall(r"'([^']+)' is unsafe", message)
+    detail = f"unsafe rule: {', '.join(unsafe)} not bound by a positive goal" if unsafe else None
+    return clingo_error(message, file, detail, hint="Streamlog rules must be safe, as in ASP: bind the head's "
+                                                    "timestamp by a goal at it, e.g. previous(T,X) :- msg(T,_), "
+                                                    "msg(T0,X), T0 < T.") \
+        or ProgramError(" ".join(message.split()), file=file)
+
+
+def model(now: int, atoms: list) -> Model:
+    return Model(now, tuple(sorted(str(a) for a in atoms)))
