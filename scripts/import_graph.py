@@ -1,6 +1,7 @@
 """Draw the import graph of the package from its source, read statically (``ast``): one node per folder of
-``src/srtopo`` (the modules at the root are one node, ``srtopo.testing`` one of its own), an arrow from a folder
-to each folder it imports, labelled with the number of (module, imported module) pairs.
+``src/srtopo`` (``srtopo.testing`` one of its own), an arrow from a folder to each folder it imports, labelled
+with the number of (module, imported module) pairs. The bottom modules at the root (errors, concepts, ...), which
+every folder imports, are not drawn: each node says how many pairs point at them.
 
     .venv/bin/python scripts/import_graph.py                # writes docs/import-graph.png, prints the arrows
     .venv/bin/python scripts/import_graph.py --out FILE.png
@@ -103,6 +104,9 @@ def draw(out: Path) -> nx.DiGraph:
     lines = Counter()
     for m in graph:
         lines[picture_node(m)] += len(modules()[m].read_text(encoding="utf-8").splitlines())
+    bottom = "srtopo (root)"                 # every folder imports it: its arrows are counts in the labels
+    to_bottom = {a: folders.edges[a, b]["imports"] for a, b in folders.edges if b == bottom}
+    folders.remove_node(bottom)
     # layers from the bottom: a folder sits one above the highest folder it imports
     layer = {}
     for node in reversed(list(nx.topological_sort(folders))):
@@ -111,24 +115,25 @@ def draw(out: Path) -> nx.DiGraph:
     for level in set(layer.values()):          # one row per layer; rows zigzag so long arrows miss the nodes
         row = sorted(n for n in folders if layer[n] == level)
         for i, node in enumerate(row):
-            pos[node] = ((i - (len(row) - 1) / 2) * 2.2 + (0.7 if level % 2 else -0.7), level)
-    bottom = "srtopo (root)"
-    edges = [e for e in folders.edges if e[1] != bottom]
-    to_bottom = [e for e in folders.edges if e[1] == bottom]
+            pos[node] = ((i - (len(row) - 1) / 2) * 2.6 + (1.0 if level % 2 else -1.0), level)
     fig, ax = plt.subplots(figsize=(12, 10))
     nx.draw_networkx_nodes(folders, pos, ax=ax, node_size=5200, node_color="#dfe9f5", edgecolors="#3a5f8a")
     nx.draw_networkx_labels(folders, pos, ax=ax, font_size=9, labels={
-        n: f"{n}\n{sizes[n]} modules\n{lines[n]:,} lines" for n in folders})
-    for group, color, style in ((edges, "#333333", "solid"), (to_bottom, "#aaaaaa", "dashed")):
-        nx.draw_networkx_edges(folders, pos, ax=ax, edgelist=group, node_size=5200, arrowsize=14, edge_color=color,
-                               style=style, connectionstyle="arc3,rad=0.12",
-                               width=[0.7 + 0.12 * folders.edges[e]["imports"] for e in group])
-        nx.draw_networkx_edge_labels(folders, pos, ax=ax, font_size=8, connectionstyle="arc3,rad=0.12",
-                                     font_color=color, label_pos=0.3,
-                                     edge_labels={e: folders.edges[e]["imports"] for e in group})
+        n: f"{n}\n{sizes[n]} modules\n{lines[n]:,} lines" + (f"\n(root: {to_bottom[n]})" if n in to_bottom else "")
+        for n in folders})
+    for a, b in folders.edges:       # a longer arrow bends more, so that it passes beside the rows between
+        rad = 0.08 + 0.07 * (abs(layer[a] - layer[b]) - 1)
+        color, style = "#333333", "solid"
+        nx.draw_networkx_edges(folders, pos, ax=ax, edgelist=[(a, b)], node_size=5200, arrowsize=14,
+                               edge_color=color, style=style, connectionstyle=f"arc3,rad={rad}",
+                               width=0.7 + 0.12 * folders.edges[a, b]["imports"])
+        nx.draw_networkx_edge_labels(folders, pos, ax=ax, font_size=8, connectionstyle=f"arc3,rad={rad}",
+                                     font_color=color, label_pos=0.4,
+                                     edge_labels={(a, b): folders.edges[a, b]["imports"]})
     ax.set_title("src/srtopo: folders and their imports (arrow: imports; label: module pairs). "
                  "Imports point down; no cycle.\n"
-                 "Dashed: imports of the root modules (errors, concepts, interrupt, measure, environment).",
+                 "(root: N): N module pairs into the modules at the root "
+                 f"({sizes[bottom]} modules, {lines[bottom]:,} lines: errors, concepts, interrupt, measure, environment)",
                  fontsize=10)
     ax.axis("off")
     fig.tight_layout()

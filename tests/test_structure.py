@@ -134,3 +134,10 @@ def test_no_eval_pickle_or_shell_anywhere_in_the_package_or_the_experiments():
         offenders += [f"{os.path.relpath(path, ROOT)}: imports {m}" for m in imports(path, name)
                       if m.split(".")[0] in ("pickle", "marshal", "shelve", "dill", "cloudpickle")]
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_import_graph_script_draws_the_folders(tmp_path, capsys):
+    """``scripts/import_graph.py`` (which drew docs/import-graph.png) still runs on the code as it is."""
+    assert graph_of.main(["--out", str(tmp_path / "graph.png")]) == 0
+    assert (tmp_path / "graph.png").stat().st_size > 10_000
+    assert "runners          -> rules" in capsys.readouterr().out
