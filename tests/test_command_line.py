@@ -35,6 +35,17 @@ def test_a_mistyped_option_is_named_with_the_closest_real_one_in_three_lines(cap
     assert len(err) <= 3 and "--stratgy" in err[0] and "--strategy" in err[0]
 
 
+def test_a_mistyped_command_or_choice_is_named_with_the_closest_one(capsys):
+    assert _exit(["chek", "--tbox", TEX]) == 2
+    err = _err(capsys)
+    assert len(err) <= 3 and "unknown command 'chek' (did you mean check?)" in err[0]
+    assert _exit(["check", "--tbox", TEX, "--stream", STREAM, "--window", "3", "--method", "ntn"]) == 2
+    assert "unknown --method 'ntn' (did you mean ntm?)" in _err(capsys)[0]
+    assert _exit(["reason", "--program", "p.idlvsr", "--strategy", "xyz"]) == 2
+    err = _err(capsys)[0]
+    assert "unknown --strategy 'xyz' (choose from " in err and "restart" in err
+
+
 def test_version_and_debug_or_verbose_anywhere(capsys):
     assert _exit(["--version"]) == 0
     assert capsys.readouterr().out.startswith("srtopo ")
