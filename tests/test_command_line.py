@@ -320,3 +320,19 @@ def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp
                                capture_output=True, text=True, timeout=60)
         err = [x for x in spark.stderr.splitlines() if x.strip()]
         assert spark.returncode == 2 and len(err) == 1 and "not a regular file" in err[0], spark.stderr
+
+
+def test_a_signal_while_the_program_loads_is_one_line(tmp_path):
+    """Ctrl-C (or SIGTERM) in the first second, while the engines are imported: one line and 130 (143), not a
+    KeyboardInterrupt traceback from inside an import."""
+    import signal
+    import time
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-m", "srtopo", "check", "--tbox", TEX, "--stream", STREAM,
+                                 "--window", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.15)          # the interpreter has started, the imports have not ended
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        lines = [x for x in err.splitlines() if x.strip()]
+        assert proc.returncode == 128 + signum, err
+        assert len(lines) == 1 and lines[0].startswith(f"srtopo: stopped by {signal.Signals(signum).name}"), err

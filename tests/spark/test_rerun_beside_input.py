@@ -114,3 +114,17 @@ def test_a_rejected_line_names_its_file_as_the_user_gave_it_on_both_runners(spar
             window=1, options=options)).rejected]
             for runner, options in ((LocalRunner(), None), (SparkRunner(), SparkOptions(once=True)))}
         assert got == {"local": [expected], "spark": [expected]}
+
+
+def test_a_checkpoint_whose_first_log_write_was_cut_short_starts(spark, tmp_path):
+    """A run stopped while Spark wrote the offsets of its first batch leaves a temporary file there; Spark 4
+    refused to start batch 0 over it ("should be empty on batch 0") and the checkpoint was unusable."""
+    stream = tmp_path / "in" / "s.tnt"
+    stream.parent.mkdir()
+    stream.write_text(_lines(range(0, 4)))
+    (tmp_path / "ck" / "query" / "offsets").mkdir(parents=True)
+    (tmp_path / "ck" / "query" / "offsets" / ".0.5e1f1d5c-cut-short.tmp").write_text("v1\n")
+    topology = compile_ntm(analyse(TBOX))
+    result = SparkRunner().run(topology, [TntFiles(str(stream))], RunConfig(
+        window=1, checkpoint=str(tmp_path / "ck"), out=str(tmp_path / "out"), options=SparkOptions(once=True)))
+    assert result.keys == {(EX + "x", t) for t in range(1, 4)}
