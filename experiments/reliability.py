@@ -157,18 +157,24 @@ def kill_rows(trials: int) -> list[dict]:
     return rows
 
 
-def interrupt_rows(trials: int) -> list[dict]:
+def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
+    """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
+    by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
     from experiments.interrupt_campaign import CASES, campaign
+    done = {}
+    if saved is not None:
+        done = {r["case"]: r for r in json.loads(Path(saved).read_text(encoding="utf-8"))["campaigns"]}
     rows = []
     for name, case in CASES.items():
-        r = campaign(case, trials, seed=130)
+        r = done.get(name) or campaign(case, trials, seed=130)
+        n = r["trials"]
         left = sum(x["left_processes"] for x in r["rows"])
         rows.append(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} engine",
                          f"seeded random moments in {case.moments[0]}-{case.moments[1]} s, SIGINT to the group and "
-                         f"SIGTERM to the process in turn", trials,
-                         f"{r['clean']}/{trials} clean: exit 130/143, one line, whole outputs, {left} processes "
+                         f"SIGTERM to the process in turn", n,
+                         f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes "
                          "left" + (", the --once restart goes on from the checkpoint" if case.engine == "spark"
-                                   else ""), r["clean"] == trials))
+                                   else ""), r["clean"] == n))
     return rows
 
 
@@ -258,6 +264,8 @@ def main(argv=None) -> int:
     parser.add_argument("--examples", type=int, default=10_000, help="fuzz examples per parser")
     parser.add_argument("--kills", type=int, default=20, help="kill -9 trials per kind")
     parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and engine")
+    parser.add_argument("--interrupt-results", metavar="JSON",
+                        help="build the interrupt rows from a saved interrupt_campaign run instead of running it")
     parser.add_argument("--quick", action="store_true", help="300 fuzz examples, 2 kills per kind")
     parser.add_argument("--markdown", default=str(ROOT / "RELIABILITY.md"))
     parser.add_argument("--out", default=str(RESULTS / "reliability.json"))
@@ -272,7 +280,7 @@ def main(argv=None) -> int:
     previous = json.loads(Path(args.out).read_text(encoding="utf-8")).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
-                "kill": lambda: kill_rows(args.kills), "interrupt": lambda: interrupt_rows(args.interrupts),
+                "kill": lambda: kill_rows(args.kills), "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
                 "overload": overload_rows, "memory": memory_rows}
     for section in sections:
         rows += [dict(r, section=section, date=time.strftime("%Y-%m-%d")) for r in builders[section]()]

@@ -35,6 +35,17 @@ def test_a_mistyped_option_is_named_with_the_closest_real_one_in_three_lines(cap
     assert len(err) <= 3 and "--stratgy" in err[0] and "--strategy" in err[0]
 
 
+def test_a_mistyped_command_or_choice_is_named_with_the_closest_one(capsys):
+    assert _exit(["chek", "--tbox", TEX]) == 2
+    err = _err(capsys)
+    assert len(err) <= 3 and "unknown command 'chek' (did you mean check?)" in err[0]
+    assert _exit(["check", "--tbox", TEX, "--stream", STREAM, "--window", "3", "--method", "ntn"]) == 2
+    assert "unknown --method 'ntn' (did you mean ntm?)" in _err(capsys)[0]
+    assert _exit(["reason", "--program", "p.idlvsr", "--strategy", "xyz"]) == 2
+    err = _err(capsys)[0]
+    assert "unknown --strategy 'xyz' (choose from " in err and "restart" in err
+
+
 def test_version_and_debug_or_verbose_anywhere(capsys):
     assert _exit(["--version"]) == 0
     assert capsys.readouterr().out.startswith("srtopo ")
@@ -309,3 +320,19 @@ def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp
                                capture_output=True, text=True, timeout=60)
         err = [x for x in spark.stderr.splitlines() if x.strip()]
         assert spark.returncode == 2 and len(err) == 1 and "not a regular file" in err[0], spark.stderr
+
+
+def test_a_signal_while_the_program_loads_is_one_line(tmp_path):
+    """Ctrl-C (or SIGTERM) in the first second, while the engines are imported: one line and 130 (143), not a
+    KeyboardInterrupt traceback from inside an import."""
+    import signal
+    import time
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-m", "srtopo", "check", "--tbox", TEX, "--stream", STREAM,
+                                 "--window", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.15)          # the interpreter has started, the imports have not ended
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=60)
+        lines = [x for x in err.splitlines() if x.strip()]
+        assert proc.returncode == 128 + signum, err
+        assert len(lines) == 1 and lines[0].startswith(f"srtopo: stopped by {signal.Signals(signum).name}"), err

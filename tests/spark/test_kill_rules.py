@@ -1,6 +1,6 @@
 """Exactly-once for rule topologies: a 210-time-point stream in six files, ``reason --engine spark`` killed
-with SIGKILL twice (as a later batch starts writing, and during its sink and commit; the consistency test kills
-right after a store entry) and restarted; the models written equal an uninterrupted run's."""
+with SIGKILL as a later batch starts writing its store entry (the consistency test kills during a sink and
+commit) and restarted; the models written equal an uninterrupted run's."""
 import os
 import random
 
@@ -18,16 +18,16 @@ def _write_stream(directory, rng):
     write_tnt(str(directory), lines, per_file=-(-len(lines) // FILES))
 
 
-def test_sigkill_twice_then_restart_gives_the_uninterrupted_models(spark, tmp_path):
+def test_sigkill_then_restart_gives_the_uninterrupted_models(spark, tmp_path):
     (tmp_path / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
     _write_stream(tmp_path / "in", random.Random(5))
     args = ["reason", "--engine", "spark", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "in"),
             "--once", "--files-per-batch", "1", "--master", "local[2]", "--partitions", "2",
             "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
-    kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing", "during-sink"))
+    kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",))
     done = srtopo(args, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert len(set(kills)) == 2, f"two different kill points, got {kills}"
+    assert kills and kills[0] >= 3, f"killed before the fourth store entry: {kills}"
 
     from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program

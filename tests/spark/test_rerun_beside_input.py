@@ -56,6 +56,23 @@ def test_a_file_name_is_never_read_as_a_pattern(spark, tmp_path, name):
     assert result.keys == {(EX + "x", t) for t in range(1, 4)} and result.counters.records == 4
 
 
+@pytest.mark.parametrize("folder", ["d[1]", "d {a,b}*?"])
+def test_a_folder_name_is_never_read_as_a_pattern(spark, tmp_path, folder):
+    """A stream folder whose name has glob characters is that folder (it read nothing, or the folders the
+    pattern matched); its rejected lines name its files as the local runner does."""
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "s.tnt").write_text(_lines(range(0, 4)) + "not a line\n")
+    (tmp_path / "d1").mkdir()                                           # what d[1] matches as a glob
+    (tmp_path / "d1" / "s.tnt").write_text(_lines(range(50, 54)))
+    topology = compile_ntm(analyse(TBOX))
+    source = TntFiles(str(tmp_path / folder))
+    result = SparkRunner().run(topology, [source], RunConfig(window=1, options=SparkOptions(once=True)))
+    local = LocalRunner().run(topology, [source], RunConfig(window=1))
+    assert result.keys == local.keys == {(EX + "x", t) for t in range(1, 4)} and result.counters.records == 4
+    assert [(r.source, r.line) for r in result.rejected] == [(r.source, r.line) for r in local.rejected] == [
+        (str(tmp_path / folder / "s.tnt"), 5)]
+
+
 def test_reason_twice_with_checkpoint_and_out_beside_the_log(spark, tmp_path):
     log = tmp_path / "in.log"
     log.write_text("".join(f"{t} b({t % 3});\n" for t in range(5)))
@@ -97,3 +114,17 @@ def test_a_rejected_line_names_its_file_as_the_user_gave_it_on_both_runners(spar
             window=1, options=options)).rejected]
             for runner, options in ((LocalRunner(), None), (SparkRunner(), SparkOptions(once=True)))}
         assert got == {"local": [expected], "spark": [expected]}
+
+
+def test_a_checkpoint_whose_first_log_write_was_cut_short_starts(spark, tmp_path):
+    """A run stopped while Spark wrote the offsets of its first batch leaves a temporary file there; Spark 4
+    refused to start batch 0 over it ("should be empty on batch 0") and the checkpoint was unusable."""
+    stream = tmp_path / "in" / "s.tnt"
+    stream.parent.mkdir()
+    stream.write_text(_lines(range(0, 4)))
+    (tmp_path / "ck" / "query" / "offsets").mkdir(parents=True)
+    (tmp_path / "ck" / "query" / "offsets" / ".0.5e1f1d5c-cut-short.tmp").write_text("v1\n")
+    topology = compile_ntm(analyse(TBOX))
+    result = SparkRunner().run(topology, [TntFiles(str(stream))], RunConfig(
+        window=1, checkpoint=str(tmp_path / "ck"), out=str(tmp_path / "out"), options=SparkOptions(once=True)))
+    assert result.keys == {(EX + "x", t) for t in range(1, 4)}

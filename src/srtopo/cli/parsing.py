@@ -19,6 +19,10 @@ class _PlainFormatter(argparse.HelpFormatter):
         return super()._expand_help(action).replace("``", "")
 
 
+#: argparse's message for a value outside an option's (or the command's) choices
+_INVALID_CHOICE = re.compile(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are at most three lines: what is wrong, the closest real option, where
     to read more. A mistyped option is named before any option it hides as missing."""
@@ -41,6 +45,11 @@ class Parser(argparse.ArgumentParser):
                                               n=1, cutoff=0.6)
             if close:
                 message += f" (did you mean {close[0]}?)"
+        elif (choice := _INVALID_CHOICE.match(message)) is not None:
+            choices = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), choices, n=1, cutoff=0.6)
+            message = f"unknown {choice.group(0).split(':')[0].removeprefix('argument ')} {choice.group(1)!r}" + (
+                f" (did you mean {close[0]}?)" if close else f" (choose from {', '.join(choices)})")
         self.exit(ERROR_STATUS, f"{self.prog}: error: {message}\n{self.prog} --help lists the options\n")
 
     def _command(self) -> "Parser | None":

@@ -86,15 +86,13 @@ def refuse_idle_strategy(args, topology) -> None:
 
 
 def _gap(text: str) -> int | None:
+    """A count >= 1 (``positive``), or ``none``."""
     if text.strip().lower() == "none":
         return None
     try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'none', got {text!r}")
-    return value
+        return positive(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'none', got {text!r}") from None
 
 
 def run(args) -> int:

@@ -123,6 +123,8 @@ def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
         path = exact_file_glob(os.path.abspath(path))
     elif "://" not in path and not path.startswith("file:"):
         path = os.path.abspath(path)    # the JVM's working folder is where it started, not this process's now
+        if os.path.isdir(path):         # a folder named dir[1] is that folder, not a pattern matching dir1
+            path = "".join("\\" + c if c in _GLOB_CHARS else c for c in path)
     return reader.load(path)
 
 

@@ -114,6 +114,7 @@ class MicroBatchJob:
         self.store = BatchStore(self.fs, checkpoint.rstrip("/") + "/store")
         self.sinks = sinks
         sinks.start()
+        self._drop_partial_log_writes(checkpoint.rstrip("/") + "/query")
         writer = union_all(frames).writeStream.foreachBatch(self._on_batch) \
             .option("checkpointLocation", checkpoint.rstrip("/") + "/query") \
             .queryName(query_name or f"srtopo_{self.uid}")
@@ -123,6 +124,16 @@ class MicroBatchJob:
             writer = writer.trigger(processingTime=f"{float(trigger)} seconds")
         self.query = writer.start()
         return self.query
+
+    def _drop_partial_log_writes(self, query_checkpoint: str) -> None:
+        """Remove the temporary files of offset and commit log entries whose write was cut short (a run stopped
+        or killed while Spark wrote one). Such a file never is an entry (an entry appears by an atomic rename),
+        but Spark 4 refuses to start batch 0 over an offsets directory holding one."""
+        for log in ("offsets", "commits"):
+            folder = f"{query_checkpoint}/{log}"
+            for name in self.fs.list_names(folder):
+                if name.startswith(".") and name.endswith(".tmp"):
+                    self.fs.delete(f"{folder}/{name}")
 
     def _on_batch(self, df, batch_id: int) -> None:
         self._in_batch = True
