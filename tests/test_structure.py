@@ -80,16 +80,38 @@ def test_the_ir_imports_no_engine_and_no_topology_kind():
             "srtopo.ir", "srtopo.errors", "srtopo.concepts")}, name
 
 
-@pytest.mark.xfail(strict=True, reason="the runners still import the topology kinds they run: runners/local.py "
-                   "holds the consistency evaluator and imports the rules evaluator, runners/spark the rules "
-                   "partition tasks and the consistency SQL; a registry of kinds (each bringing its compiler, "
-                   "local executor and Spark job) turns these arrows around")
-def test_the_runners_import_no_topology_kind():
-    graph = folder_graph()
-    kinds = {"srtopo.consistency", "srtopo.rules", "srtopo.streamlog"}
-    assert not {target for target in graph.successors("srtopo.runners") if target in kinds}
-    assert not [name for name in MODULES if name.startswith("srtopo.runners.") and re.search(
-        r"\bclass \w*Consistency\w*Engine\b|^def .*consistency", MODULES[name].read_text(encoding="utf-8"), re.M)]
+KIND_FOLDERS = {"srtopo.consistency", "srtopo.rules", "srtopo.streamlog"}
+
+
+def test_the_runners_dispatch_through_the_registry_of_kinds():
+    """The runners import no topology kind and never branch on one; only a kind's own Spark job (named in
+    ``srtopo.kinds``) imports its kind, and no other."""
+    from srtopo.kinds import KINDS
+    jobs = {kind.spark: kind.name for kind in KINDS.values() if kind.spark}
+    assert set(jobs) <= set(MODULES) and len(jobs) >= 2
+    for name in MODULES:
+        if not name.startswith("srtopo.runners"):
+            continue
+        reached = {folder(t) for t in project_edges(name)} & KIND_FOLDERS
+        allowed = {"srtopo." + jobs[name]} if name in jobs else set()
+        assert reached <= allowed, f"{name} imports {sorted(reached - allowed)}"
+        text = MODULES[name].read_text(encoding="utf-8")
+        assert not re.search(r"\bkind\s*[!=]=|[!=]=\s*\"(consistency|rules|streamlog)\"", text), \
+            f"{name} branches on the topology kind"
+        assert not re.search(r"^class \w*(Checker|Reasoner|Evaluator)\b", text, re.M), name
+
+
+def test_every_registered_kind_brings_a_compiler_and_a_local_executor():
+    import importlib
+
+    from srtopo.kinds import KINDS
+    assert {"consistency", "rules", "streamlog"} <= set(KINDS)
+    for kind in KINDS.values():
+        executor = kind.local_executor()
+        assert executor.SOURCES and callable(executor.run) and callable(executor.stopped_note), kind.name
+        module, function = kind.compiler.split(":")
+        assert callable(getattr(importlib.import_module(module), function)), kind.name
+        assert kind.local.startswith(f"srtopo.{kind.name}.") and module.startswith(f"srtopo.{kind.name}.")
 
 
 def test_the_only_installed_top_level_name_is_srtopo(tmp_path):

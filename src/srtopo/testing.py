@@ -17,7 +17,7 @@ from srtopo.io.sinks import MemorySink  # noqa: F401 (part of the testing API)
 from srtopo.io.sources import Lines, Timeline, Tuples
 from srtopo.ir.topology import Topology
 from srtopo.runners import RUNNERS, RunConfig, Runner, RunResult
-from srtopo.runners.protocol import MAX_GAP
+from srtopo.ir.run import MAX_GAP
 
 RUNNER_NAMES = tuple(RUNNERS)
 

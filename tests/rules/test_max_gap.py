@@ -11,7 +11,7 @@ from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
 from srtopo.runners import SparkOptions, get_runner
-from srtopo.runners.protocol import RunConfig
+from srtopo.ir.run import RunConfig
 from tests.rules.conftest import reason_cli
 
 PROGRAM = "hot(S) :- temp(S,T), T > 30.\nalarm(S) :- hot(S) in [2 sec].\n"
@@ -107,10 +107,11 @@ def test_a_running_spark_query_hands_a_batch_over_in_time_order():
     """A batch's models come back partition by partition (2, 5, 8, 0, 1, ... was printed); the sink gets them
     in time order, as the local runner emits them."""
     from srtopo.io.sinks import MemorySink
+    from srtopo.runners.spark.rules import JOB
     from srtopo.runners.spark.runner import _hand_over
     sink = MemorySink()
     rows = [{"time": t, "atoms": [f"p({t})"]} for t in (2, 5, 8, 0, 1, 3)]
-    assert _hand_over(sink, rows, None, {}, "rules") == 6
+    assert _hand_over(sink, rows, None, {}, JOB) == 6
     assert [m.time for m in sink.outputs] == [0, 1, 2, 3, 5, 8]
 
 

@@ -112,7 +112,7 @@ def test_reports_read_with_arrow_equal_reports_read_line_by_line(tmp_path):
     entries, an empty file, ties in time (kept in file and line order)."""
     import json
 
-    from srtopo.runners.spark.runner import report_of, reports_of_files
+    from srtopo.runners.spark.consistency import report_of, reports_of_files
     rng = random.Random(7)
     names = ["http://ex.org/é#A", "http://ex.org/B\"q", "urn:x:C\\d", "http://ex.org/日本#D"]
     paths = []

@@ -1,4 +1,5 @@
-"""``srtopo compile``: a DL-Lite TBox (consistency) or an I-DLV-sr program (rules) into a topology."""
+"""``srtopo compile``: a DL-Lite TBox (consistency), an I-DLV-sr program (rules) or a Streamlog program (``.sl``)
+into a topology."""
 from __future__ import annotations
 
 import json
@@ -112,7 +113,8 @@ def register(subparsers, parents=()) -> None:
                                    description=__doc__.splitlines()[0], allow_abbrev=False, parents=list(parents))
     add_topology_arguments(parser, tbox_required=False)
     add_cost_arguments(parser)
-    parser.add_argument("--program", help="I-DLV-sr program (.idlvsr): compile its rules topology instead")
+    parser.add_argument("--program", help="I-DLV-sr program (.idlvsr), or Streamlog program (.sl): compile its "
+                                          "topology instead")
     add_program_arguments(parser)
     add_graph_argument(parser)
     parser.add_argument("--format", choices=["text", "json", "dot"], default="text", help="output format")
@@ -143,8 +145,13 @@ def rules_options(args):
 
 
 def rules_topology(args):
+    from srtopo.errors import TopologyError
+    from srtopo.kinds import program_kind
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
+    if program_kind(args.program).name != "rules":
+        raise TopologyError(f"{args.program} is a {program_kind(args.program).name} program, not an I-DLV-sr one",
+                            hint="run it with srtopo streamlog --program; srtopo compile --program prints its topology")
     program = parse_file(args.program)
     if getattr(args, "export_graphs", None):
         from srtopo.rules.analysis import analyse
@@ -156,9 +163,14 @@ def rules_topology(args):
 
 def run(args) -> int:
     from srtopo.errors import TopologyError
+    from srtopo.kinds import program_kind
     if bool(args.tbox) == bool(args.program):
-        raise TopologyError("give either --tbox (a consistency topology) or --program (a rules topology)")
-    if args.program:
+        raise TopologyError("give either --tbox (a consistency topology) or --program (a rules or Streamlog "
+                            "topology)")
+    if args.program and program_kind(args.program).name == "streamlog":
+        topology = program_kind(args.program).compile(args.program)
+        report, extra = None, {}
+    elif args.program:
         topology = rules_topology(args)
         report, extra = None, {}
     else:

@@ -9,7 +9,8 @@ from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_
 from srtopo.cli.parsing import Refused
 from srtopo.errors import TopologyError
 from srtopo.io.sources import AtomLog
-from srtopo.runners.protocol import MAX_GAP, positive
+from srtopo.ir.run import MAX_GAP
+from srtopo.runners.protocol import positive
 
 
 def register(subparsers, parents=()) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from srtopo import interrupt
 from srtopo.cli import engines
 from srtopo.cli.engines import NothingUsable
 from srtopo.errors import TopologyError
-from srtopo.io.sinks import JsonLinesSink, open_text
-from srtopo.streamlog import UNIONS, Streamlog, explain, load_program, run_streams
+from srtopo.io.sources import FactLines
+from srtopo.streamlog import UNIONS, explain, load_program
+from srtopo.streamlog.compile import compile_program
 
 
 def register(subparsers, parents=()) -> None:
@@ -31,14 +31,10 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--retain", type=int, default=None, metavar="N",
                         help="keep only the last N timestamps of facts (bounded state for long runs; rules that "
                              "look further back then see less)")
-    parser.add_argument("--out", default="-", help="JSON lines {\"time\": t, \"atoms\": [...]}: '-' (default) or "
-                                                   "a file")
-    parser.add_argument("--rejected-out", default=None,
-                        help="rejected lines as JSON lines to this file (default: shown on stderr)")
     parser.add_argument("--explain", action="store_true",
                         help="print the classification of every rule and predicate and the bistate program (to "
                              "stdout without --stream, else to stderr)")
-    engines.add_strict_argument(parser)
+    engines.add_engine_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -62,32 +58,18 @@ def run(args) -> int:
         if args.explain:
             return 0
         raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port")
-    out, out_owned = open_text(args.out, "--out")
-    rejected, rejected_owned = open_text(args.rejected_out, "--rejected-out") if args.rejected_out \
-        else (None, False)
+    topology = compile_program(program, union=args.union, retain=args.retain)
+    runner, config, sink = engines.start(args, kind="streamlog")
     specs = [args.stream] + list(args.also_stream)
-    sink = JsonLinesSink(out, rejected=rejected, echo=None if rejected else sys.stderr, echo_limit=20,
-                         flush=not out_owned, strict=args.fail_on_bad_input)
-    engine = Streamlog(program, specs, args.union, args.retain, on_reject=sink.reject)
-    try:
-        with interrupt.deferred():
-            run_streams(engine, specs, sink.emit, idle=args.idle)
-    except interrupt.Interrupted as stop:
-        c = engine.counters
-        stop.note = (f"{c.timestamps} timestamps evaluated, {c.written} written; a Streamlog run keeps no "
-                     "checkpoint: run again to start over")
-        raise
-    finally:
-        for handle, owned in ((out, out_owned), (rejected, rejected_owned)):
-            if owned:
-                handle.close()
+    result = runner.run(topology, [FactLines(spec, args.idle) for spec in specs], config, sink)
     engines.finish(sink, args.rejected_out)
-    c = engine.counters
-    unused = f" ({', '.join(sorted(c.unused_predicates)[:5])})" if c.unused else ""
-    print(f"srtopo: {c.facts} facts, {c.punctuations} punctuations, {c.rejected} rejected, {c.unused} facts of "
-          f"predicates the program does not read{unused}; {c.timestamps} timestamps evaluated, {c.written} written",
-          file=sys.stderr)
-    if c.facts == 0:
-        raise NothingUsable(f"no usable fact in {', '.join(specs)} ({c.rejected} rejected lines)",
+    c = result.counters
+    unread = c.extra.get("unused_predicates", [])
+    unused = f" ({', '.join(unread[:5])})" if c.irrelevant else ""
+    print(f"srtopo: {c.records} facts, {c.extra.get('punctuations', 0)} punctuations, {c.malformed} rejected, "
+          f"{c.irrelevant} facts of predicates the program does not read{unused}; {c.batches} timestamps evaluated, "
+          f"{c.outputs} written", file=sys.stderr)
+    if c.records == 0:
+        raise NothingUsable(f"no usable fact in {', '.join(specs)} ({c.malformed} rejected lines)",
                             hint="a stream line is a ground fact with its timestamp first: msg(3,red).")
     return 0

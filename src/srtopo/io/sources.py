@@ -126,6 +126,18 @@ class Timeline:
 STREAM_FORMATS = ("tnt", "tsv", "rdf")
 
 
+@dataclass(frozen=True)
+class FactLines:
+    """Streamlog fact lines (``msg(3,red).``, ``#punctuation 7.``): a file, a directory of files, ``-`` for
+    standard input, or ``tcp://host:port``. ``idle``: seconds after which a silent stream read live is
+    punctuated at the largest timestamp another stream has reached (None: never)."""
+    spec: str
+    idle: float | None = None
+
+    def describe(self) -> str:
+        return self.spec
+
+
 def source_from_spec(spec: str, files_per_batch: int | None = None, stream_format: str = "tnt"):
     """``PATH`` (in ``stream_format``), ``tnt:PATH``, ``tsv:PATH``, ``rdf:PATH``, ``rdf[FORMAT]:PATH`` or
     ``socket:HOST:PORT``."""

@@ -8,7 +8,9 @@ parallelism (the balancer's tasks for it):
   window when {X, Y} is an op and |t - t'| <= w, and the report is due at max(t, t'). What it passes on
   is stated once, by :meth:`Topology.outputs` and :meth:`Topology.route`;
 * a **rule stage** (an I-DLV-sr subprogram) evaluates flat ASP rules over its window operators' atoms,
-  the stream and the stages before it, one time point at a time; unkeyed stages run in one partition.
+  the stream and the stages before it, one time point at a time; unkeyed stages run in one partition;
+* a **Streamlog stage** evaluates a Streamlog program over explicitly timestamped facts, one complete timestamp
+  at a time (one stage, in one partition).
 
 Runners honour the key and the parallelism or say, up front, that they cannot (``UnsupportedByRunner``).
 Concepts are strings (``srtopo.concepts``); rule predicates are written ``name/arity``.
@@ -149,7 +151,24 @@ class RuleStage(Stage):
     domains: tuple[str, ...] = ()   # ``#external p(t) : body.`` of the inputs it reads (kept solvers' domain)
 
 
-STAGE_KINDS: dict[str, type[Stage]] = {ConsistencyStage.kind: ConsistencyStage, RuleStage.kind: RuleStage}
+@dataclass(frozen=True, kw_only=True)
+class StreamlogStage(Stage):
+    """A Streamlog program ("A Logic-Based Language for Data Streams"), evaluated timestamp by timestamp once
+    its timestamp is complete. ``program`` is its text as written (what runners evaluate, parsed again from the
+    text); ``rules`` each rule as written with its class (sequential, strictly sequential, forward, background);
+    ``heads`` what it derives; ``history`` the predicates some rule reads at an earlier timestamp (the only facts
+    of past timestamps evaluation needs); ``retain``: only the last N timestamps of facts are kept (None: all)."""
+    kind: ClassVar[str] = "streamlog"
+    program: str = ""
+    file: str = ""
+    rules: tuple[tuple[str, str], ...] = ()
+    heads: tuple[str, ...] = ()
+    history: tuple[str, ...] = ()
+    retain: int | None = None
+
+
+STAGE_KINDS: dict[str, type[Stage]] = {ConsistencyStage.kind: ConsistencyStage, RuleStage.kind: RuleStage,
+                                       StreamlogStage.kind: StreamlogStage}
 
 
 # --- sources and outputs ---------------------------------------------------------------------------------
@@ -182,6 +201,17 @@ class AtomSource:
 
 
 @dataclass(frozen=True)
+class FactSource:
+    """Facts with an explicit timestamp (their first argument) from one or more streams; ``inputs`` are the
+    predicates ("p/n", timestamp included) the streams may give. ``union`` says when a timestamp is complete:
+    synchronized (every stream has passed it, by a later fact or punctuation), sort-merge (by a later fact) or
+    plain (some stream has)."""
+    kind: ClassVar[str] = "facts"
+    inputs: tuple[str, ...] = ()
+    union: str = "synchronized"
+
+
+@dataclass(frozen=True)
 class ReportOutput:
     """One report per (subject, time) at which some NI is violated."""
     kind: ClassVar[str] = "reports"
@@ -197,11 +227,12 @@ class ModelOutput:
     keep: str = ""
 
 
-Source = Union[ConceptSource, AtomSource]
+Source = Union[ConceptSource, AtomSource, FactSource]
 Output = Union[ReportOutput, ModelOutput]
 #: the source and output each kind of topology reads and writes
-KIND_IO = {"consistency": (ConceptSource, ReportOutput), "rules": (AtomSource, ModelOutput)}
-SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules"}
+KIND_IO = {"consistency": (ConceptSource, ReportOutput), "rules": (AtomSource, ModelOutput),
+           "streamlog": (FactSource, ModelOutput)}
+SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules", FactSource: "streamlog"}
 
 
 # --- what the compilers found (printed, not executed) -----------------------------------------------------
@@ -221,7 +252,19 @@ class RulesNotes:
     grouping: str = ""                                      # which strategy the stages were cut for
 
 
-Notes = Union[ConsistencyNotes, RulesNotes, None]
+@dataclass(frozen=True)
+class StreamlogNotes:
+    """The analysis of a Streamlog program: each predicate's class (input, static, sequential, strictly
+    sequential, forward), the bistate version whose stratification makes it XY-stratified, and the blocking
+    analysis (``findings``: what rejects it; empty for a program that runs)."""
+    program: str = ""
+    predicates: tuple[tuple[str, str], ...] = ()
+    bistate: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()
+
+
+Notes = Union[ConsistencyNotes, RulesNotes, StreamlogNotes, None]
+NOTES_KINDS = {"consistency": ConsistencyNotes, "rules": RulesNotes, "streamlog": StreamlogNotes}
 
 
 # --- the topology ----------------------------------------------------------------------------------------
@@ -237,7 +280,7 @@ class Topology:
 
     @property
     def kind(self) -> str:
-        """``consistency`` or ``rules``: what the source feeds (every stage is of this kind)."""
+        """``consistency``, ``rules`` or ``streamlog``: what the source feeds (every stage is of this kind)."""
         return SOURCE_KINDS[type(self.source)]
 
     def stage(self, stage_id: str) -> Stage:
@@ -334,10 +377,8 @@ class Topology:
         output_type = KIND_IO[self.kind][1]
         if not isinstance(self.output, output_type):
             raise TopologyError(f"a {self.kind} topology writes {output_type.kind}, not {self.output.kind}")
-        if self.kind == "consistency":
-            self._validate_consistency()
-        else:
-            self._validate_rules()
+        {"consistency": self._validate_consistency, "rules": self._validate_rules,
+         "streamlog": self._validate_streamlog}[self.kind]()
         return self
 
     def _validate_consistency(self) -> None:
@@ -390,6 +431,15 @@ class Topology:
                         raise TopologyError(f"stage '{stage.id}': key position on {predicate}, which it does not "
                                             "read")
 
+    def _validate_streamlog(self) -> None:
+        if len(self.stages) != 1:
+            raise TopologyError(f"a Streamlog topology has one stage, not {len(self.stages)}")
+        if self.source.union not in ("synchronized", "sort-merge", "plain"):
+            raise TopologyError(f"unknown union {self.source.union!r}", hint="synchronized, sort-merge or plain")
+        retain = self.stages[0].retain
+        if retain is not None and (not isinstance(retain, int) or retain < 1):
+            raise TopologyError(f"retain must be a whole number >= 1 of timestamps (or none), got {retain!r}")
+
     # --- JSON --------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:
         return {"name": self.name, "label": self.label, "kind": self.kind,
@@ -410,8 +460,7 @@ class Topology:
                 source=_untag(source_type, data["source"]), stages=stages,
                 output=_untag(output_type, data.get("output") or {}), name=data.get("name", "topology"),
                 label=data.get("label", ""),
-                notes=None if notes is None else _untag(ConsistencyNotes if kind == "consistency" else RulesNotes,
-                                                        notes))
+                notes=None if notes is None else _untag(NOTES_KINDS[kind], notes))
         except (KeyError, TypeError, ValueError) as error:
             raise TopologyError(f"not a topology in the JSON form of srtopo ({type(error).__name__}: {error})",
                                 hint="write it with Topology.to_json() or 'srtopo compile --format json'") from None
@@ -485,6 +534,9 @@ def _untag(cls, data: dict):
 def _source_text(source: Source) -> str:
     if isinstance(source, ConceptSource):
         return f"source: {len(source.concepts)} concepts, {len(source.aliases)} aliases"
+    if isinstance(source, FactSource):
+        return (f"source: timestamped facts of {', '.join(source.inputs) or 'no predicate'}, several streams "
+                f"merged by the {source.union} union")
     return f"source: atoms per time point of 1 {source.unit}, {len(source.background)} background facts"
 
 
@@ -511,6 +563,18 @@ def _notes_text(notes: Notes) -> list[str]:
             "[" + " ".join("{" + ", ".join(c) + "}" for c in macro) + "]" for macro in notes.order))
         lines += [f"    {atom} |-> {fresh}" for atom, fresh in notes.tau]
         return lines
+    if isinstance(notes, StreamlogNotes):
+        lines = [f"  Streamlog program {notes.program}"]
+        lines += [f"    {predicate}: {what}" for predicate, what in notes.predicates]
+        if notes.findings:
+            lines.append("  rejected:")
+            lines += [f"    {finding}" for finding in notes.findings]
+        else:
+            lines.append("  accepted: non-blocking, no time-warping rule, the bistate version is stratified "
+                         "(XY-stratified)")
+        lines.append("  bistate version (_new: at the head's timestamp now; _old: earlier):")
+        lines += [f"    {rule}" for rule in notes.bistate]
+        return lines
     return []
 
 
@@ -519,6 +583,8 @@ def _stage_summary(stage: Stage) -> list[str]:
         return [f"{len(stage.conjunction_ops)} conjunction ops", f"{len(stage.inference_ops)} inference ops"]
     if isinstance(stage, RuleStage):
         return [f"derives {', '.join(stage.heads)}", f"{len(stage.windows)} window operators"]
+    if isinstance(stage, StreamlogStage):
+        return [f"derives {', '.join(stage.heads)}", f"{len(stage.rules)} rules"]
     return []
 
 
@@ -546,6 +612,11 @@ def _stage_text(stage: Stage) -> list[str]:
                          + f" of {window.observed} in {window.written or list(window.distances)}"
                          + f" (distances {','.join(map(str, window.distances))})")
         lines += [f"    {rule}" for rule in stage.rules.splitlines()]
+    elif isinstance(stage, StreamlogStage):
+        lines[0] += (f", derives {', '.join(stage.heads) or 'nothing'}"
+                     + (f", keeps {', '.join(stage.history)} of earlier timestamps" if stage.history else "")
+                     + (f", retains the last {stage.retain} timestamps" if stage.retain else ""))
+        lines += [f"    {what}: {rule}" for rule, what in stage.rules]
     return lines
 
 

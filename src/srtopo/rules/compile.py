@@ -255,3 +255,9 @@ def compile_program(program: Program, *, unit: str = "sec", strategy: str = "aut
     for _name, step in PASSES:
         compilation = step(compilation)
     return compilation.topology
+
+
+def topology_from_file(path: str, *, strategy: str = "auto", options: Options | None = None) -> Topology:
+    """Parse an I-DLV-sr program file and compile its rules topology (``srtopo.kinds``)."""
+    from srtopo.rules.parse import parse_file
+    return compile_program(parse_file(path), strategy=strategy, options=options)

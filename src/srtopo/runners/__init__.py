@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from srtopo.errors import UnsupportedByRunner
 from srtopo.runners.local import LocalOptions, LocalRunner  # noqa: F401
-from srtopo.runners.protocol import (  # noqa: F401
+from srtopo.ir.run import (  # noqa: F401  (the run's data types, offered where the runners are)
     BatchMetrics,
     RunConfig,
     RunCounters,
-    Runner,
     RunResult,
     Sink,
     StageCounters,
 )
+from srtopo.runners.protocol import Runner  # noqa: F401
 from srtopo.runners.spark.runner import SparkOptions, SparkRunner  # noqa: F401
 
 RUNNERS: dict[str, type] = {LocalRunner.name: LocalRunner, SparkRunner.name: SparkRunner}

@@ -232,9 +232,10 @@ class Streamlog:
 _END = object()
 
 
-def _reader(index: int, spec: str, out: queue.Queue) -> None:
+def _reader(index: int, source, out: queue.Queue) -> None:
     try:
-        for number, item in enumerate(open_lines(spec), start=1):
+        lines = source.lines if hasattr(source, "lines") else open_lines(getattr(source, "spec", source))
+        for number, item in enumerate(lines, start=1):
             if isinstance(item, tuple):          # a directory: (file, line number, text)
                 out.put((index, (item[0], item[1]), item[2]))
             else:
@@ -246,8 +247,9 @@ def _reader(index: int, spec: str, out: queue.Queue) -> None:
     out.put((index, None, _END))
 
 
-def run_streams(engine: Streamlog, specs: list[str], emit, idle: float | None = None):
-    """Read every stream (files, directories, ``-`` for stdin, ``tcp://host:port``) concurrently, one thread each,
+def run_streams(engine: Streamlog, specs: list, emit, idle: float | None = None):
+    """Read every stream (``io.sources.FactLines`` or a spec: files, directories, ``-`` for stdin,
+    ``tcp://host:port``; or lines held in memory, ``io.sources.Lines``) concurrently, one thread each,
     feeding lines to ``engine`` in arrival order and passing each complete timestamp's Model to ``emit`` at once.
     With ``idle`` seconds, a stream silent that long gets punctuation at the largest timestamp another stream
     has reached, so that a quiet stream does not hold the output back."""

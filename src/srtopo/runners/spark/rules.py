@@ -28,7 +28,12 @@ import hashlib
 import json
 import time as _time
 from fractions import Fraction
+from typing import ClassVar, Sequence
 
+from srtopo.errors import UnsupportedByRunner
+from srtopo.io.sources import AtomLog, Lines, Timeline, TntFiles
+from srtopo.ir.records import Model
+from srtopo.ir.run import StageCounters
 from srtopo.ir.topology import Topology
 from srtopo.rules.ir import UNIT_SECONDS
 from srtopo.rules.partition import (
@@ -50,7 +55,7 @@ from srtopo.rules.partition import (
     segment_topology,
 )
 from srtopo.rules.stream import unit_micros
-from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
+from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
 from srtopo.runners.spark.sql import sql_string as q
 from srtopo.runners.spark.streaming import (
     BatchOutcome,
@@ -503,3 +508,92 @@ def _arrow_batch(rows: list, schema, table: bool = False):
     columns = list(zip(*rows)) if rows else [()] * len(schema)
     arrays = [pa.array(values, type=field.type) for values, field in zip(columns, schema)]
     return (pa.Table if table else pa.RecordBatch).from_arrays(arrays, schema=schema)
+
+
+# --- the kind's Spark job (``srtopo.kinds``) ---------------------------------------------------------------
+
+class RulesOnSpark:
+    """Rules topologies on the Spark runner (``runners.spark.kind.SparkKind``)."""
+    collector: ClassVar[str] = "latency"     # a time point per micro-batch
+
+    def check(self, topology: Topology, sources: Sequence, options) -> None:
+        from srtopo.runners.spark.sources import refuse_pipe
+        if any(getattr(stage, "choice", False) for stage in topology.stages):
+            raise UnsupportedByRunner("programs with a choice part (choices, disjunctions, constraints, weak "
+                                      "constraints, unstratified negation) run on the local engine",
+                                      hint="use --engine local")
+        if options.partitions is not None and options.partitions < 1:
+            raise UnsupportedByRunner(f"partitions must be >= 1, got {options.partitions}")
+        for source in sources:
+            if not isinstance(source, (AtomLog, Timeline, Lines)):
+                raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources for "
+                                          "rules topologies", hint="give an I-DLV-sr log or JSON-lines file or "
+                                          "directory, tcp://HOST:PORT, or time points in memory")
+            if isinstance(source, AtomLog) and source.spec == "-":
+                raise UnsupportedByRunner("the spark runner cannot read standard input",
+                                          hint="give a file, a directory or tcp://HOST:PORT (or --engine local)")
+            if isinstance(source, AtomLog):
+                refuse_pipe(source.spec, "tcp://HOST:PORT")
+        if topology.source.externals:     # a missing script or function is reported here, not by a task
+            from srtopo.rules.externals import ExternalFunctions
+            ExternalFunctions(topology.source.scripts, dict(topology.source.externals)).check(
+                f for f, _where in topology.source.externals)
+
+    @staticmethod
+    def partitions(options, spark) -> int:
+        return options.partitions or (int(spark.sparkContext.defaultParallelism) if spark is not None else 1)
+
+    def stage_tasks(self, topology: Topology, options, spark) -> list[int]:
+        n = self.partitions(options, spark)
+        return [n if s.key.keyed else 1 for s in topology.stages]
+
+    def describe(self, topology: Topology, options, master: str, tasks: list[int]) -> str:
+        return (f"spark rules on {master}: one clingo task per key partition and time point, "
+                f"stage partitions " + ",".join(map(str, tasks)))
+
+    def sources(self, topology: Topology, sources: list, stage) -> list:
+        """Time points held in memory are staged as JSON lines, other records held in memory as log lines."""
+        from srtopo.rules.stream import timeline_json_lines
+        out = []
+        for i, source in enumerate(sources):
+            if isinstance(source, Timeline):
+                lines = Lines(tuple(timeline_json_lines(source.points)), source.batches, source.name)
+                out.append(AtomLog(stage(i, lines).path, "jsonl", files_per_batch=1))
+                continue
+            staged = stage(i, source)
+            out.append(AtomLog(staged.path, "detect", 1) if isinstance(staged, TntFiles) else staged)
+        return out
+
+    def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
+        return RulesJob(spark, topology, lateness, n_sources, self.partitions(options, spark),
+                        print_empty=config.print_empty, max_gap=config.max_gap)
+
+    def frames(self, spark, sources: list, lateness) -> list:
+        from srtopo.runners.spark.sources import atom_frame
+        return [atom_frame(spark, source, i) for i, source in enumerate(sources)]
+
+    def collect(self, job, options) -> tuple:
+        if options.out_format == "json":
+            # a model per time point, in files the batches wrote: read on the driver (a Spark job that
+            # re-reads and sorts them cost seconds on streams of millions of atoms)
+            return sorted(job.sinks.written_rows(), key=lambda row: int(row["time"])), []
+        return job.sinks.outputs(job.spark, job.output_columns).orderBy("time"), []
+
+    def output_of(self, row) -> Model:
+        return model_of(row)
+
+    def read_local(self, paths: list[str]) -> list | None:
+        return None
+
+    def stage_counters(self, stage, per_batch: list[dict], tasks: int) -> StageCounters:
+        return StageCounters(stage.id, tasks=tasks, seconds=None, window_rows=None, window_peak=None,
+                             records_in=sum(p.get("records_in", 0) for p in per_batch),
+                             outputs=sum(p.get("derived", 0) for p in per_batch))
+
+
+def model_of(row) -> Model:
+    stamp = row_field(row, "timestamp")       # a number in a JSON line (records.INTEGER_TEXT), text in a Row
+    return Model(int(row["time"]), tuple(row_field(row, "atoms") or ()), None if stamp is None else str(stamp))
+
+
+JOB = RulesOnSpark()

@@ -30,28 +30,19 @@ from urllib.parse import unquote, urlparse
 from srtopo import interrupt
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from srtopo.io.sinks import MemorySink
-from srtopo.io.sources import (
-    AtomLog,
-    Lines,
-    Rate,
-    RdfFiles,
-    SocketLines,
-    Timeline,
-    TntFiles,
-    TupleFiles,
-    Tuples,
-    require_outputs_outside,
-    require_path,
-)
+from srtopo.io.sources import AtomLog, Lines, TntFiles, TupleFiles, Tuples, require_outputs_outside, require_path
 from srtopo.io.tnt import write_tnt
 from srtopo.io.tsv import write_tuples
-from srtopo.ir.records import Model, RejectedRecord, Report
+from srtopo.ir.records import RejectedRecord
 from srtopo.ir.topology import Topology
+from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
-from srtopo.runners.protocol import BatchMetrics, RunConfig, RunCounters, RunResult, StageCounters, positive
-from srtopo.runners.spark.consistency import PHYSICAL_PLANS
+from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
+from srtopo.runners.protocol import positive
+from srtopo.runners.spark.sinks import row_field
 
-FILE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Rate)
+#: the physical plans of consistency topologies (``runners.spark.consistency``)
+PHYSICAL_PLANS = ("fused", "staged")
 
 
 @dataclass(frozen=True)
@@ -88,6 +79,7 @@ class SparkRun:
         self.seconds = 0.0
         self.resumed = False        # batches were committed on the checkpoint before this run
         self.hand_over = hand_over  # a running query's hand-over of written records to the sink
+        self.kind = kind_of(topology).spark_job()
 
     def flush(self) -> None:
         """Wait until every batch written so far has reached the sink (a running query hands them over on a
@@ -153,23 +145,12 @@ class SparkRun:
         emitted = None
         self.flush()
         if collect and options.once:
-            reports = []
-            if self.topology.kind == "rules" and options.out_format == "json":
-                # a model per time point, in files the batches wrote: read on the driver (a Spark job that
-                # re-reads and sorts them cost seconds on streams of millions of atoms)
-                outputs = sorted(self.job.sinks.written_rows(), key=lambda row: int(row["time"]))
-            elif self.topology.kind != "rules" and (files := self.job.sinks.local_output_files()) is not None:
-                # reports in local files: read with Arrow on the driver (the Spark job reading them back took
-                # ~1.5 s of every run of 2M tuples)
-                outputs, reports = None, sorted(reports_of_files(files), key=lambda r: (r.time, r.subject))
-            else:
-                outputs = self.reports().orderBy(*(("time",) if self.topology.kind == "rules" else ("time", "subject")))
-            for report in reports:
-                self.sink.emit(report)
+            outputs, records = self.kind.collect(self.job, options)
+            for record in records:
+                self.sink.emit(record)
             rejected = sorted(self.job.sinks.written_rows(rejected=True),
                               key=lambda row: (row.get("source") or "", row.get("line") or 0))
-            emitted = len(reports) + _hand_over(self.sink, outputs, rejected, self.origins, self.topology.kind,
-                                                self.job.fs)
+            emitted = len(records) + _hand_over(self.sink, outputs, rejected, self.origins, self.kind, self.job.fs)
         metrics = list(self.job.batch_metrics)
         # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
         # the batch function's own duration for batches the query no longer remembers
@@ -183,7 +164,8 @@ class SparkRun:
             with open(options.metrics_out, "a", encoding="utf-8") as handle:
                 for record in metrics:
                     handle.write(json.dumps(record) + "\n")
-        counters = spark_counters(self.topology, metrics, self.runner.stage_tasks(self.topology, self.config))
+        counters = spark_counters(self.topology, self.kind, metrics,
+                                  self.runner.stage_tasks(self.topology, self.config))
         if emitted is not None:      # the reports closed at the end of input are in no batch's metrics
             counters.outputs = emitted
         memory = self.sink if isinstance(self.sink, MemorySink) else None
@@ -206,84 +188,13 @@ class SparkRun:
             shutil.rmtree(self._temp, ignore_errors=True)
 
 
-def _get(row, name: str):
-    """A field of a Spark Row, or of a JSON line's dict (where a null field is absent)."""
-    return row.get(name) if isinstance(row, dict) else row[name]
-
-
-def model_of(row) -> Model:
-    stamp = _get(row, "timestamp")       # a number in a JSON line (records.INTEGER_TEXT), text in a Row
-    return Model(int(row["time"]), tuple(_get(row, "atoms") or ()), None if stamp is None else str(stamp))
-
-
-def report_of(row) -> Report:
-    return Report(_get(row, "subject"), int(_get(row, "time")), tuple(_get(row, "ni")),
-                  tuple((e["concept"], int(e["time"])) for e in _get(row, "evidence")), _get(row, "stage") or "",
-                  _get(row, "topology") or "")
-
-
-def _report_schema():
-    """The JSON lines of reports as a batch writes them (``spark.consistency.REPORT_COLUMNS``), for Arrow's
-    reader."""
-    import pyarrow as pa
-    return pa.schema([("subject", pa.string()), ("time", pa.int64()), ("ni", pa.list_(pa.string())),
-                      ("evidence", pa.list_(pa.struct([("concept", pa.string()), ("time", pa.int64())]))),
-                      ("stage", pa.string()), ("topology", pa.string())])
-
-
-def reports_of_files(paths: list[str]) -> list[Report]:
-    """The reports in local JSON-lines files, in time order (stable: file order, then line order).
-
-    Read column by column with Arrow: ~6 us a report against ~22 us for ``json.loads`` and ``report_of`` line by
-    line, which made the hand-over of a 1M-tuple micro-batch's ~150k reports take ~3.3 s of the driver's Python.
-    Each distinct concept, NI and stage name becomes one Python string shared by every report naming it."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.json as pj
-    options = pj.ParseOptions(explicit_schema=_report_schema(), unexpected_field_behavior="ignore")
-    tables = [pj.read_json(path, parse_options=options) for path in paths if os.path.getsize(path)]
-    if not tables:
-        return []
-    table = pa.concat_tables(tables).sort_by("time").combine_chunks()
-
-    def shared(array):
-        encoded = pc.dictionary_encode(array)
-        names = encoded.dictionary.to_pylist()
-        return [None if i is None else names[i] for i in encoded.indices.to_pylist()]
-
-    def single(name):
-        column = table.column(name)
-        return column.chunk(0) if column.num_chunks else pa.array([], column.type)
-    ni, evidence = single("ni"), single("evidence")
-    ni_at, ni_names = ni.offsets.to_pylist(), shared(ni.values)
-    ev_at = evidence.offsets.to_pylist()
-    ev = list(zip(shared(evidence.values.field("concept")), evidence.values.field("time").to_pylist()))
-    stages, labels = shared(single("stage")), shared(single("topology"))
-    return [Report(subject, t, tuple(ni_names[ni_at[i]:ni_at[i + 1]]), tuple(ev[ev_at[i]:ev_at[i + 1]]),
-                   stages[i] or "", labels[i] or "")
-            for i, (subject, t) in enumerate(zip(single("subject").to_pylist(), single("time").to_pylist()))]
-
-
-def spark_counters(topology: Topology, metrics: list[dict], tasks: list[int]) -> RunCounters:
+def spark_counters(topology: Topology, kind, metrics: list[dict], tasks: list[int]) -> RunCounters:
     counters = RunCounters(batches=len(metrics))
     for key, field_name in (("tuples", "records"), ("malformed", "malformed"), ("late", "late"),
                             ("irrelevant", "irrelevant"), ("reports", "outputs")):
         setattr(counters, field_name, sum(m.get(key, 0) for m in metrics))
     for stage, n_tasks in zip(topology.stages, tasks):
-        per_batch = [m["stages"].get(stage.id, {}) for m in metrics]
-        if topology.kind == "rules":
-            counters.stages.append(StageCounters(stage.id, tasks=n_tasks, seconds=None, window_rows=None,
-                                                 window_peak=None,
-                                                 records_in=sum(p.get("records_in", 0) for p in per_batch),
-                                                 outputs=sum(p.get("derived", 0) for p in per_batch)))
-            continue
-        c = StageCounters(stage.id, tasks=n_tasks, seconds=None)
-        for key in ("records_in", "cached_in", "forwarded", "inferred", "ops_evaluated"):
-            setattr(c, key, sum(p.get(key, 0) for p in per_batch))
-        c.outputs = sum(p.get("reports", 0) for p in per_batch)
-        c.window_rows = per_batch[-1].get("state_rows", 0) if per_batch else 0
-        c.window_peak = max((p.get("state_rows", 0) for p in per_batch), default=0)
-        counters.stages.append(c)
+        counters.stages.append(kind.stage_counters(stage, [m["stages"].get(stage.id, {}) for m in metrics], n_tasks))
     return counters
 
 
@@ -300,15 +211,6 @@ def check_master(master: str | None) -> None:
                                   hint="give local[N] (N cores), local[*], spark://HOST:PORT, yarn or k8s://URL")
 
 
-def _refuse_pipe(path: str | None, socket: str) -> None:
-    """Spark's file source lists and reads whole files: a named pipe (or any file that is not a regular one)
-    would hang it or fail its task."""
-    if path and path != "-" and "://" not in path and os.path.exists(path) and not (
-            os.path.isfile(path) or os.path.isdir(path)):
-        raise UnsupportedByRunner(f"{path} is not a regular file or a directory: the spark runner reads files",
-                                  hint=f"read a named pipe with --engine local, or send the stream to {socket}")
-
-
 class SparkRunner:
     name: ClassVar[str] = "spark"
     summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
@@ -321,91 +223,33 @@ class SparkRunner:
     def __init__(self, spark=None):
         self._spark = spark
 
-    def session(self, options: SparkOptions, kind: str = "consistency"):
-        """The runner's session (a new one: the latency collector for rules topologies, which run a time point
-        per micro-batch; the throughput collector for consistency checks)."""
+    def session(self, options: SparkOptions, collector: str = "throughput"):
+        """The runner's session (a new one with the garbage collector the kind's job asks for: ``latency`` for
+        a time point per micro-batch, ``throughput`` for large batches)."""
         if self._spark is None:
             from srtopo.environment import require_java
             from srtopo.runners.spark.session import get_session
             require_java(17)
             self._spark = get_session(master=options.master, shuffle_partitions=options.shuffle_partitions,
-                                      collector="latency" if kind == "rules" else "throughput")
+                                      collector=collector)
         return self._spark
 
     # --- the protocol ------------------------------------------------------------------------------------
     def check(self, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> None:
         topology.validate()
         options = self._options(config)
-        if options.physical_plan not in PHYSICAL_PLANS:
-            raise UnsupportedByRunner(f"unknown physical plan {options.physical_plan!r}",
-                                      hint="use " + " or ".join(PHYSICAL_PLANS))
         check_master(options.master)
         if options.out_format not in ("json", "parquet"):
             raise UnsupportedByRunner(f"unknown sink format {options.out_format!r}", hint="json or parquet")
-        if topology.kind == "rules":
-            if any(getattr(stage, "choice", False) for stage in topology.stages):
-                raise UnsupportedByRunner("programs with a choice part (choices, disjunctions, constraints, weak "
-                                          "constraints, unstratified negation) run on the local engine",
-                                          hint="use --engine local")
-            self._check_rules(sources, options)
-            return
-        for source in sources:
-            if not isinstance(source, FILE_SOURCES + (Tuples, Lines)):
-                raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources",
-                                          hint="give .tnt, tuple or RDF files, a socket, or tuples in memory")
-            if getattr(source, "path", None) == "-":
-                raise UnsupportedByRunner("the spark runner cannot read standard input",
-                                          hint="give a file, a directory or socket:HOST:PORT (or --engine local)")
-            _refuse_pipe(getattr(source, "path", None), "socket:HOST:PORT")
-            if isinstance(source, Rate) and options.once:
-                raise UnsupportedByRunner("the rate source never ends: it needs once=False (and a way to stop)")
-
-    @staticmethod
-    def _check_rules(sources, options: SparkOptions) -> None:
-        if options.partitions is not None and options.partitions < 1:
-            raise UnsupportedByRunner(f"partitions must be >= 1, got {options.partitions}")
-        for source in sources:
-            if not isinstance(source, (AtomLog, Timeline, Lines)):
-                raise UnsupportedByRunner(f"the spark runner does not read {type(source).__name__} sources for "
-                                          "rules topologies", hint="give an I-DLV-sr log or JSON-lines file or "
-                                          "directory, tcp://HOST:PORT, or time points in memory")
-            if isinstance(source, AtomLog) and source.spec == "-":
-                raise UnsupportedByRunner("the spark runner cannot read standard input",
-                                          hint="give a file, a directory or tcp://HOST:PORT (or --engine local)")
-            if isinstance(source, AtomLog):
-                _refuse_pipe(source.spec, "tcp://HOST:PORT")
-
-    def rule_partitions(self, options: SparkOptions) -> int:
-        if options.partitions:
-            return options.partitions
-        return int(self.session(options).sparkContext.defaultParallelism)
+        kind_of(topology).spark_job().check(topology, list(sources), options)
 
     def stage_tasks(self, topology: Topology, config: RunConfig | None) -> list[int]:
-        options = self._options(config)
-        if topology.kind == "rules":
-            n = options.partitions or (self._spark.sparkContext.defaultParallelism if self._spark else 1)
-            return [n if s.key.keyed else 1 for s in topology.stages]
-        if options.physical_plan == "staged":
-            return [s.parallelism for s in topology.stages]
-        if self._spark is not None:
-            shared = int(self._spark.conf.get("spark.sql.shuffle.partitions"))
-        else:
-            shared = options.shuffle_partitions or 4     # what get_session gives a new session
-        return [shared] * len(topology.stages)
+        return kind_of(topology).spark_job().stage_tasks(topology, self._options(config), self._spark)
 
     def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
         options = self._options(config)
-        if topology.kind == "rules":
-            tasks = self.stage_tasks(topology, config)
-            return (f"spark rules on {self.master(options)}: one clingo task per key partition and time point, "
-                    f"stage partitions " + ",".join(map(str, tasks)))
-        if options.physical_plan == "staged":
-            return (f"spark staged on {self.master(options)}: one keyed exchange per stage, stage parallelism "
-                    + ",".join(str(s.parallelism) for s in topology.stages))
-        tasks = self.stage_tasks(topology, config)[0] if topology.stages else 0
-        wanted = sorted({s.parallelism for s in topology.stages})
-        return (f"spark fused on {self.master(options)}: every stage in one keyed pass over {tasks} shuffle "
-                f"partitions (stage parallelism {','.join(map(str, wanted))} not used)")
+        return kind_of(topology).spark_job().describe(topology, options, self.master(options),
+                                                      self.stage_tasks(topology, config))
 
     def master(self, options: SparkOptions) -> str:
         return self._spark.sparkContext.master if self._spark is not None else options.master or "local[*]"
@@ -440,10 +284,8 @@ class SparkRunner:
 
     def start(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> SparkRun:
         """Start the query and return a handle (the query keeps running unless ``once``)."""
-        from srtopo.runners.spark.consistency import ConsistencyJob
         from srtopo.runners.spark.fs import qualify
         from srtopo.runners.spark.sinks import BatchSinks
-        from srtopo.runners.spark.sources import frame
         config = replace(config or RunConfig(), options=self._options(config))
         sources = list(sources)
         self.check(topology, sources, config)
@@ -456,7 +298,8 @@ class SparkRunner:
             lateness = 0
             print("srtopo: streaming without a lateness: using 0 (out-of-order tuples behind the watermark are "
                   "rejected as late)", file=sys.stderr)
-        spark = self.session(options, topology.kind)
+        kind = kind_of(topology).spark_job()
+        spark = self.session(options, kind.collector)
         temp = None
         checkpoint = config.checkpoint
         if checkpoint is None:
@@ -464,32 +307,17 @@ class SparkRunner:
         checkpoint = qualify(checkpoint)
         origins: dict = {}
         spelled_as_given(sources, origins)
-        sources = [_staged(source, checkpoint, i, origins) for i, source in enumerate(sources)]
-        if topology.kind == "rules":       # staged lines of a rules topology are log or JSON lines
-            sources = [AtomLog(s.path, "detect", 1) if isinstance(s, TntFiles) else s for s in sources]
-        if topology.kind == "rules":
-            from srtopo.runners.spark.rules import RulesJob
-            if topology.source.externals:     # a missing script or function is reported here, not by a task
-                from srtopo.rules.externals import ExternalFunctions
-                ExternalFunctions(topology.source.scripts, dict(topology.source.externals)).check(
-                    f for f, _where in topology.source.externals)
-            job = RulesJob(spark, topology, lateness, len(sources), self.rule_partitions(options),
-                           print_empty=config.print_empty, max_gap=config.max_gap)
-        else:
-            job = ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, len(sources))
+        sources = kind.sources(topology, sources, lambda index, source: _staged(source, checkpoint, index, origins))
+        job = kind.job(spark, topology, config, lateness, len(sources), options)
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"
         rejected_out = qualify(config.rejected_out) if config.rejected_out else checkpoint.rstrip("/") + "/rejected"
         sinks = BatchSinks(job.fs, out, options.out_format, rejected_out, spark)
         sink = sink if sink is not None else MemorySink()
         hand_over = None
         if not options.once:   # a query that keeps running hands each batch's records over as they are written
-            hand_over = HandOver(sink, origins, topology.kind, job.fs, stop=job.stop)
+            hand_over = HandOver(sink, origins, kind, job.fs, stop=job.stop)
             sinks.listeners.append(hand_over)
-        if topology.kind == "rules":
-            from srtopo.runners.spark.sources import atom_frame
-            frames = [atom_frame(spark, source, i) for i, source in enumerate(sources)]
-        else:
-            frames = [frame(spark, source, i, ordered=lateness is not None) for i, source in enumerate(sources)]
+        frames = kind.frames(spark, sources, lateness)
         if interrupt.requested():      # stopped while Spark started: no query, nothing committed
             if temp:
                 shutil.rmtree(temp, ignore_errors=True)
@@ -533,7 +361,7 @@ class SparkRunner:
                             partitions=getattr(args, "partitions", None))
 
 
-def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency", fs=None, pause=None) -> int:
+def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None) -> int:
     """Outputs (reports or models) and rejected records (DataFrames, or files written by the batch) to a Python
     sink, row by row; the number of outputs. ``pause`` is called every few records (a thread sharing the
     interpreter with the micro-batch lets it run)."""
@@ -549,17 +377,18 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind: str = "consistency"
             got = records if isinstance(records, list) else records.collect()
         return got if pause is None else _pausing(got, pause)
     emitted = 0
-    convert = model_of if kind == "rules" else report_of
-    if kind != "rules" and isinstance(outputs, WrittenFiles) and fs is not None:
+    convert = kind.output_of
+    if isinstance(outputs, WrittenFiles) and fs is not None:
         local = [local_path(p) for p in fs.data_files(outputs.path)]
-        if all(p is not None for p in local):
-            for report in _pausing(reports_of_files(local), pause):
-                sink.emit(report)
+        read = kind.read_local(local) if all(p is not None for p in local) else None
+        if read is not None:
+            for record in _pausing(read, pause):
+                sink.emit(record)
                 emitted += 1
             outputs = None
     if outputs is not None:
         # a batch's outputs come partition by partition: in time order, as the local runner emits them
-        for row in _pausing(sorted(rows(outputs), key=lambda r: int(_get(r, "time"))), pause):
+        for row in _pausing(sorted(rows(outputs), key=lambda r: int(row_field(r, "time"))), pause):
             sink.emit(convert(row))
             emitted += 1
     if rejected is not None:
@@ -596,7 +425,7 @@ class HandOver:
     at once, after the queue. What the sink raises stops the query and is raised again by ``flush`` (and by the
     next batch, if one starts first)."""
 
-    def __init__(self, sink, origins: dict, kind: str, fs, stop=None):
+    def __init__(self, sink, origins: dict, kind, fs, stop=None):
         import queue
         self.sink, self.origins, self.kind, self.fs, self._stop = sink, origins, kind, fs, stop
         self._queue = queue.Queue()
@@ -662,14 +491,14 @@ def rejected_of(row, origins: dict) -> RejectedRecord:
     """A rejected row as a record; a line of records held in memory gets back its name and number there, and a
     file the user named (or a file of a directory the user named) is spelled as the user spelled it, as the
     local runner does (Spark reports ``file:`` URIs)."""
-    source, line = _get(row, "source"), _get(row, "line")
+    source, line = row_field(row, "source"), row_field(row, "line")
     path = unquote(urlparse(source).path) if source and source.startswith("file:") else source
     origin = origins.get(path)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
     elif path is not None and os.path.dirname(path) in origins:
         source = os.path.join(origins[os.path.dirname(path)][0], os.path.basename(path))
-    return RejectedRecord(source, line, _get(row, "text"), _get(row, "reason"))
+    return RejectedRecord(source, line, row_field(row, "text"), row_field(row, "reason"))
 
 
 def spelled_as_given(sources, origins: dict) -> None:
@@ -726,11 +555,6 @@ def claim_checkpoint(fs, checkpoint: str, topology: Topology, window: int | None
 def _staged(source, checkpoint: str, index: int, origins: dict):
     """Records held in memory, written once as files under the checkpoint (one per batch, in batch order);
     ``origins`` learns each file's (name of the records, number of the line before its first)."""
-    if isinstance(source, Timeline):
-        from srtopo.rules.stream import timeline_json_lines
-        source = Lines(tuple(timeline_json_lines(source.points)), source.batches, source.name)
-        staged = _staged(source, checkpoint, index, origins)
-        return AtomLog(staged.path, "jsonl", files_per_batch=1)
     if not isinstance(source, (Tuples, Lines)):
         return source
     if "://" in checkpoint and not checkpoint.startswith("file:"):

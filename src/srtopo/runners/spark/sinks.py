@@ -114,3 +114,8 @@ class BatchSinks:
             return spark.createDataFrame([], REJECTED_COLUMNS)
         return spark.read.schema(REJECTED_COLUMNS + ", batch STRING").option("basePath", self.rejected_out) \
             .json(self.rejected_out.rstrip("/") + "/batch=*")
+
+
+def row_field(row, name: str):
+    """A field of a Spark Row, or of a JSON line's dict (where a null field is absent)."""
+    return row.get(name) if isinstance(row, dict) else row[name]

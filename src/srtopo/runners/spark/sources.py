@@ -18,6 +18,7 @@ import os
 import string
 
 from srtopo.concepts import RDF_TYPE
+from srtopo.errors import UnsupportedByRunner
 from srtopo.io.rdf import rdf_file_to_lines
 from srtopo.io.sources import AtomLog, Rate, RdfFiles, SocketLines, TntFiles, TupleFiles
 from srtopo.io.tnt import (
@@ -295,3 +296,12 @@ def frame(spark, source, index: int, ordered: bool = False):
     (``io.sources``); ``ordered``: with what judging lateness in the source's order needs
     (``parse_lines``)."""
     return READERS[type(source)](spark, source, index, ordered)
+
+
+def refuse_pipe(path: str | None, socket: str) -> None:
+    """Spark's file source lists and reads whole files: a named pipe (or any file that is not a regular one)
+    would hang it or fail its task."""
+    if path and path != "-" and "://" not in path and os.path.exists(path) and not (
+            os.path.isfile(path) or os.path.isdir(path)):
+        raise UnsupportedByRunner(f"{path} is not a regular file or a directory: the spark runner reads files",
+                                  hint=f"read a named pipe with --engine local, or send the stream to {socket}")

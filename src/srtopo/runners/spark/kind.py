@@ -1,0 +1,48 @@
+"""What the Spark runner asks of a topology kind's Spark job (``srtopo.kinds``: the module named as a kind's
+``spark`` holds ``JOB``, an object of this protocol). The runner itself is the same for every kind: session,
+checkpoint, staging of records held in memory, the query's start and stop, the hand-over to the sink."""
+from __future__ import annotations
+
+from typing import ClassVar, Protocol, Sequence
+
+from srtopo.ir.records import Model, Report
+from srtopo.ir.run import RunConfig, StageCounters
+from srtopo.ir.topology import Stage, Topology
+
+
+class SparkKind(Protocol):
+    #: the session's garbage collector: ``latency`` (a time point per micro-batch) or ``throughput``
+    collector: ClassVar[str]
+
+    def check(self, topology: Topology, sources: Sequence, options) -> None:
+        """Raise ``UnsupportedByRunner`` for what the kind's job cannot run (sources, options, features)."""
+
+    def stage_tasks(self, topology: Topology, options, spark) -> list[int]:
+        """The tasks each stage runs with (``spark``: the runner's session, or None before it has one)."""
+
+    def describe(self, topology: Topology, options, master: str, tasks: list[int]) -> str:
+        """The physical plan in a line."""
+
+    def sources(self, topology: Topology, sources: list, stage) -> list:
+        """The sources as the job reads them; ``stage(index, source)`` writes the records held in memory of the
+        source at ``index`` under the checkpoint as files and returns the file source that reads them (any other
+        source comes back as it is)."""
+
+    def job(self, spark, topology: Topology, config: RunConfig, lateness: int | None, n_sources: int, options):
+        """The micro-batch job (``runners.spark.streaming.MicroBatchJob``)."""
+
+    def frames(self, spark, sources: list, lateness: int | None) -> list:
+        """One streaming DataFrame per source."""
+
+    def collect(self, job, options) -> tuple:
+        """At the end of a bounded run, (outputs: rows or a DataFrame, sorted by time; or None, records: outputs
+        already converted), read back from what the batches wrote."""
+
+    def output_of(self, row) -> Report | Model:
+        """One written output row as a record."""
+
+    def read_local(self, paths: list[str]) -> list | None:
+        """Outputs in local files, read faster than row by row (None: no such reader)."""
+
+    def stage_counters(self, stage: Stage, per_batch: list[dict], tasks: int) -> StageCounters:
+        """A stage's counters from its per-batch metrics."""
