@@ -125,3 +125,41 @@ def test_the_bundled_shortest_paths_example(capsys):
                       "minpath(2,c,d,2)"]
     assert out[4] == ["minpath(4,a,c,3)", "minpath(4,a,d,5)"]
     assert "minpath(7,a,d,1)" in out[7] and sorted(out) == [1, 2, 4, 6, 7]
+
+
+def test_compile_prints_the_streamlog_topology_with_its_analysis(tmp_path, capsys):
+    program = _write(tmp_path, "first.sl", FIRST)
+    assert main(["compile", "--program", program, "--format", "json"]) == 0
+    topology = json.loads(capsys.readouterr().out)
+    assert topology["kind"] == "streamlog" and topology["source"] == {"kind": "facts", "inputs": ["msg/2"],
+                                                                     "union": "synchronized"}
+    (stage,) = topology["stages"]
+    assert ["first(T,X) :- msg(T,X), not previous(T,X).", "sequential"] in stage["rules"]
+    assert stage["heads"] == ["first/2", "previous/2"] and stage["history"] == ["msg/2"]
+    assert ["previous/2", "sequential"] in topology["notes"]["predicates"]
+    assert "first_new(X) :- msg_new(X); not previous_new(X)." in topology["notes"]["bistate"]
+    assert topology["output"]["shows"] == ["first/2"]
+    assert main(["compile", "--program", program, "--format", "dot"]) == 0
+    assert capsys.readouterr().out.startswith("digraph")
+
+
+def test_a_streamlog_program_is_never_read_as_i_dlv_sr(tmp_path, capsys):
+    program = _write(tmp_path, "first.sl", FIRST)
+    stream = _write(tmp_path, "s.txt", "1 msg(1,red)\n")
+    assert main(["reason", "--program", program, "--stream", stream]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a streamlog program, not an I-DLV-sr one" in err[0] and "srtopo streamlog" in err[0]
+    blocking = _write(tmp_path, "last.sl", LAST)
+    assert main(["compile", "--program", blocking]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "blocking" in err[0] and f"{blocking}:1:1" in err[0]
+
+
+def test_the_spark_runner_declines_streamlog_in_one_line(tmp_path):
+    program = _write(tmp_path, "first.sl", FIRST)
+    stream = _write(tmp_path, "s.txt", "msg(1,red).\n")
+    run = subprocess.run([sys.executable, "-m", "srtopo", "streamlog", "--program", program, "--stream", stream,
+                          "--engine", "spark"], capture_output=True, text=True, timeout=120)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and run.stdout == "" and len(lines) == 1
+    assert "spark runner does not run streamlog topologies" in lines[0]
