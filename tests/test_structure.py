@@ -163,3 +163,22 @@ def test_the_import_graph_script_draws_the_folders(tmp_path, capsys):
     assert graph_of.main(["--out", str(tmp_path / "graph.png")]) == 0
     assert (tmp_path / "graph.png").stat().st_size > 10_000
     assert "runners          -> rules" in capsys.readouterr().out
+
+
+def test_every_registered_runner_offers_what_the_command_line_calls():
+    """The CLI reads a runner's name, summary, flags and options only through the protocol; the Spark runner is
+    also a streaming runner (``start``), as the latency experiments use it."""
+    import argparse
+
+    from srtopo.runners import RUNNERS, get_runner
+    from srtopo.runners.protocol import Runner, StreamingRunner
+    for name in RUNNERS:
+        runner = get_runner(name)
+        assert isinstance(runner, Runner), name
+        parser = argparse.ArgumentParser()
+        type(runner).add_arguments(parser)
+        options = type(runner).options_from_args(parser.parse_args([]))
+        assert isinstance(options, runner.options_type) and runner.summary
+        # --checkpoint is added for every command that runs a topology; only the runners that keep one claim it
+        assert set(runner.flag_kinds) - {"checkpoint"} <= {a.dest for a in parser._actions}, name
+    assert isinstance(get_runner("spark"), StreamingRunner) and not isinstance(get_runner("local"), StreamingRunner)

@@ -44,6 +44,35 @@ class Runner(Protocol):
         """Run to the end of the sources (or until stopped by a signal: ``srtopo.interrupt``)."""
 
 
+class RunningQuery(Protocol):
+    """A query that keeps running (``StreamingRunner.start``): it reads what arrives until stopped."""
+
+    def await_termination(self, timeout: float | None = None) -> bool:
+        """Wait until the query ends (at most ``timeout`` seconds); whether it has ended."""
+
+    def flush(self) -> None:
+        """Wait until everything written so far has reached the sink."""
+
+    def stop(self) -> None:
+        """Stop after the batch in progress."""
+
+    def finish(self) -> None:
+        """End of input: close what is still open (the query must have stopped)."""
+
+    def result(self, collect: bool = True) -> RunResult: ...
+
+    def cleanup(self) -> None: ...
+
+
+@runtime_checkable
+class StreamingRunner(Runner, Protocol):
+    """A runner that can also start a query and hand it back while it runs (follow a directory, read a socket):
+    the Spark runner. The experiments that measure latency under a live feed use it."""
+
+    def start(self, topology: Topology, sources: Sequence, config: RunConfig | None = None,
+              sink: Sink | None = None) -> RunningQuery: ...
+
+
 def positive(text: str) -> int:
     """A command-line count that must be at least 1."""
     import argparse
