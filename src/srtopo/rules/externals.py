@@ -22,7 +22,8 @@ from typing import Callable, Sequence
 from clingo import Number, String, Symbol, SymbolType, Tuple_
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import CLINGO_INT_MAX, EXTERNAL_PREFIX
+from srtopo.rules.ir import EXTERNAL_PREFIX
+from srtopo.terms import CLINGO_INT_MAX
 
 
 class ExternalAtomError(ProgramError):

@@ -31,9 +31,6 @@ EXTERNAL_PREFIX = "__sr_x_"
 
 Signature = tuple  # (name: str, arity: int)
 
-#: clingo's integers are 32-bit: a larger literal would wrap silently (4294967296 reads as 0)
-CLINGO_INT_MAX = 2 ** 31 - 1
-
 #: seconds per unit accepted in ``[w unit]`` windows and in ``--unit``
 UNIT_SECONDS = {
     "ms": Fraction(1, 1000), "msec": Fraction(1, 1000),
