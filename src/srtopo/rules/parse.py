@@ -15,7 +15,6 @@ from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
 from srtopo.rules.analysis import condition_bound
-from srtopo.rules.externals import function_name
 from srtopo.rules.ir import (
     NOW_PREDICATE,
     NOW_VARIABLE,
@@ -35,6 +34,7 @@ from srtopo.rules.ir import (
     term_signature,
     variables,
 )
+from srtopo.solving.externals import function_name
 from srtopo.terms import CLINGO_INT_MAX
 
 _TOKEN = re.compile(r"""

@@ -26,7 +26,7 @@ def _atoms(rows) -> dict:
 
 def serve(requests, reply) -> None:
     """Answer ``requests`` (an iterable of JSON lines, the first one the subprogram) through ``reply``."""
-    from srtopo.rules.externals import ExternalFunctions
+    from srtopo.solving.externals import ExternalFunctions
     from srtopo.rules.solver import SubprogramSpec, make_choice_solver
     lines = iter(requests)
     setup = json.loads(next(lines))

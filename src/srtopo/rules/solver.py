@@ -29,7 +29,7 @@ from clingo import Function, Number, ast
 from clingo.application import Application, clingo_main
 
 from srtopo.errors import ProgramError, SrtopoError
-from srtopo.rules.ir import EXTERNAL_PREFIX
+from srtopo.solving.externals import EXTERNAL_PREFIX
 
 _EMPTY: frozenset = frozenset()
 _ARGS = ["--warn=none"]
@@ -69,7 +69,7 @@ def _read(ctl) -> list:
 
 class _Inputs:
     """Context object: clingo calls ``sr_in(k)`` once per grounding of the bridging rule, and an external atom's
-    function (``rules.externals``) once per instance of its input terms."""
+    function (``solving.externals``) once per instance of its input terms."""
 
     def __init__(self, lists, externals=None):
         self.lists = lists
@@ -709,7 +709,7 @@ atexit.register(lambda: [probes.close() for probes in list(_PROBES)])
 
 
 class AutoChoiceSolver:
-    """``auto`` for the choice part: a bandit over measured step times (``rules.bandit.ProbingBandit``) among
+    """``auto`` for the choice part: a bandit over measured step times (``solving.bandit.ProbingBandit``) among
     the strategies of ``AUTO_ARMS``. The incumbent solves every time point here; now and then a challenger
     solves the same time points in the probe process (``_ProbeProcess``; its answers are not used), so that
     they are compared on the same inputs without slowing the stream; one that is clearly faster takes over.
@@ -719,7 +719,7 @@ class AutoChoiceSolver:
 
     def __init__(self, spec: SubprogramSpec, static: dict | None = None, externals=None, arms=AUTO_ARMS,
                  probing: bool = True):
-        from srtopo.rules.bandit import ProbingBandit
+        from srtopo.solving.bandit import ProbingBandit
         self.spec, self.static, self.externals = spec, static, externals
         self.bandit = ProbingBandit(tuple(arms))
         self.solvers: dict = {}
@@ -840,7 +840,7 @@ def make_choice_solver(strategy: str, spec: SubprogramSpec, static: dict | None 
 
 def make_solver(strategy: str, spec: SubprogramSpec, static: dict | None = None, externals=None):
     """``static``: sig -> frozenset of background facts that are inputs at every call; ``externals``: the
-    functions of external atoms (``rules.externals.ExternalFunctions``), called while clingo grounds (so they
+    functions of external atoms (``solving.externals.ExternalFunctions``), called while clingo grounds (so they
     must be pure functions of their inputs: a kept Control calls them once per input instance)."""
     if strategy == "restart":
         return RestartSolver(spec, externals)

@@ -470,7 +470,7 @@ class SparkRunner:
         if topology.kind == "rules":
             from srtopo.runners.spark.rules import RulesJob
             if topology.source.externals:     # a missing script or function is reported here, not by a task
-                from srtopo.rules.externals import ExternalFunctions
+                from srtopo.solving.externals import ExternalFunctions
                 ExternalFunctions(topology.source.scripts, dict(topology.source.externals)).check(
                     f for f, _where in topology.source.externals)
             job = RulesJob(spark, topology, lateness, len(sources), self.rule_partitions(options),
