@@ -22,7 +22,7 @@ from srtopo.rules.clock import NOW_SIG, Clock
 from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
-from srtopo.rules.solver import SubprogramSpec, check_strategy, make_choice_solver, make_solver
+from srtopo.solving import SubprogramSpec, check_strategy, make_choice_solver, make_solver
 from srtopo.solving.externals import ExternalFunctions
 
 _EMPTY: frozenset = frozenset()
