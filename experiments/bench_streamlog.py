@@ -24,7 +24,7 @@ between random distinct nodes, weights 1..``--max-weight``):
 
 1. **incremental**: ``srtopo.streamlog.Streamlog`` with one stream ``arcs``; the lines of timestamp t are
    pushed, then ``punctuate(0, t+1)`` completes t: its duration is the timestamp's latency (the Model out);
-2. **baseline**: at every timestamp t a fresh clingo program (``rules.solver.RestartSolver``: the program's
+2. **baseline**: at every timestamp t a fresh clingo program (``solving.restart.RestartSolver``: the program's
    rules, ``lgr`` expanded by the parser, over every arc with timestamp <= t), solved once, and the minpath
    atoms with timestamp t extracted. It grows quadratically and stops once it has used ``--baseline-budget``
    seconds of one size. ``--baseline-program slides`` re-solves the slides' program instead (clingo's grounder
@@ -179,7 +179,8 @@ def run_baseline(text: str, stream: list[list[tuple]], budget_s: float, desc: st
     Stops before a timestamp once ``budget_s`` seconds have been spent."""
     from clingo import Function, Number
 
-    from srtopo.rules.solver import RestartSolver, SubprogramSpec
+    from srtopo.solving import SubprogramSpec
+    from srtopo.solving.restart import RestartSolver
 
     solver = RestartSolver(SubprogramSpec(baseline_rules(text), (("arc", 4),), (SHOWN,)))
     latencies, atoms = [], {}
@@ -419,7 +420,7 @@ def main(argv=None) -> int:
             "incremental": "srtopo.streamlog.Streamlog, one stream 'arcs'; latency of timestamp t = duration of "
                            "punctuate(0, t+1) after t's lines were pushed; throughput over the whole run (pushes "
                            "included)",
-            "baseline": "srtopo.rules.solver.RestartSolver over every arc <= t, per timestamp; minpath atoms at t",
+            "baseline": "srtopo.solving.restart.RestartSolver over every arc <= t, per timestamp; minpath atoms at t",
             "ratio": "mean per-timestamp time of the baseline / of the incremental engine, on the timestamps both "
                      "completed (the common prefix)",
             "seconds": time.perf_counter() - started}

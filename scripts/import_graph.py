@@ -20,7 +20,8 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "srtopo"
 #: the modules at the package's root that the picture draws as one node: the bottom every folder may import
-ROOT_MODULES = ("srtopo.errors", "srtopo.concepts", "srtopo.interrupt", "srtopo.measure", "srtopo.environment")
+ROOT_MODULES = ("srtopo.errors", "srtopo.concepts", "srtopo.interrupt", "srtopo.measure", "srtopo.environment",
+                "srtopo.terms")
 
 
 def modules(top: Path = PACKAGE) -> dict[str, Path]:
@@ -133,7 +134,8 @@ def draw(out: Path) -> nx.DiGraph:
     ax.set_title("src/srtopo: folders and their imports (arrow: imports; label: module pairs). "
                  "Imports point down; no cycle.\n"
                  "(root: N): N module pairs into the modules at the root "
-                 f"({sizes[bottom]} modules, {lines[bottom]:,} lines: errors, concepts, interrupt, measure, environment)",
+                 f"({sizes[bottom]} modules, {lines[bottom]:,} lines: "
+                 + ", ".join(m.removeprefix("srtopo.") for m in ROOT_MODULES) + ")",
                  fontsize=10)
     ax.axis("off")
     fig.tight_layout()

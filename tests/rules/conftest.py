@@ -95,7 +95,7 @@ def _free(rule, sl: StreamingLiteral) -> bool:
 def oracle(program: Program, timeline: list[list[clingo.Symbol]], now=None, periods=(), context=None) -> list[frozenset]:
     """Streaming model at every time point, from one unrolled ASP program. ``now(t)``: the value of @now at t;
     ``periods``: the #trigger_frequency periods in time points, in order of appearance; ``context``: the
-    functions of external atoms (the engine's own, ``rules.externals``)."""
+    functions of external atoms (the engine's own, ``solving.externals``)."""
     lines = ["dom(A) :- m(_, A).", "m(T, A) :- s(T, A)."]
     triggers = []
     for rule in program.rules:

@@ -340,7 +340,8 @@ def test_rl_caches_learned_constraints_within_its_bounds_and_every_answer_is_val
     """``rl`` on a hard enough PUP stream: clasp hands over lemmas, the store keeps at most ``store`` of them,
     at most ``active`` are switched on per time point, and a store that keeps turning lemmas away starts its
     Control over (switches of dropped lemmas cannot be removed) without changing any answer."""
-    from srtopo.rules.solver import RlChoiceSolver, RlParams, SubprogramSpec, make_choice_solver
+    from srtopo.solving import RlParams, SubprogramSpec, make_choice_solver
+    from srtopo.solving.rl import RlChoiceSolver
     n = 6
     instance = pup.double_instance(n)
     stream = pup.pup_stream(n, steps=40, seed=2, alpha=0.7)
@@ -376,8 +377,8 @@ def test_auto_probes_its_challengers_in_a_process_of_its_own_that_keeps_their_co
     when needed) instead of falling back to restarting, which is an arm of its own. A probe process that dies
     leaves the stream to the incumbent."""
     from srtopo.rules.evaluate import Reasoner
-    from srtopo.rules.solver import AutoChoiceSolver
     from srtopo.rules.stream import read_records
+    from srtopo.solving.auto import AutoChoiceSolver
     n = 6
     instance = pup.double_instance(n)
     stream = pup.pup_stream(n, steps=64, seed=4, alpha=0.7)
@@ -408,7 +409,7 @@ def test_auto_probes_its_challengers_in_a_process_of_its_own_that_keeps_their_co
 def test_clasp_lemma_lines_become_literals_of_parsed_atoms():
     from clingo import Function, Number, String
 
-    from srtopo.rules.solver import _parse_lemma
+    from srtopo.solving.rl import _parse_lemma
     literals, lbd = _parse_lemma(':- not a(4), b("x,%y",(1,2)), not c.  %lbd = 3')
     assert lbd == 3
     assert set(literals) == {(False, Function("a", [Number(4)])), (False, Function("c")),

@@ -10,9 +10,9 @@ from clingo import Function, Number, String
 from srtopo.cli import main
 from srtopo.rules.compile import Options
 from srtopo.rules.evaluate import Reasoner
-from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.parse import parse_file, parse_program
 from srtopo.rules.stream import read_records, time_points
+from srtopo.solving.externals import ExternalFunctions
 from tests.rules.conftest import oracle, reason_cli
 
 SCRIPT = "external_definition/external_atoms.py"

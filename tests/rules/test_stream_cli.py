@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from srtopo.cli import main
-from srtopo.rules import solver
 from srtopo.rules.stream import read_records, split_atoms, time_points
+from srtopo.solving import restart
 from tests.rules.conftest import reason_cli
 
 
@@ -90,13 +90,13 @@ def test_out_of_order_and_bad_timestamp_are_rejected():
 
 def test_injection_text_never_reaches_clingo(tmp_path, monkeypatch, capsys):
     seen: list[str] = []
-    original = solver.RestartSolver.solve
+    original = restart.RestartSolver.solve
 
     def spy(self, inputs):
         seen.extend(str(a) for atoms in inputs.values() for a in atoms)
         return original(self, inputs)
 
-    monkeypatch.setattr(solver.RestartSolver, "solve", spy)
+    monkeypatch.setattr(restart.RestartSolver, "solve", spy)
     code, lines = reason_cli(tmp_path, "c(X) :- b(X).\n",
                              "2021-01-01T00:00:00 b(1)\n"
                              "2021-01-01T00:00:01 b(2); b(3)). bad :- x.\n"

@@ -69,7 +69,7 @@ def add_program_arguments(parser) -> None:
                         help="'always' does not hold over a window that reaches before the first time point")
     parser.add_argument("--py-script", action="append", default=[], metavar="A.py[,B.py]",
                         help="Python scripts defining the external atoms &f(...;...) (repeatable or comma-separated)")
-    from srtopo.rules.solver import CHOICE_STRATEGIES, RL
+    from srtopo.solving import CHOICE_STRATEGIES, RL
     parser.add_argument("--strategy", default="auto",
                         choices=("auto", "incremental", "restart") + tuple(CHOICE_STRATEGIES)[2:] + (RL,),
                         help="how clingo is used (default auto: kept solvers where background facts fix the input "
@@ -89,9 +89,9 @@ def add_program_arguments(parser) -> None:
 
 
 def fold_strategy(args) -> None:
-    """``--strategy rl`` with its ``--rl-*`` flags as one strategy name (``rules.solver.RlParams``)."""
+    """``--strategy rl`` with its ``--rl-*`` flags as one strategy name (``solving.RlParams``)."""
     from srtopo.errors import ProgramError
-    from srtopo.rules.solver import RL, RlParams
+    from srtopo.solving import RL, RlParams
     given = {k: getattr(args, f"rl_{k}", None) for k in ("lambda", "store", "active", "lbd")}
     given = {k: v for k, v in given.items() if v is not None}
     if not given:

@@ -78,7 +78,7 @@ def _measured(stage) -> str:
 def refuse_idle_strategy(args, topology) -> None:
     """A strategy that only a choice part uses, on a program without one, would do nothing."""
     from srtopo.errors import ProgramError
-    from srtopo.rules.solver import STRATEGIES as STRATIFIED_STRATEGIES
+    from srtopo.solving import STRATEGIES as STRATIFIED_STRATEGIES
     base = args.strategy.split(":", 1)[0]
     if base not in STRATIFIED_STRATEGIES and not any(getattr(s, "choice", False) for s in topology.stages):
         raise ProgramError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "

@@ -16,7 +16,8 @@ from fractions import Fraction
 from clingo import Function, Number, String
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import CLINGO_INT_MAX, NOW_PREDICATE, TICK_PREDICATE, UNIT_SECONDS
+from srtopo.rules.ir import NOW_PREDICATE, TICK_PREDICATE, UNIT_SECONDS
+from srtopo.terms import CLINGO_INT_MAX
 
 _EPOCH = datetime(1970, 1, 1)
 _PER_UNIT = {"sec": 10 ** 6, "min": 60 * 10 ** 6, "hrs": 3600 * 10 ** 6}

@@ -37,13 +37,13 @@ from srtopo.rules.ir import (
 from srtopo.rules.keys import partition_key
 from srtopo.rules.rewrite import Rewriting, rewrite
 
-#: how the stages are cut: the strategies of ``srtopo.rules.solver`` that keep solvers cut per component
+#: how the stages are cut: the strategies of ``srtopo.solving`` that keep solvers cut per component
 KEEPING_STRATEGIES = ("incremental", "incremental-strict")
 
 
 def resolve_strategy(strategy: str, has_background: bool) -> str:
     """The stratified part's strategy. ``auto`` (and the strategies that only concern the choice part, see
-    ``rules.solver.CHOICE_STRATEGIES``): kept solvers where background facts fix (most of) the input domain
+    ``solving.CHOICE_STRATEGIES``): kept solvers where background facts fix (most of) the input domain
     (Photo-voltaic's 60k links), restarting ones otherwise (small per-time-point programs over open stream
     domains restart cheaper)."""
     if strategy not in ("restart", "incremental", "incremental-strict"):

@@ -20,10 +20,10 @@ from srtopo.errors import ProgramError
 from srtopo.ir.topology import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 from srtopo.rules.clock import NOW_SIG, Clock
 from srtopo.rules.compile import Options, compile_program, resolve_strategy
-from srtopo.rules.externals import ExternalFunctions
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
-from srtopo.rules.solver import SubprogramSpec, check_strategy, make_choice_solver, make_solver
+from srtopo.solving import SubprogramSpec, check_strategy, make_choice_solver, make_solver
+from srtopo.solving.externals import ExternalFunctions
 
 _EMPTY: frozenset = frozenset()
 

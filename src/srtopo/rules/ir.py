@@ -26,13 +26,8 @@ TICK_PREDICATE = "__sr_tick"
 CLOCK_PREDICATES = (NOW_PREDICATE, TICK_PREDICATE)
 #: the variable ``@now`` is read into (``p(@now) :- b.`` is ``p(_NW) :- b, __sr_now(_NW).``)
 NOW_VARIABLE = "_NW"
-#: the clingo function an external atom ``&f`` calls (``@__sr_x_f``), so user names never meet the evaluator's own
-EXTERNAL_PREFIX = "__sr_x_"
 
 Signature = tuple  # (name: str, arity: int)
-
-#: clingo's integers are 32-bit: a larger literal would wrap silently (4294967296 reads as 0)
-CLINGO_INT_MAX = 2 ** 31 - 1
 
 #: seconds per unit accepted in ``[w unit]`` windows and in ``--unit``
 UNIT_SECONDS = {

@@ -15,9 +15,7 @@ from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
 from srtopo.rules.analysis import condition_bound
-from srtopo.rules.externals import function_name
 from srtopo.rules.ir import (
-    CLINGO_INT_MAX,
     NOW_PREDICATE,
     NOW_VARIABLE,
     RESERVED,
@@ -36,6 +34,8 @@ from srtopo.rules.ir import (
     term_signature,
     variables,
 )
+from srtopo.solving.externals import function_name
+from srtopo.terms import CLINGO_INT_MAX
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)

@@ -25,7 +25,8 @@ from srtopo.errors import StreamInputError
 from srtopo.io.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8, decoded_lines, fd_lines, file_lines
 from srtopo.ir.lateness import SourceClock
 from srtopo.ir.records import RejectedRecord
-from srtopo.rules.ir import CLINGO_INT_MAX, RESERVED, UNIT_SECONDS
+from srtopo.rules.ir import RESERVED, UNIT_SECONDS
+from srtopo.terms import CLINGO_INT_MAX, split_top_level
 
 
 class RecordError(StreamInputError):
@@ -119,30 +120,6 @@ def _short(text: str) -> str:
 def split_atoms(text: str) -> list[str]:
     """Split ``a(1); b("x;y"); c`` at top-level ';' (not inside strings or brackets)."""
     return [p for p in (s.strip() for s in split_top_level(text, ";")) if p]
-
-
-def split_top_level(text: str, separator: str) -> list[str]:
-    """Split ``text`` at each ``separator`` outside strings and brackets."""
-    out, depth, start, in_str, i = [], 0, 0, False, 0
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == separator and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-        i += 1
-    out.append(text[start:])
-    return out
 
 
 def parse_timestamp(text: str):

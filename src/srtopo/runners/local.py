@@ -25,7 +25,7 @@ PHYSICAL_PLANS = ("indexed", "operators")
 
 @dataclass(frozen=True)
 class LocalOptions:
-    """strategy: how rule stages use clingo (``srtopo.solving``); physical_plan: how a
+    """strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``); physical_plan: how a
     consistency stage evaluates its conjunction ops (``indexed`` or ``operators``, see ``srtopo.consistency.local``)."""
     strategy: str = "auto"
     physical_plan: str = "indexed"

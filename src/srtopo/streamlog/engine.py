@@ -1,7 +1,7 @@
 """Evaluate a Streamlog program timestamp by timestamp with clingo, emitting each timestamp's facts once it is
 complete.
 
-The rules are ground per timestamp ``now`` in one kept clingo Control (``rules.solver.StepSolver``): every rule's
+The rules are ground per timestamp ``now`` in one kept clingo Control (``solving.StepSolver``): every rule's
 head timestamp is bound to ``now`` (the bistate program's ``_new`` atoms are the atoms at ``now``, its ``_old``
 atoms those of earlier steps, already in the Control), so a timestamp costs the grounding of what is new at it,
 not a re-solve of the whole history. A rule whose head timestamp no goal has (``h(T) :- a(T0), T = T0 + 1``) also
@@ -22,7 +22,7 @@ from clingo import Symbol, ast
 from srtopo.errors import ProgramError
 from srtopo.ir.records import Model
 from srtopo.rules.parse import clingo_error
-from srtopo.rules.solver import StepSolver, grounding_errors
+from srtopo.solving import StepSolver, grounding_errors
 from srtopo.streamlog.program import NOW, Program, now_term, substitute
 
 NEXT = "__sl_next"

@@ -535,7 +535,7 @@ class RulesOnSpark:
             if isinstance(source, AtomLog):
                 refuse_pipe(source.spec, "tcp://HOST:PORT")
         if topology.source.externals:     # a missing script or function is reported here, not by a task
-            from srtopo.rules.externals import ExternalFunctions
+            from srtopo.solving.externals import ExternalFunctions
             ExternalFunctions(topology.source.scripts, dict(topology.source.externals)).check(
                 f for f, _where in topology.source.externals)
 

@@ -11,6 +11,9 @@ The conventions are those of I-DLV's Python external atoms as the I-DLV-sr corpu
 
 A script that cannot be loaded, a function it does not define, and a call that raises or returns something
 else are errors naming the atom, the script and the input values (``ExternalAtomError``).
+
+They belong to solving, not to the rule parser, because clingo calls them while it grounds: from the grounding
+context of every solver (``solving.spec``), here and in the probe process (``solving.probes``).
 """
 from __future__ import annotations
 
@@ -22,7 +25,10 @@ from typing import Callable, Sequence
 from clingo import Number, String, Symbol, SymbolType, Tuple_
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import CLINGO_INT_MAX, EXTERNAL_PREFIX
+from srtopo.terms import CLINGO_INT_MAX
+
+#: the clingo function an external atom ``&f`` calls (``@__sr_x_f``), so user names never meet the evaluator's own
+EXTERNAL_PREFIX = "__sr_x_"
 
 
 class ExternalAtomError(ProgramError):

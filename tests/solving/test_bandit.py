@@ -1,7 +1,7 @@
 """The bandit behind the choice part's ``auto`` strategy: one incumbent solves every time point, the others are
 measured on the same time points now and then, a clearly faster one takes over, a far slower one is probed ever
 more rarely."""
-from srtopo.rules.bandit import ProbingBandit
+from srtopo.solving.bandit import ProbingBandit
 
 
 def play(bandit: ProbingBandit, cost, steps: int) -> tuple[list, list]:

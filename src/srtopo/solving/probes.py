@@ -1,8 +1,8 @@
-"""The process where ``auto`` measures its challengers (``rules.solver.AutoChoiceSolver``).
+"""The process where ``auto`` measures its challengers (``solving.auto.AutoChoiceSolver``).
 
 A probe solved on a thread of the stream's own process slowed the stream's steps by about 40% on this machine
 (both threads' clingo calls take and give back the interpreter lock around every call), so the challengers
-live here, in a process of their own started with ``python -m srtopo.rules.probes``. It reads JSON lines on
+live here, in a process of their own started with ``python -m srtopo.solving.probes``. It reads JSON lines on
 stdin: first the subprogram (its rules, input and shown signatures, background facts, external-atom scripts),
 then one request per probed time point (the arm and the time point's input atoms, each as the text clingo
 prints for its parsed Symbol, parsed back here with ``clingo.parse_term``: no stream text reaches a program),
@@ -18,6 +18,9 @@ import time
 from clingo import parse_term
 
 from srtopo.errors import SrtopoError
+from srtopo.solving.externals import ExternalFunctions
+from srtopo.solving.spec import SubprogramSpec
+from srtopo.solving.strategies import make_fixed_choice_solver
 
 
 def _atoms(rows) -> dict:
@@ -26,8 +29,6 @@ def _atoms(rows) -> dict:
 
 def serve(requests, reply) -> None:
     """Answer ``requests`` (an iterable of JSON lines, the first one the subprogram) through ``reply``."""
-    from srtopo.rules.externals import ExternalFunctions
-    from srtopo.rules.solver import SubprogramSpec, make_choice_solver
     lines = iter(requests)
     setup = json.loads(next(lines))
     spec = SubprogramSpec(setup["rules"], tuple(map(tuple, setup["inputs"])), tuple(map(tuple, setup["shown"])),
@@ -44,7 +45,7 @@ def serve(requests, reply) -> None:
                 inputs = _atoms(request["inputs"])
                 solver = solvers.get(arm)
                 if solver is None:
-                    solver = solvers[arm] = make_choice_solver(arm, spec, static, externals, adaptive=False)
+                    solver = solvers[arm] = make_fixed_choice_solver(arm, spec, static, externals, adaptive=False)
                 started = time.perf_counter()
                 solver.solve(inputs)
                 out["seconds"] = time.perf_counter() - started
