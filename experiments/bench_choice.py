@@ -55,7 +55,7 @@ def run_strategy(program: str, lines: list[str], checks, strategy: str, budget: 
     """One strategy over the stream in this process: per-step seconds, validity, satisfiability."""
     from srtopo.rules.evaluate import Reasoner
     from srtopo.rules.parse import parse_program
-    from srtopo.rules.stream import line_kind, parse_line
+    from srtopo.rules.log import line_kind, parse_line
     reasoner = Reasoner(parse_program(program, "bench.lp"), strategy=strategy)
     points = [parse_line(line, line_kind(line, "log"))[3] for line in lines]
     seconds, verdicts, invalid = [], [], 0

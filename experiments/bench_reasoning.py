@@ -53,7 +53,8 @@ def child(program: str, log: str, strategy: str, points: int) -> dict:
     from srtopo.io.sources import Timeline
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
-    from srtopo.rules.stream import read_records, time_points
+    from srtopo.rules.log import read_records
+    from srtopo.rules.points import time_points
     from srtopo.runners import LocalOptions, RunConfig, get_runner
 
     with open(log, encoding="utf-8") as handle:

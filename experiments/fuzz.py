@@ -203,7 +203,7 @@ def check_tnt_bytes(raw: list[bytes], counts: Counter) -> None:
 def _check_records(lines: list[str], fmt: str, counts: Counter) -> None:
     from clingo import Symbol
 
-    from srtopo.rules.stream import read_records
+    from srtopo.rules.log import read_records
     rejected: list = []
     seen = set()
     for record in read_records(lines, fmt=fmt, rejected=rejected, source="fuzz.log"):

@@ -8,7 +8,8 @@ import pytest
 from clingo import Function, Number, String, Symbol, parse_term
 
 from srtopo.rules.partition import PartitionEvaluator
-from srtopo.rules.stream import atom_fields, record_row
+from srtopo.rules.atoms import atom_fields
+from srtopo.rules.log import record_row
 
 CORNERS = ['p', 'p("a\\"b\\n",-3)', 'p(f(g(1),"x"),(1,2),(1,))', 'q(#inf,#sup)', 'r("ü€😀")', 'p(-f(1))',
            's(())', 'p(a,-b)', 'p("x;y",(a,(b,)))', 'p(-2147483647)', 'p("ü",ab_1)']
@@ -75,7 +76,8 @@ def test_the_spark_parse_pass_times_and_rejects_lines_as_the_local_reader_does()
     import json
 
     from srtopo.rules.partition import CURRENT, RECORD, REJECTED, STATS, parse_pass
-    from srtopo.rules.stream import parse_line, read_records, stamp_kind, stamp_value, unit_micros
+    from srtopo.rules.log import parse_line, read_records
+    from srtopo.rules.timestamps import stamp_kind, stamp_value, unit_micros
     lines = ["2024-01-01T00:00:00 a(1)", "2024-01-01T00:00:03 a(2); b(x)", "", "2024-01-01T00:00:01 ",
              "7 a(3)", "2024-01-01T00:00:05+01:00 a(4)", "2023-12-31T23:59:58 a(5)", "2024-01-01T00:00:09 p(",
              "2024-01-01T00:00:04.5 c(\"é\")"]
@@ -117,7 +119,8 @@ def test_lines_of_printed_atoms_give_the_rows_clingo_parsing_gives():
     """The Spark parse pass reads the fields of atoms written as clingo prints them off the text; on random
     lines of near-canonical atoms (spaces, leading zeros, big integers, strings with separators and escapes,
     variables, names clingo refuses) it gives exactly the rows, or the rejection, of parsing every atom."""
-    from srtopo.rules.stream import RecordError, canonical_fields, parse_line
+    from srtopo.rules.atoms import canonical_fields, RecordError
+    from srtopo.rules.log import parse_line
     rng = random.Random(5)
     fast = accepted = 0
     for _ in range(3000):

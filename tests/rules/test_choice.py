@@ -353,7 +353,7 @@ def test_rl_caches_learned_constraints_within_its_bounds_and_every_answer_is_val
     solver = reasoner.subprograms[-1].solver.inner
     assert isinstance(solver, RlChoiceSolver) and solver.params == RlParams(0.5, 5, 2, 16)
     seen, actives = 0, []
-    from srtopo.rules.stream import read_records
+    from srtopo.rules.log import read_records
     for record, off in zip(read_records(pup.log_lines(stream)), stream):
         result = reasoner.step(record.atoms)
         assert result.satisfiable
@@ -377,7 +377,7 @@ def test_auto_probes_its_challengers_in_a_process_of_its_own_that_keeps_their_co
     when needed) instead of falling back to restarting, which is an arm of its own. A probe process that dies
     leaves the stream to the incumbent."""
     from srtopo.rules.evaluate import Reasoner
-    from srtopo.rules.stream import read_records
+    from srtopo.rules.log import read_records
     from srtopo.solving.auto import AutoChoiceSolver
     n = 6
     instance = pup.double_instance(n)

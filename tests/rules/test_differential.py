@@ -5,7 +5,8 @@ import pytest
 from clingo import parse_term
 
 from srtopo.rules.parse import parse_file, parse_program
-from srtopo.rules.stream import read_records, time_points
+from srtopo.rules.log import read_records
+from srtopo.rules.points import time_points
 from tests.rules.conftest import oracle, random_case, run_engine
 
 CORPUS = ["example3", "example4", "example5", "at_least", "at_most", "count", "carPassing", "coolingSystem",

@@ -11,7 +11,8 @@ from srtopo.cli import main
 from srtopo.rules.compile import Options
 from srtopo.rules.evaluate import Reasoner
 from srtopo.rules.parse import parse_file, parse_program
-from srtopo.rules.stream import read_records, time_points
+from srtopo.rules.log import read_records
+from srtopo.rules.points import time_points
 from srtopo.solving.externals import ExternalFunctions
 from tests.rules.conftest import oracle, reason_cli
 

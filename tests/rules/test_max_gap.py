@@ -83,7 +83,8 @@ def test_the_spark_passes_reject_late_and_far_ahead_records_with_the_local_words
     previous batch left (latest time point 3, a log line: whole), with the words of the local engine."""
     from srtopo.ir.lateness import SourceClock
     from srtopo.rules.partition import CURRENT, RECORD, REJECTED, STATS, BatchPlan, judge, parse_pass
-    from srtopo.rules.stream import parse_line, stamp_kind, stamp_value, unit_micros
+    from srtopo.rules.log import parse_line
+    from srtopo.rules.timestamps import stamp_kind, stamp_value, unit_micros
     lines = ["2021-03-05T10:00:00 a(1)", "2021-03-05T10:00:13 a(2)", "2021-03-05T10:00:25 a(3)",
              '{"time": 99, "atoms": ["a(4)"]}', '{"time": 14, "atoms": ["a(5)"]}']
     stamp = parse_line(lines[0], "log")[1]

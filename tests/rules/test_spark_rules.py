@@ -16,7 +16,8 @@ from clingo import parse_term
 from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_file, parse_program
-from srtopo.rules.stream import read_records, time_points
+from srtopo.rules.log import read_records
+from srtopo.rules.points import time_points
 from srtopo.runners import LocalRunner, RunConfig, SparkOptions, get_runner
 from srtopo.testing import lines, run_topology, timeline
 from tests.rules.conftest import IDLVSR, oracle, random_case

@@ -9,7 +9,9 @@ import threading
 import pytest
 
 from srtopo.cli import main
-from srtopo.rules.stream import read_records, split_atoms, time_points
+from srtopo.rules.atoms import split_atoms
+from srtopo.rules.log import read_records
+from srtopo.rules.points import time_points
 from srtopo.solving import restart
 from tests.rules.conftest import reason_cli
 

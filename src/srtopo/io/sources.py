@@ -102,7 +102,7 @@ class AtomLog:
     """An I-DLV-sr log (``<timestamp> atom; atom; ...``) or JSON lines (``{"time": t, "atoms": [...]}``):
     a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://host:port``.
     ``stream_format``: detect (per line), log, jsonl, tnt (statements as ``triple/3`` atoms). ``duplicates``: several log lines may make one time point
-    (I-DLV-sr's ``--t-duplicate``; ``rules.stream.parse_line``)."""
+    (I-DLV-sr's ``--t-duplicate``; ``rules.log.parse_line``)."""
     spec: str
     stream_format: str = "detect"
     files_per_batch: int | None = None          # a directory read by Spark: new files per micro-batch

@@ -56,13 +56,14 @@ class Clock:
         self.origin = 0            # the instant of time point 0, in microseconds since 1970-01-01
 
     def set_origin(self, kind: str, value: int) -> None:
-        """Time point 0's timestamp as the stream reader keeps it (``rules.stream.stamp_kind`` and
+        """Time point 0's timestamp as the stream reader keeps it (``rules.timestamps.stamp_kind`` and
         ``stamp_value``: microseconds for a date-time, the number itself for a number)."""
-        from srtopo.rules.stream import NUMBER
+        from srtopo.rules.timestamps import NUMBER
         self.origin = value * self.number_micros if kind == NUMBER else value
 
     def set_origin_text(self, stamp: str | None) -> None:
-        from srtopo.rules.stream import RecordError, parse_timestamp, stamp_kind, stamp_value
+        from srtopo.rules.atoms import RecordError
+        from srtopo.rules.timestamps import parse_timestamp, stamp_kind, stamp_value
         if stamp is None:
             return
         try:

@@ -9,7 +9,7 @@ from srtopo.io.sources import AtomLog, Lines, Timeline
 from srtopo.ir.records import Model
 from srtopo.ir.run import BatchMetrics, RunCounters, StageCounters
 from srtopo.rules.evaluate import Reasoner
-from srtopo.rules.stream import timeline_points
+from srtopo.rules.points import timeline_points
 
 SOURCES = (AtomLog, Timeline, Lines)
 

@@ -22,7 +22,9 @@ from clingo import parse_term
 from srtopo.ir.lateness import SourceClock
 from srtopo.ir.topology import Topology
 from srtopo.rules.evaluate import Reasoner, signature
-from srtopo.rules.stream import GIVEN, RecordError, atom_fields, record_row, time_point_of
+from srtopo.rules.atoms import atom_fields, RecordError
+from srtopo.rules.log import record_row
+from srtopo.rules.timestamps import GIVEN, time_point_of
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
 CURRENT, HISTORY, TICK = "c", "h", "t"

@@ -35,7 +35,8 @@ from srtopo import interrupt
 from srtopo.errors import StreamInputError, TopologyError
 from srtopo.io.tnt import NOT_UTF8, NotUtf8
 from srtopo.ir.records import Model, RejectedRecord
-from srtopo.rules.stream import RecordError, open_lines, parse_atom
+from srtopo.io.lines import open_lines
+from srtopo.rules.atoms import parse_atom, RecordError
 from srtopo.streamlog.engine import Evaluator, model
 from srtopo.streamlog.program import Program
 

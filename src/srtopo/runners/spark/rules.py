@@ -54,7 +54,7 @@ from srtopo.rules.partition import (
     merged_positions,
     segment_topology,
 )
-from srtopo.rules.stream import unit_micros
+from srtopo.rules.timestamps import unit_micros
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
 from srtopo.runners.spark.sql import sql_string as q
 from srtopo.runners.spark.streaming import (
@@ -115,7 +115,8 @@ def origins(lines) -> dict:
     schema = arrow_schema(ORIGIN_COLUMNS)
 
     def first(batches):
-        from srtopo.rules.stream import GIVEN, record_row
+        from srtopo.rules.log import record_row
+        from srtopo.rules.timestamps import GIVEN
         best: dict = {}
         arrived = 0
         for batch in batches:
@@ -553,7 +554,7 @@ class RulesOnSpark:
 
     def sources(self, topology: Topology, sources: list, stage) -> list:
         """Time points held in memory are staged as JSON lines, other records held in memory as log lines."""
-        from srtopo.rules.stream import timeline_json_lines
+        from srtopo.rules.points import timeline_json_lines
         out = []
         for i, source in enumerate(sources):
             if isinstance(source, Timeline):
