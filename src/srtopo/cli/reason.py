@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from srtopo.cli import engines
+from srtopo.cli import running
 from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_topology
 from srtopo.cli.parsing import Refused
 from srtopo.errors import TopologyError
@@ -56,7 +56,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--print-extended-log", action=Refused,
                         instead="every time point's atoms are one JSON line already; --print-empty adds the time "
                                 "points no record reached, --stats the per-stage statistics")
-    engines.add_engine_arguments(parser)
+    running.add_runner_arguments(parser)
     parser.add_argument("--parallelism", dest="partitions", type=positive, default=None,
                         help="as I-DLV-sr: the same as --partitions (spark)")
     parser.set_defaults(handler=run)
@@ -107,12 +107,12 @@ def run(args) -> int:
     refuse_idle_strategy(args, topology)
     if args.explain:
         print(topology.to_text(), file=sys.stderr)
-    runner, config, sink = engines.start(args, lateness=args.lateness,
+    runner, config, sink = running.start(args, lateness=args.lateness,
                                          print_empty=args.print_empty, max_gap=args.max_gap, kind="rules")
     sources = [AtomLog(spec, args.stream_format, args.files_per_batch, args.duplicates)
                for spec in [args.stream] + args.also_stream]
     result = runner.run(topology, sources, config, sink)
-    engines.finish(sink, args.rejected_out)
+    running.finish(sink, args.rejected_out)
     c = result.counters
     print(f"srtopo: {c.outputs} models written, {c.records} atoms read, {sink.rejected} rejected records ({c.late} "
           f"late), {c.batches} batches; {result.physical_plan}", file=sys.stderr)
@@ -120,7 +120,7 @@ def run(args) -> int:
         for stage in c.stages:
             print(f"srtopo: stage {stage.stage}: {_measured(stage)}", file=sys.stderr)
     if not result.counters.outputs and not result.resumed:
-        raise engines.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
+        raise running.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
                                     hint="lines are '<timestamp> atom; atom; ...', {\"time\": t, \"atoms\": [...]} or "
                                          "'<time><TAB><s> <p> <o> .'")
     return 0

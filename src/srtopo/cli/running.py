@@ -9,7 +9,7 @@ from srtopo.errors import SrtopoError, TopologyError
 from srtopo.io.sinks import JsonLinesSink
 from srtopo.runners import RUNNERS, RunConfig, get_runner
 
-DEFAULT_ENGINE = "local"
+DEFAULT_RUNNER = "local"
 #: windows of 2^62 time units and more are refused (a window that long is unbounded in all but name)
 WINDOW_LIMIT = 2 ** 62
 
@@ -30,9 +30,9 @@ def parse_window(text: str) -> int | None:
     return value
 
 
-def add_engine_arguments(parser) -> None:
-    parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_ENGINE,
-                        help=f"the runner (default {DEFAULT_ENGINE}): " + "; ".join(
+def add_runner_arguments(parser) -> None:
+    parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_RUNNER,
+                        help=f"the runner (default {DEFAULT_RUNNER}): " + "; ".join(
                             f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
     parser.add_argument("--out", default="-",
                         help="where outputs go: '-' (default) prints JSON lines; otherwise the runner writes them "
