@@ -14,13 +14,13 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
     """How a consistency topology is chosen (``consistency.choose``)."""
     parser.add_argument("--tbox", required=tbox_required, help="OWL ontology (RDF/XML, Turtle, N-Triples or OWL/XML)")
     parser.add_argument("--method", choices=METHODS, default="auto",
-                        help="auto (default): the cost model picks NTM or an LTM split for the engine; ntm: NI "
+                        help="auto (default): the cost model picks NTM or an LTM split for the runner; ntm: NI "
                              "closure in one stage; ltm: pipeline of NI groups")
     parser.add_argument("--split", help="NI groups per stage, e.g. 1,2 = [G1 | G2+G3]; 1,1,1 = three stages")
     parser.add_argument("--stages", type=positive,
                         help=f"number of stages a balancer cuts when --split is not given (default {DEFAULT_STAGES})")
     parser.add_argument("--balancer", default=None,
-                        help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
+                        help="cost | paper | even (default: paper with --split, cost otherwise: the runner's cost "
                              "model, calibrated by srtopo calibrate)")
     parser.add_argument("--tasks", type=positive, default=1,
                         help="task budget per stage of a two-stage plan (NTM gets the whole budget; on Spark "
@@ -28,9 +28,9 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
 
 
 def add_cost_arguments(parser) -> None:
-    """Which engine the cost balancer models, for commands that do not run the topology (``check`` has these
+    """Which runner the cost balancer models, for commands that do not run the topology (``check`` has these
     as its runner flags)."""
-    g = parser.add_argument_group("the engine the cost balancer plans for")
+    g = parser.add_argument_group("the runner the cost balancer plans for")
     g.add_argument("--engine", choices=("local", "spark"), default="local", help="the runner (default local)")
     g.add_argument("--local-plan", choices=("indexed", "operators"), default="indexed",
                    help="the local runner's physical plan (default indexed)")
@@ -40,14 +40,14 @@ def add_cost_arguments(parser) -> None:
     g.add_argument("--shuffle-partitions", type=int, default=None, help="Spark's shuffle partitions (fused)")
 
 
-def cost_engine(args):
-    """The cost model's engine (``consistency.cost.Engine``) for the --engine and runner flags."""
+def cost_target(args):
+    """The cost model's target (``consistency.cost.Target``) for the --engine and runner flags."""
     from types import SimpleNamespace
 
-    from srtopo.consistency.cost import engine_for
+    from srtopo.consistency.cost import target_for
     runner = getattr(args, "engine", None) or "local"
     plan = getattr(args, "local_plan", None) if runner == "local" else getattr(args, "physical_plan", None)
-    return engine_for(runner, SimpleNamespace(physical_plan=plan, master=getattr(args, "master", None),
+    return target_for(runner, SimpleNamespace(physical_plan=plan, master=getattr(args, "master", None),
                                               shuffle_partitions=getattr(args, "shuffle_partitions", None)))
 
 
@@ -130,7 +130,7 @@ def consistency_topology(args):
     analysis = analyse(tbox)
     topology = choose_topology(analysis, method=args.method, split=parse_split(args.split) if args.split else None,
                                stages=args.stages, balancer=args.balancer, tasks=max(1, args.tasks),
-                               engine=cost_engine(args))
+                               target=cost_target(args))
     return tbox, analysis, topology
 
 
@@ -202,11 +202,12 @@ def run(args) -> int:
 
 
 def cost_prediction(topology, args) -> dict:
-    """What the cost model predicts for the topology on the engine of the --engine flags (whichever balancer
-    chose it), so a user sees the figure the default balancer compared plans by."""
+    """What the cost model predicts for the topology on the runner of the --engine flags (whichever balancer
+    chose it), so a user sees the figure the default balancer compared plans by. The target is under the key
+    ``engine``, as in the runs of a calibration file."""
     from srtopo.consistency.cost import coefficients_for, predict_tps
-    engine = cost_engine(args)
-    coefficients = coefficients_for(engine)
-    return {"engine": engine.key + (f" on {engine.cores} core(s)" if engine.runner == "spark" else ""),
+    target = cost_target(args)
+    coefficients = coefficients_for(target)
+    return {"engine": target.key + (f" on {target.cores} core(s)" if target.runner == "spark" else ""),
             "coefficients": coefficients.source,
-            "predicted_tuples_s": round(predict_tps(topology, engine, coefficients), 1)}
+            "predicted_tuples_s": round(predict_tps(topology, target, coefficients), 1)}
