@@ -4,7 +4,7 @@
     python -m experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
 
 A replayer delivers the input log one line (one time point) per ``--period`` seconds, as the I-DLV-sr
-project's ``stream_socket_service`` does: to the local engine over a TCP socket (``tcp://``), to Spark as one
+project's ``stream_socket_service`` does: to the local runner over a TCP socket (``tcp://``), to Spark as one
 new file per time point in a watched directory (written aside and renamed in, the file source's contract).
 The query runs until every time point's output has appeared. Per input and engine:
 
@@ -16,7 +16,7 @@ The query runs until every time point's output has appeared. Per input and engin
   pause), i.e. the highest period the engine could be fed without falling behind;
 * **backlog**: time points delivered and not yet answered, as each one arrived (its maximum in the table, the
   series in the JSON), and time points **lost** (delivered, never answered);
-* process memory, and whether the models equal the local engine's.
+* process memory, and whether the models equal the local runner's.
 
 ``--periods 0,2x`` first measures the sustainable rate, then feeds the same engine at twice it (overload): a
 query that falls behind must still answer every time point, with the models of the local engine, its latency

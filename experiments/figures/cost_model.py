@@ -1,4 +1,4 @@
-"""The default balancer (``cost``, the engine-aware cost model) against fig5's measurements: for every TBox, engine
+"""The default balancer (``cost``, the runner-aware cost model) against fig5's measurements: for every TBox, engine
 and task budget, each plan's predicted and measured throughput, which plan the default balancer picks, and the
 paper's ``even`` balancer's pick next to it.
 

@@ -1,4 +1,4 @@
-"""CLI behaviour: one-line errors with non-zero exit, check on the local engine, compile formats."""
+"""CLI behaviour: one-line errors with non-zero exit, check on the local runner, compile formats."""
 import json
 import subprocess
 import sys
@@ -143,10 +143,10 @@ def test_compile_shows_the_cost_models_prediction_and_the_default_pick_has_the_h
         assert cost["coefficients"] == "defaults"
         return cost["predicted_tuples_s"]
 
-    for engine in ([], ["--engine", "spark", "--master", "local[2]", "--physical-plan", "staged"]):
-        pick = predicted("--tasks", "2", *engine)
-        forced = [predicted("--method", "ntm", "--tasks", "4", *engine)]
-        forced += [predicted("--tasks", "2", "--split", split, *engine) for split in ("1,2", "2,1", "1,1,1")]
+    for runner_flags in ([], ["--engine", "spark", "--master", "local[2]", "--physical-plan", "staged"]):
+        pick = predicted("--tasks", "2", *runner_flags)
+        forced = [predicted("--method", "ntm", "--tasks", "4", *runner_flags)]
+        forced += [predicted("--tasks", "2", "--split", split, *runner_flags) for split in ("1,2", "2,1", "1,1,1")]
         assert 0 < min(forced) and pick >= max(forced)
     assert main(["compile", "--tbox", TEX, "--split", "1,2"]) == 0
     last = capsys.readouterr().out.rstrip().splitlines()[-1]

@@ -135,7 +135,7 @@ def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
 
 
 def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
-    """cost_model reads fig5 (run first here), calibrates the engines it predicts for, and writes a plain list of
+    """cost_model reads fig5 (run first here), calibrates the runners and plans it predicts for, and writes a plain list of
     rows: one per plan and budget, exactly one picked per budget, predictions and measurements positive."""
     from experiments.run_paper import main
     out = tmp_path / "results"

@@ -42,7 +42,7 @@ def add_runner_arguments(parser) -> None:
                              "directory); without it the first 20 are shown on stderr")
     parser.add_argument("--checkpoint", default=None,
                         help="spark: where the run keeps its state, exactly-once across restarts (default: a "
-                             "temporary directory; the local engine keeps none)")
+                             "temporary directory; the local runner keeps none)")
     add_strict_argument(parser)
     for cls in RUNNERS.values():
         cls.add_arguments(parser)

@@ -1,4 +1,4 @@
-"""Where a run's input comes from: engine-neutral descriptions that every runner reads in its own way.
+"""Where a run's input comes from: runner-neutral descriptions that every runner reads in its own way.
 
 Consistency topologies read stream tuples: timestamped N-Triples files (:class:`TntFiles`), tab-separated
 tuple files (:class:`TupleFiles`), RDF graph files (:class:`RdfFiles`), lines from a TCP socket
