@@ -13,14 +13,15 @@ def register(subparsers, parents=()) -> None:
     parser = subparsers.add_parser("check", help="check a timestamped N-Triples stream against a TBox",
                                    description=__doc__.splitlines()[0], allow_abbrev=False, parents=list(parents))
     add_topology_arguments(parser)
-    parser.add_argument("--stream", required=True, help=".tnt file, directory of .tnt files, or '-' for standard "
-                                                        "input (local) (or see --stream-format, --also-stream)")
+    parser.add_argument("--stream", required=True, help=".tnt file, directory of .tnt files, '-' for standard input "
+                                                        "(local), or tcp://HOST:PORT (or see --stream-format, "
+                                                        "--also-stream)")
     parser.add_argument("--stream-format", choices=STREAM_FORMATS, default="tnt",
                         help="--stream holds timestamped N-Triples (default), tab-separated tuples, or RDF files "
                              "(any rdflib format, one timestamped graph per file)")
     parser.add_argument("--also-stream", action="append", default=[], metavar="SPEC",
                         help="another source merged by event time (repeatable): DIR, tnt:DIR, tsv:DIR, rdf:DIR, "
-                             "rdf[turtle]:DIR, socket:HOST:PORT")
+                             "rdf[turtle]:DIR, tcp://HOST:PORT")
     parser.add_argument("--files-per-batch", type=positive, default=None,
                         help="at most this many new files per micro-batch (the batch size)")
     parser.add_argument("--window", required=True, help="window size in time units, or 'unbounded'")

@@ -19,7 +19,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--program", required=True, help="I-DLV-sr program (.idlvsr)")
     parser.add_argument("--stream", "--log", dest="stream", default=None,
                         help="I-DLV-sr log or JSON lines: a file, a directory of such files (spark), '-' for stdin "
-                             "(local), or tcp://host:port")
+                             "(local), or tcp://HOST:PORT")
     parser.add_argument("--port-number", "--port", dest="port", type=int, default=None,
                         help="read the stream from a socket on this port (as I-DLV-sr; same as --stream "
                              "tcp://HOSTNAME:PORT)")
@@ -98,7 +98,7 @@ def _gap(text: str) -> int | None:
 
 def run(args) -> int:
     if args.stream is None and args.port is None:
-        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port (or --log FILE, or --port-number N)")
+        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)")
     if args.stream is None:
         args.stream = f"tcp://{args.hostname}:{args.port}"
     if args.lateness < 0:

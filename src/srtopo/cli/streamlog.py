@@ -18,7 +18,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--program", required=True, help="Streamlog program (ASP syntax, timestamps first)")
     parser.add_argument("--stream", default=None,
                         help="fact lines 'msg(3,red).' and '#punctuation 7.': a file, a directory of files, '-' "
-                             "for stdin, or tcp://host:port")
+                             "for stdin, or tcp://HOST:PORT")
     parser.add_argument("--also-stream", action="append", default=[], metavar="STREAM",
                         help="another stream, merged with --stream by the union (repeatable)")
     parser.add_argument("--union", choices=UNIONS, default="synchronized",
@@ -57,7 +57,7 @@ def run(args) -> int:
     if args.stream is None:
         if args.explain:
             return 0
-        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port")
+        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT")
     topology = compile_program(program, union=args.union, retain=args.retain)
     runner, config, sink = running.start(args, kind="streamlog")
     specs = [args.stream] + list(args.also_stream)

@@ -249,7 +249,7 @@ def _reader(index: int, source, out: queue.Queue) -> None:
 
 def run_streams(streamlog: Streamlog, specs: list, emit, idle: float | None = None):
     """Read every stream (``io.sources.FactLines`` or a spec: files, directories, ``-`` for stdin,
-    ``tcp://host:port``; or lines held in memory, ``io.sources.Lines``) concurrently, one thread each,
+    ``tcp://HOST:PORT``; or lines held in memory, ``io.sources.Lines``) concurrently, one thread each,
     feeding lines to ``streamlog`` in arrival order and passing each complete timestamp's Model to ``emit`` at once.
     With ``idle`` seconds, a stream silent that long gets punctuation at the largest timestamp another stream
     has reached, so that a quiet stream does not hold the output back."""
