@@ -102,6 +102,33 @@ def test_flags_that_would_do_nothing_are_refused(tmp_path, capsys, argv, said):
     assert not list(tmp_path.glob("spark-warehouse"))
 
 
+@pytest.mark.parametrize("argv,line", [
+    (["compile"], "give either --tbox (a consistency topology) or --program (a rules or Streamlog topology)"),
+    (["reason", "--program", "PROGRAM", "--stream", "LOG", "--lateness", "-1"], "--lateness must be >= 0, got -1"),
+    (["reason", "--program", "PROGRAM"],
+     "give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)"),
+    (["check", "--tbox", TEX, "--stream", STREAM, "--window", "3", "--master", "local[2]"],
+     "--master is a flag of the spark runner: it does nothing with --engine local (add --engine spark, or leave "
+     "--master out)"),
+    (["check", "--tbox", TEX, "--stream", STREAM, "--window", "-3"], "--window must be >= 0, got -3"),
+    (["calibrate", "--engines", "warp"],
+     "--engines: no cost model named 'warp' (use local, spark, all or local/indexed, local/operators, spark/fused, "
+     "spark/staged)"),
+])
+def test_command_line_mistakes_are_usage_errors_of_one_line_and_status_2(tmp_path, capsys, argv, line):
+    """A missing, conflicting or idle flag is a ``UsageError``: one line, exit status 2 (``--debug`` raises it)."""
+    from srtopo.errors import UsageError
+    (tmp_path / "p.idlvsr").write_text("c(X) :- b(X) in [2].\n")
+    (tmp_path / "s.log").write_text("0 b(1)\n")
+    argv = [str(tmp_path / "p.idlvsr") if a == "PROGRAM" else str(tmp_path / "s.log") if a == "LOG" else a
+            for a in argv]
+    assert _exit(argv) == 2
+    assert _err(capsys) == [f"srtopo: error: {line}"]
+    with pytest.raises(UsageError) as raised:
+        main(["--debug", *argv])
+    assert str(raised.value) == line
+
+
 def test_spark_errors_before_spark_starts_are_one_line(tmp_path, capsys):
     (tmp_path / "p.idlvsr").write_text("c(X) :- b(X) in [2].\n")
     assert main(["reason", "--engine", "spark", "--once", "--program", str(tmp_path / "p.idlvsr"),

@@ -30,7 +30,7 @@ def register(subparsers, parents=()) -> None:
 
 def target_keys(text: str) -> tuple[str, ...]:
     from srtopo.consistency.calibrate import TARGET_KEYS
-    from srtopo.errors import SrtopoError
+    from srtopo.errors import UsageError
     keys: list[str] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         if part == "all":
@@ -40,8 +40,8 @@ def target_keys(text: str) -> tuple[str, ...]:
         elif part in TARGET_KEYS:
             keys.append(part)
         else:
-            raise SrtopoError(f"--engines: no cost model named {part!r}",
-                              hint="use local, spark, all or " + ", ".join(TARGET_KEYS))
+            raise UsageError(f"--engines: no cost model named {part!r}",
+                             hint="use local, spark, all or " + ", ".join(TARGET_KEYS))
     return tuple(dict.fromkeys(keys))
 
 

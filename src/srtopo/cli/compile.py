@@ -90,15 +90,15 @@ def add_program_arguments(parser) -> None:
 
 def fold_strategy(args) -> None:
     """``--strategy rl`` with its ``--rl-*`` flags as one strategy name (``rules.solver.RlParams``)."""
-    from srtopo.errors import ProgramError
+    from srtopo.errors import UsageError
     from srtopo.rules.solver import RL, RlParams
     given = {k: getattr(args, f"rl_{k}", None) for k in ("lambda", "store", "active", "lbd")}
     given = {k: v for k, v in given.items() if v is not None}
     if not given:
         return
     if getattr(args, "strategy", None) != RL:
-        raise ProgramError("--rl-lambda, --rl-store, --rl-active and --rl-lbd set the rl strategy",
-                           hint="add --strategy rl")
+        raise UsageError("--rl-lambda, --rl-store, --rl-active and --rl-lbd set the rl strategy",
+                         hint="add --strategy rl")
     args.strategy = RlParams.parse(RL + ":" + ",".join(f"{k}={v}" for k, v in given.items())).name()
 
 
@@ -145,13 +145,13 @@ def rules_options(args):
 
 
 def rules_topology(args):
-    from srtopo.errors import TopologyError
+    from srtopo.errors import UsageError
     from srtopo.kinds import program_kind
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     if program_kind(args.program).name != "rules":
-        raise TopologyError(f"{args.program} is a {program_kind(args.program).name} program, not an I-DLV-sr one",
-                            hint="run it with srtopo streamlog --program; srtopo compile --program prints its topology")
+        raise UsageError(f"{args.program} is a {program_kind(args.program).name} program, not an I-DLV-sr one",
+                         hint="run it with srtopo streamlog --program; srtopo compile --program prints its topology")
     program = parse_file(args.program)
     if getattr(args, "export_graphs", None):
         from srtopo.rules.analysis import analyse
@@ -162,11 +162,11 @@ def rules_topology(args):
 
 
 def run(args) -> int:
-    from srtopo.errors import TopologyError
+    from srtopo.errors import UsageError
     from srtopo.kinds import program_kind
     if bool(args.tbox) == bool(args.program):
-        raise TopologyError("give either --tbox (a consistency topology) or --program (a rules or Streamlog "
-                            "topology)")
+        raise UsageError("give either --tbox (a consistency topology) or --program (a rules or Streamlog "
+                         "topology)")
     if args.program and program_kind(args.program).name == "streamlog":
         topology = program_kind(args.program).compile(args.program)
         report, extra = None, {}

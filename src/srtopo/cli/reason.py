@@ -7,7 +7,7 @@ import sys
 from srtopo.cli import running
 from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_topology
 from srtopo.cli.parsing import Refused
-from srtopo.errors import TopologyError
+from srtopo.errors import UsageError
 from srtopo.io.sources import AtomLog
 from srtopo.ir.run import MAX_GAP
 from srtopo.runners.protocol import positive
@@ -77,13 +77,12 @@ def _measured(stage) -> str:
 
 def refuse_idle_strategy(args, topology) -> None:
     """A strategy that only a choice part uses, on a program without one, would do nothing."""
-    from srtopo.errors import ProgramError
     from srtopo.rules.solver import STRATEGIES as STRATIFIED_STRATEGIES
     base = args.strategy.split(":", 1)[0]
     if base not in STRATIFIED_STRATEGIES and not any(getattr(s, "choice", False) for s in topology.stages):
-        raise ProgramError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
-                           f"unstratified negation); {args.program} has none",
-                           hint="leave --strategy out, or give auto, incremental or restart")
+        raise UsageError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
+                         f"unstratified negation); {args.program} has none",
+                         hint="leave --strategy out, or give auto, incremental or restart")
 
 
 def _gap(text: str) -> int | None:
@@ -98,11 +97,11 @@ def _gap(text: str) -> int | None:
 
 def run(args) -> int:
     if args.stream is None and args.port is None:
-        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)")
+        raise UsageError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)")
     if args.stream is None:
         args.stream = f"tcp://{args.hostname}:{args.port}"
     if args.lateness < 0:
-        raise TopologyError(f"--lateness must be >= 0, got {args.lateness}")
+        raise UsageError(f"--lateness must be >= 0, got {args.lateness}")
     topology = rules_topology(args)
     refuse_idle_strategy(args, topology)
     if args.explain:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from srtopo.errors import SrtopoError, TopologyError
+from srtopo.errors import SrtopoError, UsageError
 from srtopo.io.sinks import JsonLinesSink
 from srtopo.runners import RUNNERS, RunConfig, get_runner
 
@@ -20,13 +20,13 @@ def parse_window(text: str) -> int | None:
     try:
         value = int(text)
     except ValueError:
-        raise TopologyError(f"--window {text!r} is not an integer number of time units",
-                            hint="e.g. --window 30, or --window unbounded") from None
+        raise UsageError(f"--window {text!r} is not an integer number of time units",
+                         hint="e.g. --window 30, or --window unbounded") from None
     if value < 0:
-        raise TopologyError(f"--window must be >= 0, got {value}")
+        raise UsageError(f"--window must be >= 0, got {value}")
     if value >= WINDOW_LIMIT:     # times are 64-bit: t - w must not overflow on any runner
-        raise TopologyError(f"--window {text} is beyond the largest window, {WINDOW_LIMIT - 1:,} time units",
-                            hint="give --window unbounded for a window without end")
+        raise UsageError(f"--window {text} is beyond the largest window, {WINDOW_LIMIT - 1:,} time units",
+                         hint="give --window unbounded for a window without end")
     return value
 
 
@@ -64,10 +64,10 @@ def refuse_idle_flags(args, kind: str) -> None:
                 continue
             flag = given[dest]
             if name != args.engine:
-                raise TopologyError(f"{flag} is a flag of the {name} runner: it does nothing with --engine "
-                                    f"{args.engine}", hint=f"add --engine {name}, or leave {flag} out")
+                raise UsageError(f"{flag} is a flag of the {name} runner: it does nothing with --engine "
+                                 f"{args.engine}", hint=f"add --engine {name}, or leave {flag} out")
             if kinds is not None and kind not in kinds:
-                raise TopologyError(f"{flag} does nothing for a {kind} topology", hint=f"leave {flag} out")
+                raise UsageError(f"{flag} does nothing for a {kind} topology", hint=f"leave {flag} out")
 
 
 def start(args, window: int | None = None, lateness: int | None = None, print_empty: bool = False,

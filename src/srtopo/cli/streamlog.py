@@ -6,7 +6,7 @@ import sys
 
 from srtopo.cli import running
 from srtopo.cli.running import NothingUsable
-from srtopo.errors import TopologyError
+from srtopo.errors import UsageError
 from srtopo.io.sources import FactLines
 from srtopo.streamlog import UNIONS, explain, load_program
 from srtopo.streamlog.compile import compile_program
@@ -57,7 +57,7 @@ def run(args) -> int:
     if args.stream is None:
         if args.explain:
             return 0
-        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT")
+        raise UsageError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT")
     topology = compile_program(program, union=args.union, retain=args.retain)
     runner, config, sink = running.start(args, kind="streamlog")
     specs = [args.stream] + list(args.also_stream)
