@@ -31,7 +31,8 @@ def add_cost_arguments(parser) -> None:
     """Which runner the cost balancer models, for commands that do not run the topology (``check`` has these
     as its runner flags)."""
     g = parser.add_argument_group("the runner the cost balancer plans for")
-    g.add_argument("--engine", choices=("local", "spark"), default="local", help="the runner (default local)")
+    g.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="which runner to plan for (default local)")
     g.add_argument("--local-plan", choices=("indexed", "operators"), default="indexed",
                    help="the local runner's physical plan (default indexed)")
     g.add_argument("--physical-plan", choices=("fused", "staged"), default="fused",

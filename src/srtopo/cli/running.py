@@ -32,7 +32,7 @@ def parse_window(text: str) -> int | None:
 
 def add_runner_arguments(parser) -> None:
     parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_RUNNER,
-                        help=f"the runner (default {DEFAULT_RUNNER}): " + "; ".join(
+                        help=f"which runner runs the topology (default {DEFAULT_RUNNER}): " + "; ".join(
                             f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
     parser.add_argument("--out", default="-",
                         help="where outputs go: '-' (default) prints JSON lines; otherwise the runner writes them "
