@@ -10,7 +10,7 @@ The query runs until every time point's output has appeared. Per input and engin
 
 * **accepted requests**: time points whose output appeared before the next time point arrived (the paper's
   measure; 100% means the engine kept up);
-* **latency** per time point, arrival to output (the local engine: the model handed to the sink; Spark: the
+* **latency** per time point, arrival to output (the local runner: the model handed to the sink; Spark: the
   batch's models written to ``out/`` and handed to the sink), p50 / p95 / max;
 * **sustainable rate**: time points per second at full speed, one time point per batch (the replay with no
   pause), i.e. the highest period the engine could be fed without falling behind;
@@ -19,7 +19,7 @@ The query runs until every time point's output has appeared. Per input and engin
 * process memory, and whether the models equal the local runner's.
 
 ``--periods 0,2x`` first measures the sustainable rate, then feeds the same engine at twice it (overload): a
-query that falls behind must still answer every time point, with the models of the local engine, its latency
+query that falls behind must still answer every time point, with the models of the local runner, its latency
 and backlog growing while the feed lasts and draining after it.
 
 A Spark engine is measured as a running service: before the replay, a query of its own processes
