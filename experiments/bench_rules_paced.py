@@ -4,22 +4,22 @@
     python -m experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
 
 A replayer delivers the input log one line (one time point) per ``--period`` seconds, as the I-DLV-sr
-project's ``stream_socket_service`` does: to the local engine over a TCP socket (``tcp://``), to Spark as one
+project's ``stream_socket_service`` does: to the local runner over a TCP socket (``tcp://``), to Spark as one
 new file per time point in a watched directory (written aside and renamed in, the file source's contract).
 The query runs until every time point's output has appeared. Per input and engine:
 
 * **accepted requests**: time points whose output appeared before the next time point arrived (the paper's
   measure; 100% means the engine kept up);
-* **latency** per time point, arrival to output (the local engine: the model handed to the sink; Spark: the
+* **latency** per time point, arrival to output (the local runner: the model handed to the sink; Spark: the
   batch's models written to ``out/`` and handed to the sink), p50 / p95 / max;
 * **sustainable rate**: time points per second at full speed, one time point per batch (the replay with no
   pause), i.e. the highest period the engine could be fed without falling behind;
 * **backlog**: time points delivered and not yet answered, as each one arrived (its maximum in the table, the
   series in the JSON), and time points **lost** (delivered, never answered);
-* process memory, and whether the models equal the local engine's.
+* process memory, and whether the models equal the local runner's.
 
 ``--periods 0,2x`` first measures the sustainable rate, then feeds the same engine at twice it (overload): a
-query that falls behind must still answer every time point, with the models of the local engine, its latency
+query that falls behind must still answer every time point, with the models of the local runner, its latency
 and backlog growing while the feed lasts and draining after it.
 
 A Spark engine is measured as a running service: before the replay, a query of its own processes

@@ -116,7 +116,7 @@ def run_one(engine: str, program: str, folder: str, partitions: int, files_per_b
     cores = (busy_cpu_seconds() - busy) / seconds if busy is not None and seconds else None
     models = [m.to_dict() for m in result.models]
     # the rate a running query sustains: time points per second of its micro-batches after the first (which also
-    # finds each source's time point 0); the single-process engine's whole run is its steady state
+    # finds each source's time point 0); the local runner's whole run is its steady state
     steady = result.batches[1:] if engine != "local" else []
     steady_s = sum(b.seconds for b in steady)
     steady_tps = sum(b.outputs for b in steady) / steady_s if steady_s else (len(models) / seconds if seconds else None)

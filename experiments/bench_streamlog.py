@@ -19,7 +19,7 @@ paths as soon as they are generated, as the slides suggest, and stays XY-stratif
 It gives the same ``minpath`` atoms as the slides' program with the same bound (``tests/experiments`` checks
 it on small graphs). ``--program slides`` measures the slides' program itself.
 
-Two engines run the same program on the same stream (random graph: ``--arcs-per-ts`` new arcs per timestamp
+Two evaluators run the same program on the same stream (random graph: ``--arcs-per-ts`` new arcs per timestamp
 between random distinct nodes, weights 1..``--max-weight``):
 
 1. **incremental**: ``srtopo.streamlog.Streamlog`` with one stream ``arcs``; the lines of timestamp t are
@@ -32,7 +32,7 @@ between random distinct nodes, weights 1..``--max-weight``):
    solver: in one shot the slides' rules are ~2x faster).
 
 On the timestamps both completed the two must give the same minpath atoms, timestamp by timestamp, or the run
-fails (``experiment check failed``). Each size and engine runs in a child process of its own, so that its peak
+fails (``experiment check failed``). Each size and evaluator runs in a child process of its own, so that its peak
 RSS is its own (``--in-process`` runs everything here: faster to start, RSS is then the whole process's).
 
     .venv/bin/python -m experiments.bench_streamlog                 # sizes 100,300,1000: about 3 minutes
@@ -43,7 +43,7 @@ RSS is its own (``--in-process`` runs everything here: faster to start, RSS is t
 Cost grows with the graph's density, not its size: with the defaults (200 timestamps x 3 arcs) the 100-node
 graph ends with out-degree 6 and nearly every pair within the bound, so it is by far the slowest size.
 
-Results: ``experiments/results/bench_streamlog.json`` (parameters, the program run, per size and engine the
+Results: ``experiments/results/bench_streamlog.json`` (parameters, the program run, per size and evaluator the
 latency of every timestamp and the summary), ``bench_streamlog.png`` (latency per timestamp, one panel per
 size, log scale) and the table on stdout.
 """
@@ -98,7 +98,7 @@ def program_text(name: str, bound: int) -> str:
 
 
 def baseline_text(params: dict) -> str:
-    """The Streamlog program the baseline re-solves: the incremental engine's, or another formulation."""
+    """The Streamlog program the baseline re-solves: the incremental evaluator's, or another formulation."""
     name = params.get("baseline_program", "same")
     return program_text(params["program"] if name == "same" else name, params["bound"])
 
@@ -132,13 +132,13 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-# --- the two engines ---------------------------------------------------------------------------------------
+# --- the two evaluators ------------------------------------------------------------------------------------
 
 def run_incremental(text: str, stream: list[list[tuple]], desc: str = "incremental", bar: bool = True) -> dict:
-    """The Streamlog engine: push timestamp t's lines, then punctuation t+1 completes t (its latency)."""
+    """The Streamlog evaluator: push timestamp t's lines, then punctuation t+1 completes t (its latency)."""
     from srtopo.streamlog import Streamlog, parse_program
 
-    engine = Streamlog(parse_program(text, "bench_streamlog.sl").check(), (STREAM,))
+    streamlog = Streamlog(parse_program(text, "bench_streamlog.sl").check(), (STREAM,))
     latencies, atoms = [], {}
     lines = arc_lines(stream)
     steps = progress(range(len(lines)), desc=desc, leave=False) if bar else range(len(lines))
@@ -146,21 +146,21 @@ def run_incremental(text: str, stream: list[list[tuple]], desc: str = "increment
     for i in steps:
         t = i + 1
         for line in lines[i]:
-            early = engine.push(0, line)
+            early = streamlog.push(0, line)
             if early:
                 raise ExperimentError(f"timestamp {t}: pushing a line of it completed {[m.time for m in early]}")
         t0 = time.perf_counter()
-        models = engine.punctuate(0, t + 1)
+        models = streamlog.punctuate(0, t + 1)
         latencies.append(time.perf_counter() - t0)
         for m in models:
             if m.time != t:
                 raise ExperimentError(f"punctuation {t + 1} completed timestamp {m.time}, expected {t}")
             atoms[t] = sorted(m.atoms)
     wall = time.perf_counter() - start
-    if engine.rejected:
-        raise ExperimentError(f"the engine rejected {len(engine.rejected)} lines, e.g. {engine.rejected[0]}")
+    if streamlog.rejected:
+        raise ExperimentError(f"the evaluator rejected {len(streamlog.rejected)} lines, e.g. {streamlog.rejected[0]}")
     return {"latencies_s": latencies, "atoms": {t: atoms.get(t, []) for t in range(1, len(lines) + 1)},
-            "wall_s": wall, "counters": engine.counters.to_dict(),
+            "wall_s": wall, "counters": streamlog.counters.to_dict(),
             "peak_rss_mb": _peak_rss_mb(), "rss_end_mb": rss_mb()}
 
 
@@ -203,7 +203,7 @@ def run_baseline(text: str, stream: list[list[tuple]], budget_s: float, desc: st
 
 
 def compare(incremental: dict, baseline: dict, where: str = "") -> int:
-    """The timestamps both engines completed must have the same minpath atoms; the length of that prefix."""
+    """The timestamps both evaluators completed must have the same minpath atoms; the length of that prefix."""
     common = min(len(incremental["latencies_s"]), len(baseline["latencies_s"]))
     for t in range(1, common + 1):
         a, b = set(incremental["atoms"][t]), set(baseline["atoms"][t])
@@ -216,12 +216,12 @@ def compare(incremental: dict, baseline: dict, where: str = "") -> int:
 
 # --- one size ----------------------------------------------------------------------------------------------
 
-def _child(engine: str, params: dict, out: str) -> None:
+def _child(evaluator: str, params: dict, out: str) -> None:
     stream = make_stream(params["nodes"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
                          params["seed"])
     text = program_text(params["program"], params["bound"])
-    desc = f"n={params['nodes']} {engine}"
-    if engine == "incremental":
+    desc = f"n={params['nodes']} {evaluator}"
+    if evaluator == "incremental":
         result = run_incremental(text, stream, desc)
     else:
         result = run_baseline(baseline_text(params), stream, params["baseline_budget"], desc)
@@ -229,12 +229,12 @@ def _child(engine: str, params: dict, out: str) -> None:
         json.dump(result, handle)
 
 
-def _in_child(engine: str, params: dict, workdir: str) -> dict:
-    out = os.path.join(workdir, f"{engine}-{params['nodes']}.json")
-    proc = subprocess.run([sys.executable, "-m", "experiments.bench_streamlog", "--child", engine,
+def _in_child(evaluator: str, params: dict, workdir: str) -> dict:
+    out = os.path.join(workdir, f"{evaluator}-{params['nodes']}.json")
+    proc = subprocess.run([sys.executable, "-m", "experiments.bench_streamlog", "--child", evaluator,
                            json.dumps(params), out], check=False, cwd=ROOT)
     if proc.returncode != 0:
-        raise ExperimentError(f"n={params['nodes']}: the {engine} run failed (exit status {proc.returncode})")
+        raise ExperimentError(f"n={params['nodes']}: the {evaluator} run failed (exit status {proc.returncode})")
     with open(out, encoding="utf-8") as handle:
         result = json.load(handle)
     result["atoms"] = {int(t): a for t, a in result["atoms"].items()}
@@ -248,7 +248,7 @@ def _latency_summary(latencies: list[float]) -> dict:
 
 
 def run_size(params: dict, isolate: bool = True, workdir: str | None = None, bar: bool = True) -> dict:
-    """Both engines on the stream of one size; the row of the results (the check failing raises)."""
+    """Both evaluators on the stream of one size; the row of the results (the check failing raises)."""
     stream = make_stream(params["nodes"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
                          params["seed"])
     if isolate:
@@ -320,7 +320,7 @@ def format_table(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: str) -> None:
-    """Latency per timestamp of both engines, one panel per size, log y-axis."""
+    """Latency per timestamp of both evaluators, one panel per size, log y-axis."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -364,7 +364,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--program", choices=sorted(PROGRAMS), default="pruned",
                         help="pruned (minimal paths only, default) or the slides' program")
     parser.add_argument("--baseline-program", choices=["same"] + sorted(PROGRAMS), default="same",
-                        help="the program the baseline re-solves: the same as the incremental engine's (default) "
+                        help="the program the baseline re-solves: the same as the incremental evaluator's (default) "
                              "or another formulation (the minpath atoms must agree all the same)")
     parser.add_argument("--baseline-budget", type=float, default=90.0,
                         help="seconds of re-solving per size before the baseline stops (0: no baseline)")
@@ -373,9 +373,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="a check in under a minute: the default sizes, 100 timestamps, baseline budget 5 s "
                              "(written as bench_streamlog_quick.json / .png)")
     parser.add_argument("--in-process", action="store_true",
-                        help="run the engines in this process (no child per engine; RSS is then the process's)")
+                        help="run the evaluators in this process (no child per evaluator; RSS is then the process's)")
     parser.add_argument("--out", default=RESULTS, help="directory of bench_streamlog.json and .png")
-    parser.add_argument("--child", nargs=3, metavar=("ENGINE", "PARAMS", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, metavar=("EVALUATOR", "PARAMS", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.timestamps, args.baseline_budget = 100, 5.0
@@ -395,7 +395,7 @@ def main(argv=None) -> int:
               "seed": args.seed}
     base_text = baseline_text(params)
     baseline_flat = baseline_rules(base_text)
-    print(f"Streamlog program ({args.program}), stream '{STREAM}' of arc(T,X,Y,D), the same for both engines:")
+    print(f"Streamlog program ({args.program}), stream '{STREAM}' of arc(T,X,Y,D), the same for both evaluators:")
     print("".join(f"    {line}\n" for line in text.splitlines()), end="")
     print(f"random graphs: nodes {sizes}, {args.timestamps} timestamps x {args.arcs_per_ts} new arcs, weights "
           f"1..{args.max_weight}, seed {args.seed}")
@@ -421,15 +421,15 @@ def main(argv=None) -> int:
                            "punctuate(0, t+1) after t's lines were pushed; throughput over the whole run (pushes "
                            "included)",
             "baseline": "srtopo.solving.restart.RestartSolver over every arc <= t, per timestamp; minpath atoms at t",
-            "ratio": "mean per-timestamp time of the baseline / of the incremental engine, on the timestamps both "
+            "ratio": "mean per-timestamp time of the baseline / of the incremental evaluator, on the timestamps both "
                      "completed (the common prefix)",
             "seconds": time.perf_counter() - started}
     files = write(rows, meta, args.out, NAME + ("_quick" if args.quick else ""))
     print()
     print(format_table(rows))
     print("latencies per timestamp; ts/s and arcs/s: the incremental run's throughput (pushes included); RSS: peak "
-          "of the engine's process; base ts: timestamps the baseline completed (* stopped by its budget); prefix "
-          "inc/base ms: mean latency on the timestamps both completed, base/inc their ratio; both engines gave the "
+          "of the evaluator's process; base ts: timestamps the baseline completed (* stopped by its budget); prefix "
+          "inc/base ms: mean latency on the timestamps both completed, base/inc their ratio; both evaluators gave the "
           "same minpath atoms at every one of those timestamps")
     print(f"total {meta['seconds']:.0f} s; written {', '.join(files)}")
     return 0

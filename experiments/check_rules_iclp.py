@@ -1,4 +1,4 @@
-"""Every ICLP2021 input on Spark against the local engine: the differential campaign too long for the test suite
+"""Every ICLP2021 input on Spark against the local runner: the differential campaign too long for the test suite
 (the suite runs a slice of it: Content Caching 50, Heavy Join 50 and Photo-voltaic 20x20).
 
     python -m experiments.check_rules_iclp                    # every input, Spark local[2]
@@ -6,7 +6,7 @@
 
 Each input's log is read whole by both runners (Spark: one micro-batch of one file, ``--once``), and the models
 of every time point must be equal; the script exits non-zero on the first difference. Results:
-``results/check_rules_iclp.json`` (per input: time points, atoms out, seconds per engine, equal or not).
+``results/check_rules_iclp.json`` (per input: time points, atoms out, seconds per runner, equal or not).
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
                      "digest": models_digest(local)})
         if not equal:
             failed.append(name)
-            log(f"{name}: Spark's models differ from the local engine's")
+            log(f"{name}: Spark's models differ from the local runner's")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump({"date": time.strftime("%Y-%m-%d"), "master": args.master, "partitions": args.partitions,

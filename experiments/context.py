@@ -62,16 +62,16 @@ class Context:
             raise ExperimentError("the standalone engine runs inside Context.standalone()")
         return SparkOptions(master=master, physical_plan=self.args.spark_plan, shuffle_partitions=2)
 
-    def cost_engine(self, engine: str):
-        """The cost model's view of an engine of the study (``consistency.cost.Engine``)."""
-        from srtopo.consistency.cost import Engine, cores_of_master
+    def cost_target(self, engine: str):
+        """The cost model's view of an engine of the study (``consistency.cost.Target``)."""
+        from srtopo.consistency.cost import Target, cores_of_master
         if engine in ("local", "operators"):
-            return Engine("local", "operators" if engine == "operators" else "indexed")
+            return Target("local", "operators" if engine == "operators" else "indexed")
         if engine == "standalone":      # two one-core workers
             cores, known = 2, True
         else:
             cores, known = cores_of_master(self.args.master), (self.args.master or "local").startswith("local")
-        return Engine("spark", self.args.spark_plan, cores, batch_tuples=self.args.spark_batch_tuples,
+        return Target("spark", self.args.spark_plan, cores, batch_tuples=self.args.spark_batch_tuples,
                       partitions=2, cores_known=known)
 
     @contextmanager

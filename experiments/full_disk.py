@@ -5,7 +5,7 @@ The output or the checkpoint directory of ``srtopo check --engine spark --once``
 files, one per micro-batch) is put on a small tmpfs filled with a ballast file up to a few kB (mounting needs
 root; ``case`` returns None without it). The first run must fail with one line naming the place and the
 device's complaint; after the ballast is deleted, the same command must finish and write what a run on an
-ordinary disk writes. The local engine's ``--out`` on a full disk must fail the same clear way.
+ordinary disk writes. The local runner's ``--out`` on a full disk must fail the same clear way.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _last_line(text: str) -> str:
 
 
 def case(where: str, folder: Path, reference: Counter | None = None) -> dict | None:
-    """``where``: "out" or "checkpoint" on the full disk (Spark), or "local-out" (the local engine's --out)."""
+    """``where``: "out" or "checkpoint" on the full disk (Spark), or "local-out" (the local runner's --out)."""
     source = stream(folder)
     base = ["check", "--tbox", str(EXAMPLES / "tex.ttl"), "--stream", str(source), "--window", "5"]
     disk = folder / "disk"

@@ -243,20 +243,20 @@ def check_streamlog_program(text: str, counts: Counter) -> None:
         counts["errors"] += 1
 
 
-_SL_ENGINE: dict = {}
+_SL_PROGRAM: dict = {}
 
 
 def check_streamlog_stream(lines: list[str], counts: Counter) -> None:
     from srtopo.streamlog.program import load_program
     from srtopo.streamlog.streams import Streamlog
-    program = _SL_ENGINE.get("program")
+    program = _SL_PROGRAM.get("program")
     if program is None:
-        program = _SL_ENGINE["program"] = load_program(str(ROOT / "examples" / "shortest-paths.sl"))
-    engine = Streamlog(program)
+        program = _SL_PROGRAM["program"] = load_program(str(ROOT / "examples" / "shortest-paths.sl"))
+    streamlog = Streamlog(program)
     for number, line in enumerate(lines, 1):
-        engine.push(0, line, number)
-    engine.finish()
-    numbers = [r.line for r in engine.rejected]
+        streamlog.push(0, line, number)
+    streamlog.finish()
+    numbers = [r.line for r in streamlog.rejected]
     assert len(numbers) == len(set(numbers)) and set(numbers) <= set(range(1, len(lines) + 1))
     counts["rejected"] += len(numbers)
     counts["records"] += len(lines) - len(numbers)

@@ -1,6 +1,6 @@
 """Hostile lines for a running stream: what a careless or malicious feed sends, as bytes.
 
-Each kind is one line that every engine must reject as exactly one rejected record, wherever it stands in the
+Each kind is one line that every runner must reject as exactly one rejected record, wherever it stands in the
 stream (after its first line), without changing what the good lines give: garbage bytes, invalid UTF-8, NUL,
 truncated statements, bad IRIs and literals, times that are not numbers or do not fit in 64 bits, timestamps
 that cannot be compared with the stream's or are mistyped years ahead, 200 kB lines, and text written to be

@@ -1,10 +1,10 @@
-"""Ctrl-C and SIGTERM at random moments, on every command and engine: a clean stop every time.
+"""Ctrl-C and SIGTERM at random moments, on every command and runner: a clean stop every time.
 
-    python -m experiments.interrupt_campaign                  # 20 trials per command and engine
+    python -m experiments.interrupt_campaign                  # 20 trials per command and runner
     python -m experiments.interrupt_campaign --trials 3 --cases check-spark,reason-local
 
 A trial starts a run that does not end by itself - ``srtopo check``, ``reason`` or ``streamlog`` reading
-standard input fed line by line (local engine), or following a directory that a feeder adds a file to every
+standard input fed line by line (local runner), or following a directory that a feeder adds a file to every
 second (Spark, with ``--checkpoint`` and ``--out``) - and stops it at a seeded random moment: SIGINT to its
 process group, as a terminal's Ctrl-C does, or (every other trial) SIGTERM to its process alone, as ``kill`` or
 a service manager does. The moments span the JVM's start-up, the first micro-batch and later ones. A trial is
@@ -19,7 +19,7 @@ clean when:
 * ``--out`` holds only whole records (every line is JSON) and, on Spark, only batches that are whole: each
   ``batch=N`` directory's files are complete JSON lines;
 * on Spark, the same command with ``--once`` on the same folders goes on from the checkpoint and exits 0
-  (``--no-restart`` skips this), ending with the outputs of one uninterrupted run of the local engine.
+  (``--no-restart`` skips this), ending with the outputs of one uninterrupted run of the local runner.
 
 Results: ``results/interrupt_campaign.json``; ``experiments.reliability`` puts them in RELIABILITY.md.
 """
@@ -74,7 +74,7 @@ def arc_lines(rng: random.Random, start: int, n: int) -> list[str]:
 
 @dataclass
 class Case:
-    """One command on one engine: its arguments (given the trial folder), what feeds it, when to stop it."""
+    """One command on one runner: its arguments (given the trial folder), what feeds it, when to stop it."""
     command: str
     engine: str
     lines: object                        # (rng, start, n) -> stream lines

@@ -21,9 +21,9 @@ def calibration(ctx) -> str:
     if ctx.calibration is None:
         from srtopo.consistency.calibrate import Settings, calibrate, save
         path = os.path.join(ctx.work, "calibration.json")
-        keys = sorted({ctx.cost_engine(e).key for e in ctx.engines(every=True) if e != "standalone"})
+        keys = sorted({ctx.cost_target(e).key for e in ctx.engines(every=True) if e != "standalone"})
         log(f"calibrating the cost model: {', '.join(keys)}")
-        result = calibrate(Settings(engines=tuple(keys), master=ctx.args.master, progress=log))
+        result = calibrate(Settings(targets=tuple(keys), master=ctx.args.master, progress=log))
         save(result, path)
         save(result, os.path.join(ctx.out, "calibration.json"))
         ctx.calibration = path
@@ -33,11 +33,12 @@ def calibration(ctx) -> str:
 def default_picks(ctx, tbox: str, engine: str) -> dict[int, Topology]:
     """Budget -> the plan the default balancer picks for an engine of the study, with the run's calibration."""
     a = analysis_for(tbox)
-    eng = ctx.cost_engine(engine)
-    coefficients = coefficients_for(eng, calibration(ctx))
+    target = ctx.cost_target(engine)
+    coefficients = coefficients_for(target, calibration(ctx))
     out = {}
     for budget in ctx.args.tasks:
-        chosen = cost(a, tasks=max(1, budget // 2), rates=uniform_rates(a), engine=eng, coefficients=coefficients)
+        chosen = cost(a, tasks=max(1, budget // 2), rates=uniform_rates(a), target=target,
+                      coefficients=coefficients)
         if len(chosen.split) == 1:          # as choose_topology compiles it
             out[budget] = compile_ntm(a, parallelism=chosen.parallelism[0])
         else:

@@ -1,13 +1,13 @@
 """Every reliability figure in one table: writes RELIABILITY.md and results/reliability.json.
 
     python -m experiments.reliability            # fuzz 10,000 examples per parser, hostile streams on
-                                                        # every engine, foreign checkpoints, kill -9 x 20 (~40 min)
+                                                        # every runner, foreign checkpoints, kill -9 x 20 (~40 min)
     python -m experiments.reliability --quick    # 300 examples per parser, 2 kills per kind (~4 min)
 
 Sections: ``fuzz`` (``experiments.fuzz``), ``hostile`` (``experiments.hostile``: a stream with hostile lines
-against the clean one, on the local engine and Spark's two plans, and a real I-DLV-sr log), ``checkpoint`` (a
+against the clean one, on the local runner and Spark's two plans, and a real I-DLV-sr log), ``checkpoint`` (a
 checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
-(``experiments.interrupt_campaign``: Ctrl-C and SIGTERM on every command and engine) and ``memory`` (what the
+(``experiments.interrupt_campaign``: Ctrl-C and SIGTERM on every command and runner) and ``memory`` (what the
 choice-part benchmark measured over 10,000 time points, read from its results). The fast parts of each run in
 the test suite (tests/reliability, tests/spark).
 """
@@ -133,7 +133,7 @@ def disk_rows() -> list[dict]:
             reference = reference or got.get("reference")
             message = got["message"].replace(tmp + "/" + where, "DIR")
             if where == "local-out":
-                rows.append(_row("full disk", "local engine, --out on a full disk", "20,000 tuples", 1,
+                rows.append(_row("full disk", "local runner, --out on a full disk", "20,000 tuples", 1,
                                  f"clear error: \"{message}\"", got["failed_clearly"]))
                 continue
             ok = got["failed_clearly"] and got["restart_identical"]
@@ -169,7 +169,7 @@ def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
         r = done.get(name) or campaign(case, trials, seed=130)
         n = r["trials"]
         left = sum(x["left_processes"] for x in r["rows"])
-        rows.append(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} engine",
+        rows.append(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} runner",
                          f"seeded random moments in {case.moments[0]}-{case.moments[1]} s, SIGINT to the group and "
                          f"SIGTERM to the process in turn", n,
                          f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes "
@@ -194,7 +194,7 @@ def overload_rows() -> list[dict]:
         out.append(_row("overload", f"rules, {r['input']}, {r['engine']}, fed at 2x its sustainable rate",
                         f"{r['time_points']} time points every {r['period_s']:.3f} s (sustained {full['tps']:.2f} tp/s)",
                         r["time_points"], f"{r['lost']} lost, models {'identical to' if r['same_models_as_local'] else 'DIFFER from'} "
-                        f"the local engine's; backlog up to {r['backlog_max']} time points; latency p50 "
+                        f"the local runner's; backlog up to {r['backlog_max']} time points; latency p50 "
                         f"{r['latency_p50_s']:.2f} s, p95 {r['latency_p95_s']:.2f} s, max {r['latency_max_s']:.2f} s",
                         ok))
     return out
@@ -263,7 +263,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--examples", type=int, default=10_000, help="fuzz examples per parser")
     parser.add_argument("--kills", type=int, default=20, help="kill -9 trials per kind")
-    parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and engine")
+    parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and runner")
     parser.add_argument("--interrupt-results", metavar="JSON",
                         help="build the interrupt rows from a saved interrupt_campaign run instead of running it")
     parser.add_argument("--quick", action="store_true", help="300 fuzz examples, 2 kills per kind")

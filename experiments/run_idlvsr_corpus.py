@@ -1,6 +1,6 @@
 """Run every I-DLV-sr program of the third-party I-DLV-sr corpus (the I-DLV-sr repository's examples and its
 ICLP 2021 and RuleML+RR 2022 experiments) with ``srtopo reason`` over its log, and compile the programs that have
-no log, to see which programs of the corpus the local engine runs.
+no log, to see which programs of the corpus the local runner runs.
 
     python -m experiments.run_idlvsr_corpus                     # everything, 600 s per program
     python -m experiments.run_idlvsr_corpus --list              # only print the program/log pairing

@@ -1,5 +1,5 @@
 """The command line as a new user meets it: errors of one line (or three for a mistyped option) with status 2 on
-every engine, flags that would do nothing refused, I-DLV-sr command lines that paste, summaries, quiet runs."""
+every runner, flags that would do nothing refused, I-DLV-sr command lines that paste, summaries, quiet runs."""
 import json
 import subprocess
 import sys
@@ -102,6 +102,33 @@ def test_flags_that_would_do_nothing_are_refused(tmp_path, capsys, argv, said):
     assert not list(tmp_path.glob("spark-warehouse"))
 
 
+@pytest.mark.parametrize("argv,line", [
+    (["compile"], "give either --tbox (a consistency topology) or --program (a rules or Streamlog topology)"),
+    (["reason", "--program", "PROGRAM", "--stream", "LOG", "--lateness", "-1"], "--lateness must be >= 0, got -1"),
+    (["reason", "--program", "PROGRAM"],
+     "give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)"),
+    (["check", "--tbox", TEX, "--stream", STREAM, "--window", "3", "--master", "local[2]"],
+     "--master is a flag of the spark runner: it does nothing with --engine local (add --engine spark, or leave "
+     "--master out)"),
+    (["check", "--tbox", TEX, "--stream", STREAM, "--window", "-3"], "--window must be >= 0, got -3"),
+    (["calibrate", "--engines", "warp"],
+     "--engines: no cost model named 'warp' (use local, spark, all or local/indexed, local/operators, spark/fused, "
+     "spark/staged)"),
+])
+def test_command_line_mistakes_are_usage_errors_of_one_line_and_status_2(tmp_path, capsys, argv, line):
+    """A missing, conflicting or idle flag is a ``UsageError``: one line, exit status 2 (``--debug`` raises it)."""
+    from srtopo.errors import UsageError
+    (tmp_path / "p.idlvsr").write_text("c(X) :- b(X) in [2].\n")
+    (tmp_path / "s.log").write_text("0 b(1)\n")
+    argv = [str(tmp_path / "p.idlvsr") if a == "PROGRAM" else str(tmp_path / "s.log") if a == "LOG" else a
+            for a in argv]
+    assert _exit(argv) == 2
+    assert _err(capsys) == [f"srtopo: error: {line}"]
+    with pytest.raises(UsageError) as raised:
+        main(["--debug", *argv])
+    assert str(raised.value) == line
+
+
 def test_spark_errors_before_spark_starts_are_one_line(tmp_path, capsys):
     (tmp_path / "p.idlvsr").write_text("c(X) :- b(X) in [2].\n")
     assert main(["reason", "--engine", "spark", "--once", "--program", str(tmp_path / "p.idlvsr"),
@@ -159,25 +186,25 @@ def test_reason_prints_a_summary_and_rejected_out_counts_instead_of_echoing(tmp_
 
 
 def _out_lines(path) -> list[str]:
-    """The lines of an --out file (the local engine) or of its per-batch files (Spark), in time order."""
+    """The lines of an --out file (the local runner) or of its per-batch files (Spark), in time order."""
     files = [path] if path.is_file() else sorted(path.rglob("*.json"))
     return sorted((x for f in files for x in f.read_text().splitlines()), key=lambda x: json.loads(x)["time"])
 
 
-def test_a_log_timestamp_is_written_alike_by_both_engines(spark, tmp_path):
-    """A log's integer timestamp is a JSON number, a date a string, in every --out line of both engines: the
-    engines' lines are equal byte for byte."""
+def test_a_log_timestamp_is_written_alike_by_both_runners(spark, tmp_path):
+    """A log's integer timestamp is a JSON number, a date a string, in every --out line of both runners: the
+    runners' lines are equal byte for byte."""
     (tmp_path / "p.idlvsr").write_text("c(X) :- b(X).\n")
     for name, log in (("numbers", "0 b(1)\n1 b(2)\n"), ("dates", "2021-05-17T13:38:30 b(1)\n2021-05-17T13:38:31 b(2)\n")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "s.log").write_text(log)
         got = {}
-        for engine in ("local", "spark"):
-            out = tmp_path / f"{name}-{engine}"
-            extra = ["--engine", "spark", "--once"] if engine == "spark" else []
+        for runner in ("local", "spark"):
+            out = tmp_path / f"{name}-{runner}"
+            extra = ["--engine", "spark", "--once"] if runner == "spark" else []
             assert main(["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / name / "s.log"),
                          "--out", str(out), *extra]) == 0
-            got[engine] = _out_lines(out)
+            got[runner] = _out_lines(out)
         assert got["local"] == got["spark"], name
         stamps = [json.loads(x)["timestamp"] for x in got["local"]]
         assert stamps == ([0, 1] if name == "numbers" else ["2021-05-17T13:38:30", "2021-05-17T13:38:31"])
@@ -323,7 +350,7 @@ def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp
 
 
 def test_a_signal_while_the_program_loads_is_one_line(tmp_path):
-    """Ctrl-C (or SIGTERM) in the first second, while the engines are imported: one line and 130 (143), not a
+    """Ctrl-C (or SIGTERM) in the first second, while the runners are imported: one line and 130 (143), not a
     KeyboardInterrupt traceback from inside an import."""
     import signal
     import time

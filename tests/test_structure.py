@@ -1,7 +1,7 @@
 """The package's structure holds, read statically from the imports (``ast``) of ``src/srtopo``: the folders import
 each other without a cycle, nothing in the product imports the experiments, ``pyspark`` is imported only under
-``srtopo/runners/spark`` and ``clingo.Control`` used in one module, the IR imports no engine; and no comment
-points at planning notes."""
+``srtopo/runners/spark`` and ``clingo.Control`` used in one module, the IR imports neither Spark nor clingo; and no
+comment points at planning notes."""
 from __future__ import annotations
 
 import ast
@@ -70,7 +70,7 @@ def test_clingo_control_is_used_in_one_module():
     assert users == {"srtopo.solving.control"}
 
 
-def test_the_ir_imports_no_engine_and_no_topology_kind():
+def test_the_ir_imports_no_spark_no_clingo_and_no_topology_kind():
     ir = {name: found for name, found in IMPORTS.items() if folder(name) == "srtopo.ir"}
     assert {"srtopo.ir.topology", "srtopo.ir.records", "srtopo.ir.lateness"} <= set(ir)
     for name, found in ir.items():

@@ -1,4 +1,4 @@
-"""The default balancer (``cost``, the engine-aware cost model) against fig5's measurements: for every TBox, engine
+"""The default balancer (``cost``, the runner-aware cost model) against fig5's measurements: for every TBox, engine
 and task budget, each plan's predicted and measured throughput, which plan the default balancer picks, and the
 paper's ``even`` balancer's pick next to it.
 
@@ -32,8 +32,8 @@ def run(ctx) -> list[Row]:
         a = analysis_for(tbox)
         rates = uniform_rates(a)
         for engine in dict.fromkeys(r.engine for r in fig5 if r.tbox == tbox):
-            eng = ctx.cost_engine(engine)
-            coefficients = coefficients_for(eng, path)
+            target = ctx.cost_target(engine)
+            coefficients = coefficients_for(target, path)
             picks = default_picks(ctx, tbox, engine)
             for budget in ctx.args.tasks:
                 measured = {r.topology: figure(r) for r in fig5 if r.tbox == tbox and r.engine == engine
@@ -51,9 +51,9 @@ def run(ctx) -> list[Row]:
                         continue
                     rows.append(Row(NAME, tbox=tbox, topology=name, engine=engine, tasks=budget, detail={
                         "budget": budget, "plan": name,
-                        "predicted_tuples_s": round(predict_tps(topo, eng, coefficients, rates), 1),
+                        "predicted_tuples_s": round(predict_tps(topo, target, coefficients, rates), 1),
                         "measured_tuples_s": round(measured[name], 1), "picked": name == picked,
-                        "even_pick": name == even_pick, "physical_plan": eng.key,
+                        "even_pick": name == even_pick, "physical_plan": target.key,
                         "coefficients": coefficients.source}))
     return rows
 

@@ -14,6 +14,7 @@ from srtopo.errors import (  # noqa: F401
     StreamInputError,
     TopologyError,
     UnsupportedByRunner,
+    UsageError,
 )
 
 __version__ = "0.1.0"

@@ -51,6 +51,10 @@ class StreamInputError(SrtopoError):
     """A stream record cannot be parsed (raised only outside running streams; streams count and emit them)."""
 
 
+class UsageError(SrtopoError):
+    """A command-line mistake: a missing, conflicting or idle flag, or a flag's value out of range."""
+
+
 class TopologyError(SrtopoError):
     """A topology is inconsistent: duplicate stage ids, unknown concepts, unreachable inputs, bad splits."""
 

@@ -7,7 +7,7 @@ first signal only sets a flag, which they look at between records, time points a
 unwinding with :class:`Interrupted` there, after the batch in progress. Outside them (loading a TBox, compiling a
 program) and on a second signal ("now"), the handler raises at once.
 
-Nothing here imports an engine; the CLI calls ``install`` and the runners call ``check`` / ``requested``.
+Nothing here imports a runner; the CLI calls ``install`` and the runners call ``check`` / ``requested``.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
         assert result.keys == expected
 
 The same test runs on every registered runner (``get_runner``): ``unsupported`` says why a runner cannot
-run a case (``UnsupportedByRunner``), so a suite can skip it without naming an engine.
+run a case (``UnsupportedByRunner``), so a suite can skip it without naming a runner.
 """
 from __future__ import annotations
 

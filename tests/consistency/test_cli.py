@@ -1,4 +1,4 @@
-"""CLI behaviour: one-line errors with non-zero exit, check on the local engine, compile formats."""
+"""CLI behaviour: one-line errors with non-zero exit, check on the local runner, compile formats."""
 import json
 import subprocess
 import sys
@@ -143,12 +143,61 @@ def test_compile_shows_the_cost_models_prediction_and_the_default_pick_has_the_h
         assert cost["coefficients"] == "defaults"
         return cost["predicted_tuples_s"]
 
-    for engine in ([], ["--engine", "spark", "--master", "local[2]", "--physical-plan", "staged"]):
-        pick = predicted("--tasks", "2", *engine)
-        forced = [predicted("--method", "ntm", "--tasks", "4", *engine)]
-        forced += [predicted("--tasks", "2", "--split", split, *engine) for split in ("1,2", "2,1", "1,1,1")]
+    for runner_flags in ([], ["--engine", "spark", "--master", "local[2]", "--physical-plan", "staged"]):
+        pick = predicted("--tasks", "2", *runner_flags)
+        forced = [predicted("--method", "ntm", "--tasks", "4", *runner_flags)]
+        forced += [predicted("--tasks", "2", "--split", split, *runner_flags) for split in ("1,2", "2,1", "1,1,1")]
         assert 0 < min(forced) and pick >= max(forced)
     assert main(["compile", "--tbox", TEX, "--split", "1,2"]) == 0
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
     assert last.startswith("  cost model (local/indexed, coefficients: defaults): predicted ") and \
         last.endswith(" tuples/s")
+
+
+def _serve_once(data: bytes) -> int:
+    """A socket on 127.0.0.1 that sends ``data`` to its first client and closes; its port."""
+    import socket
+    import threading
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(data)
+        server.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server.getsockname()[1]
+
+
+def test_check_reads_a_socket_written_tcp_like_the_file_it_serves(capsys, tmp_path):
+    """``--stream tcp://HOST:PORT`` (and ``--also-stream``) read a socket: the reports are the served file's."""
+    stream = ROOT / "examples" / "tex-stream.tnt"
+    assert main(["check", "--tbox", TEX, "--stream", str(stream), "--window", "10"]) == 0
+    from_file = sorted(capsys.readouterr().out.splitlines())
+    assert from_file
+    port = _serve_once(stream.read_bytes())
+    assert main(["check", "--tbox", TEX, "--stream", f"tcp://127.0.0.1:{port}", "--window", "10"]) == 0
+    assert sorted(capsys.readouterr().out.splitlines()) == from_file
+    nothing = tmp_path / "nothing.tnt"
+    nothing.write_text("# no tuple: the socket merged in gives them all\n")
+    port = _serve_once(stream.read_bytes())
+    assert main(["check", "--tbox", TEX, "--stream", str(nothing), "--also-stream", f"tcp://127.0.0.1:{port}",
+                 "--window", "10"]) == 0
+    assert sorted(capsys.readouterr().out.splitlines()) == from_file
+
+
+def test_a_socket_spelt_socket_colon_is_refused_with_the_tcp_spelling(capsys, tmp_path):
+    """``socket:HOST:PORT`` is not read as a file path by any command: one line that shows ``tcp://``."""
+    program = tmp_path / "p.idlvsr"
+    program.write_text("b(X) :- a(X).\n")
+    facts = ROOT / "examples" / "shortest-paths.sl"
+    for command in (["check", "--tbox", TEX, "--stream", "socket:127.0.0.1:9999", "--window", "10"],
+                    ["check", "--tbox", TEX, "--stream", str(ROOT / "examples" / "tex-stream.tnt"),
+                     "--also-stream", "socket:127.0.0.1:9999", "--window", "10"],
+                    ["reason", "--program", str(program), "--stream", "socket:127.0.0.1:9999"],
+                    ["streamlog", "--program", str(facts), "--stream", "socket:127.0.0.1:9999"]):
+        assert main(command) == 2, command
+        err = capsys.readouterr().err.splitlines()
+        assert err == ["srtopo: error: socket:127.0.0.1:9999: a socket is written tcp://HOST:PORT "
+                       "(write tcp://127.0.0.1:9999)"], command

@@ -1,4 +1,4 @@
-"""The engine-aware cost model, its fitting and calibration file, and the default ``cost`` balancer."""
+"""The runner-aware cost model, its fitting and calibration file, and the default ``cost`` balancer."""
 import json
 import random
 from collections import Counter
@@ -13,8 +13,8 @@ from srtopo.consistency.compile import compile_ltm, compile_ntm
 from srtopo.consistency.cost import (
     CALIBRATION_ENV,
     Coefficients,
-    Engine,
     Observation,
+    Target,
     cores_of_master,
     fit,
     nnls,
@@ -75,10 +75,10 @@ def test_the_indexed_plan_does_not_pay_for_a_larger_closure():
     many = few + [("urn:A", "urn:C"), ("urn:A", "urn:D"), ("urn:B", "urn:C"), ("urn:B", "urn:D")]
     small, large = (compile_ntm(analyse(TBox.build(nis=nis)), parallelism=2) for nis in (few, many))
     assert len(large.stages[0].conjunction_ops) == 3 * len(small.stages[0].conjunction_ops)
-    indexed = Engine("local", "indexed")
+    indexed = Target("local", "indexed")
     for coefficients in (None, Coefficients({"arrivals": 1e-6, "cached": 3e-6, "passed": 5e-7})):
         assert predict_tps(large, indexed, coefficients) == pytest.approx(predict_tps(small, indexed, coefficients))
-    operators = Engine("local", "operators")
+    operators = Target("local", "operators")
     assert predict_tps(large, operators) < predict_tps(small, operators)
 
 
@@ -87,35 +87,35 @@ def test_predictions_by_hand(tex):
     with both tasks does 1/2 per tuple, LTM's stages one task each do 1 each: 2x the throughput for NTM."""
     ntm, ltm = compile_ntm(tex, parallelism=2), compile_ltm(tex, [1, 2], parallelism=[1, 1])
     per_arrival = Coefficients({"arrivals": 1e-6})
-    local = Engine("local", "indexed")
+    local = Target("local", "indexed")
     assert predict_tps(ntm, local, per_arrival) == pytest.approx(2e6)
     assert predict_tps(ltm, local, per_arrival) == pytest.approx(1e6)
     # Spark staged, 1 s per batch and 0.5 s per exchange, nothing per tuple: B / (1 + 0.5 x stages)
     fixed = Coefficients({}, per_batch=1.0, per_exchange=0.5)
-    staged = Engine("spark", "staged", cores=2, batch_tuples=1000)
+    staged = Target("spark", "staged", cores=2, batch_tuples=1000)
     assert predict_tps(ntm, staged, fixed) == pytest.approx(1000 / 1.5)
     assert predict_tps(ltm, staged, fixed) == pytest.approx(1000 / 2.0)
-    assert predict_tps(ltm, Engine("spark", "fused", cores=2, batch_tuples=1000), fixed) == pytest.approx(1000 / 1.5)
+    assert predict_tps(ltm, Target("spark", "fused", cores=2, batch_tuples=1000), fixed) == pytest.approx(1000 / 1.5)
 
 
 def test_the_operators_plan_favours_the_pipeline_and_the_indexed_plan_ntm(lubm):
     """With the default constants: when every op of a stage meets every tuple (the paper's bolts), splitting the
     closure pays and the balancer picks an LTM split; with hash lookups it picks NTM (one stage, all the tasks)."""
-    assert cost(lubm, tasks=2, engine=Engine("local", "operators")).split != (len(lubm.groups),)
-    chosen = cost(lubm, tasks=2, engine=Engine("local", "indexed"))
+    assert cost(lubm, tasks=2, target=Target("local", "operators")).split != (len(lubm.groups),)
+    chosen = cost(lubm, tasks=2, target=Target("local", "indexed"))
     assert chosen.split == (len(lubm.groups),) and chosen.parallelism == (4,)
     assert choose_topology(lubm, tasks=2).label == "ntm"
     assert len(choose_topology(lubm, method="ltm", tasks=2).stages) == 2
-    assert len(choose_topology(lubm, tasks=2, engine=Engine("local", "operators")).stages) == 2
+    assert len(choose_topology(lubm, tasks=2, target=Target("local", "operators")).stages) == 2
 
 
 def test_the_balancer_picks_the_best_predicted_candidate(lubm):
-    engine = Engine("spark", "staged", cores=2)
+    target = Target("spark", "staged", cores=2)
     candidates = cost_candidates(lubm, tasks=3)
     assert [len(s) for s, _ in candidates] == [1] + [2] * (len(lubm.groups) - 1)
     assert all(sum(st.parallelism for st in t.stages) == 6 for _, t in candidates)     # one budget for all
-    best = max(candidates, key=lambda c: predict_tps(c[1], engine))
-    assert cost(lubm, tasks=3, engine=engine).split == best[0]
+    best = max(candidates, key=lambda c: predict_tps(c[1], target))
+    assert cost(lubm, tasks=3, target=target).split == best[0]
     with pytest.raises(TopologyError, match="only 5 NI groups"):
         cost(lubm, tasks=1, stages=6)
 
@@ -124,28 +124,28 @@ def test_on_spark_with_known_cores_no_stage_gets_more_tasks_than_cores(lubm):
     """The budget is a ceiling where the cores are known: tasks beyond them run one after the other, so the
     capped plan is predicted as fast without ``per_task`` and faster with it; where the cores are a guess (a
     cluster URL) the whole budget is used."""
-    known = Engine("spark", "staged", cores=2, cores_known=True)
+    known = Target("spark", "staged", cores=2, cores_known=True)
     k = len(lubm.groups)
     for tasks in (1, 2, 3):
-        chosen = cost(lubm, tasks=tasks, engine=known)
+        chosen = cost(lubm, tasks=tasks, target=known)
         assert chosen.split == (k,) and chosen.parallelism == (min(2 * tasks, 2),)
-        assert choose_topology(lubm, tasks=tasks, engine=known).stages[0].parallelism == min(2 * tasks, 2)
-    guessed = Engine("spark", "staged", cores=2)
-    assert cost(lubm, tasks=3, engine=guessed).parallelism == (6,)
+        assert choose_topology(lubm, tasks=tasks, target=known).stages[0].parallelism == min(2 * tasks, 2)
+    guessed = Target("spark", "staged", cores=2)
+    assert cost(lubm, tasks=3, target=guessed).parallelism == (6,)
     with_tasks = Coefficients({"cached": 1e-7}, per_tuple=1e-5, per_batch=0.5, per_exchange=0.3, per_task=0.1)
     two, six = compile_ntm(lubm, parallelism=2), compile_ntm(lubm, parallelism=6)
-    batch = Engine("spark", "staged", cores=2, batch_tuples=1000, cores_known=True)
+    batch = Target("spark", "staged", cores=2, batch_tuples=1000, cores_known=True)
     assert 1000 / predict_tps(six, batch, with_tasks) - 1000 / predict_tps(two, batch, with_tasks) \
         == pytest.approx(0.4)
     # an LTM split asked for keeps its stages, each capped
-    assert cost(lubm, tasks=3, stages=2, engine=known).parallelism == (2, 2)
+    assert cost(lubm, tasks=3, stages=2, target=known).parallelism == (2, 2)
     # the local runner runs every task of the budget (one thread each)
-    assert cost(lubm, tasks=3, engine=Engine("local", "indexed", cores=2, cores_known=True)).parallelism == (6,)
+    assert cost(lubm, tasks=3, target=Target("local", "indexed", cores=2, cores_known=True)).parallelism == (6,)
     assert cores_of_master("local[2]") == 2
-    from srtopo.consistency.cost import engine_for
+    from srtopo.consistency.cost import target_for
     from srtopo.runners import SparkOptions
-    assert engine_for("spark", SparkOptions(master="local[2]")).cores_known
-    assert not engine_for("spark", SparkOptions(master="spark://elsewhere:7077")).cores_known
+    assert target_for("spark", SparkOptions(master="local[2]")).cores_known
+    assert not target_for("spark", SparkOptions(master="spark://elsewhere:7077")).cores_known
 
 
 def test_nnls_recovers_known_coefficients():
@@ -162,7 +162,7 @@ def test_nnls_recovers_known_coefficients():
 
 def test_fit_recovers_the_constants_that_made_the_observations(lubm):
     plans = [compile_ntm(lubm, parallelism=2)] + [compile_ltm(lubm, [n, 5 - n], parallelism=[1, 2]) for n in range(6)]
-    local = Engine("local", "operators")
+    local = Target("local", "operators")
     truth = Coefficients({"arrivals": 2e-7, "cached": 5e-7, "passed": 1e-7, "met": 3e-8})
     observations = []
     for t in plans:
@@ -172,13 +172,13 @@ def test_fit_recovers_the_constants_that_made_the_observations(lubm):
     got = fit(observations)
     for name, value in truth.per_load.items():
         assert got.per_load[name] == pytest.approx(value, rel=1e-6)
-    spark = Engine("spark", "staged", cores=2)
+    spark = Target("spark", "staged", cores=2)
     truth = Coefficients({"concepts": 1e-6, "cached": 2e-6}, per_tuple=4e-6, per_batch=0.7, per_exchange=0.3,
                          per_task=0.05)
     observations = []
     for t in plans + [compile_ntm(lubm, parallelism=4), compile_ltm(lubm, [2, 3], parallelism=[4, 4])]:
         for b in (100_000, 400_000):
-            sized = Engine("spark", "staged", 2, b)
+            sized = Target("spark", "staged", 2, b)
             observations.append(Observation(t, spark, b / predict_tps(t, sized, truth), batch_tuples=b))
     got = fit(observations)
     assert (got.per_batch, got.per_exchange, got.per_tuple, got.per_task) == pytest.approx((0.7, 0.3, 4e-6, 0.05),
@@ -237,8 +237,8 @@ def test_cores_of_master():
 
 
 def test_calibrate_then_compile_plans_with_the_file(tmp_path, monkeypatch, capsys):
-    """``srtopo calibrate`` measures the local engines on a short stream (checking every run's reports against
-    the planted violations) and writes the file the balancer reads; ``compile`` then plans with it."""
+    """``srtopo calibrate`` measures the local runner's plans on a short stream (checking every run's reports
+    against the planted violations) and writes the file the balancer reads; ``compile`` then plans with it."""
     path = tmp_path / "calibration.json"
     monkeypatch.setenv(CALIBRATION_ENV, str(path))
     assert main(["calibrate", "--engines", "local", "--local-tuples", "8000", "--operators-tuples", "3000"]) == 0

@@ -1,4 +1,4 @@
-"""The Streamlog shortest-path benchmark on tiny graphs: both engines agree, the pruned formulation gives the
+"""The Streamlog shortest-path benchmark on tiny graphs: both evaluators agree, the pruned formulation gives the
 slides' minpath atoms and the ones a Dijkstra oracle computes, and the results file has its fields."""
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def oracle(stream: list[list[tuple]], bound: int) -> dict[int, list[str]]:
     return out
 
 
-def test_both_engines_agree_on_a_tiny_graph():
+def test_both_evaluators_agree_on_a_tiny_graph():
     row = bench.run_size(dict(TINY), isolate=False, bar=False)
     assert row["timestamps"] == 14 and row["arcs"] == 28
     assert row["common_prefix"] == 14 and row["agree_on_common_prefix"]

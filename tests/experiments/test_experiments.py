@@ -135,7 +135,7 @@ def test_fig5_slice_runs_through_the_runner_protocol(tmp_path):
 
 
 def test_a_dependency_runs_first_when_its_results_are_missing(tmp_path):
-    """cost_model reads fig5 (run first here), calibrates the engines it predicts for, and writes a plain list of
+    """cost_model reads fig5 (run first here), calibrates the runners and plans it predicts for, and writes a plain list of
     rows: one per plan and budget, exactly one picked per budget, predictions and measurements positive."""
     from experiments.run_paper import main
     out = tmp_path / "results"
@@ -316,7 +316,7 @@ def test_fig5_measures_a_pick_outside_the_grid_and_cost_model_judges_it(tmp_path
     assert ntm_at_2.throughput_tps == 200.0 and ntm_at_2["runs_tps"] == [200.0, 200.0]
     assert len(fig5.grid(rows)) == 2 * plans and "ntm@2" not in fig5.table(rows)
     ctx.dependency = lambda name: rows
-    ctx.cost_engine = lambda engine: common_engine()
+    ctx.cost_target = lambda engine: common_target()
     ctx.args.cost_calibration = str(tmp_path / "none.json")
     judged = cost_model.run(ctx)
     at4 = [r for r in judged if r["budget"] == 4]
@@ -328,6 +328,6 @@ def test_fig5_measures_a_pick_outside_the_grid_and_cost_model_judges_it(tmp_path
     assert "| - |" in cost_model.table(judged)          # ntm@2 has no cell at budget 2, where it is the grid's NTM
 
 
-def common_engine():
-    from srtopo.consistency.cost import Engine
-    return Engine("spark", "staged", 2, batch_tuples=500_000, partitions=2, cores_known=True)
+def common_target():
+    from srtopo.consistency.cost import Target
+    return Target("spark", "staged", 2, batch_tuples=500_000, partitions=2, cores_known=True)

@@ -1,7 +1,7 @@
 """Hostile lines in a stream (``experiments.hostile``) never stop it and never change what the good lines give:
 on every runner, a 4,000-statement stream with 400 hostile lines mixed in gives exactly the clean stream's
 reports and exactly 400 rejected records, one at each hostile line; the same for a real I-DLV-sr log (the ICLP
-2021 Content Caching input) with 120 hostile lines, on the local engine and on Spark, which reject the same
+2021 Content Caching input) with 120 hostile lines, on the local runner and on Spark, which reject the same
 lines for the same reasons."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Ctrl-C and SIGTERM stop every command cleanly: exit 130 / 143, one line saying what was committed, no
 traceback, no process left, only whole outputs (the fast slice of experiments/interrupt_campaign.py, which
-tries 20 random moments per command and engine)."""
+tries 20 random moments per command and runner)."""
 import random
 import signal
 

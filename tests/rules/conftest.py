@@ -3,7 +3,7 @@
 The oracle unrolls the whole stream into ONE ASP program with explicit time points and solves it once:
 ``s(T, A)`` is the persistent outcome at T (stream atoms and heads of form-(1) rules), ``m(T, A)`` the
 streaming model at T (adds ``#temp`` heads). A streaming literal at T becomes a ``#count`` aggregate over
-``m(T, a)`` (distance 0) and ``s(T-d, a)`` (d > 0). It shares only the parser with the engine: no rewriting,
+``m(T, a)`` (distance 0) and ``s(T-d, a)`` (d > 0). It shares only the parser with the evaluator: no rewriting,
 no graphs, no windows code, no incremental solving.
 """
 from __future__ import annotations
@@ -95,7 +95,7 @@ def _free(rule, sl: StreamingLiteral) -> bool:
 def oracle(program: Program, timeline: list[list[clingo.Symbol]], now=None, periods=(), context=None) -> list[frozenset]:
     """Streaming model at every time point, from one unrolled ASP program. ``now(t)``: the value of @now at t;
     ``periods``: the #trigger_frequency periods in time points, in order of appearance; ``context``: the
-    functions of external atoms (the engine's own, ``solving.externals``)."""
+    functions of external atoms (the evaluator's own, ``solving.externals``)."""
     lines = ["dom(A) :- m(_, A).", "m(T, A) :- s(T, A)."]
     triggers = []
     for rule in program.rules:
@@ -132,7 +132,7 @@ def oracle(program: Program, timeline: list[list[clingo.Symbol]], now=None, peri
     return [frozenset(s) for s in out]
 
 
-def run_engine(program: Program, timeline, strategy: str) -> list[frozenset]:
+def run_reasoner(program: Program, timeline, strategy: str) -> list[frozenset]:
     from srtopo.rules.evaluate import Reasoner
     reasoner = Reasoner(program, strategy=strategy)
     return [reasoner.step(atoms).atoms for atoms in timeline]

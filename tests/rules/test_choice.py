@@ -189,7 +189,7 @@ def test_choice_part_errors_are_located_and_say_what_to_do():
 def test_the_spark_runner_declines_the_choice_part_up_front():
     topology = compile_program(parse_program(queens.program(6), "qc.lp"))
     assert topology.stages[-1].choice and topology.stages[-1].key.name == ""
-    with pytest.raises(UnsupportedByRunner, match="local engine"):
+    with pytest.raises(UnsupportedByRunner, match="run on the local runner"):
         SparkRunner().check(topology, [], RunConfig())
 
 

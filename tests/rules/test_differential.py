@@ -7,7 +7,7 @@ from clingo import parse_term
 from srtopo.rules.parse import parse_file, parse_program
 from srtopo.rules.log import read_records
 from srtopo.rules.points import time_points
-from tests.rules.conftest import oracle, random_case, run_engine
+from tests.rules.conftest import oracle, random_case, run_reasoner
 
 CORPUS = ["example3", "example4", "example5", "at_least", "at_most", "count", "carPassing", "coolingSystem",
           "recursive_in", "recursive_always", "UTrafficMonitoring", "PV-system"]
@@ -25,7 +25,7 @@ def test_corpus_program_matches_oracle(examples_dir, name):
     expected = oracle(program, timeline)
     assert any(expected), "the oracle derives nothing: the comparison would be vacuous"
     for strategy in ("restart", "incremental", "incremental-strict", "auto"):
-        assert run_engine(program, timeline, strategy) == expected, strategy
+        assert run_reasoner(program, timeline, strategy) == expected, strategy
 
 
 def test_pv_system_gaps_are_empty_time_points(examples_dir):
@@ -42,7 +42,7 @@ def test_random_stratified_programs_match_oracle(block):
         timeline = [[parse_term(a) for a in atoms] for atoms in stream]
         expected = oracle(program, timeline)
         for strategy in ("restart", "incremental-strict", "incremental"):
-            got = run_engine(program, timeline, strategy)
+            got = run_reasoner(program, timeline, strategy)
             assert got == expected, f"seed {seed}, {strategy}:\n{text}\nstream {stream}"
 
 

@@ -100,17 +100,17 @@ def _case(seed: int):
     return program_text, sources, lateness, max_gap, rejected, expected
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_both_runners_reject_the_records_of_the_definition_and_give_the_oracles_models(engine, request):
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_both_runners_reject_the_records_of_the_definition_and_give_the_oracles_models(runner, request):
     options = None
-    if engine == "spark":
+    if runner == "spark":
         request.getfixturevalue("spark")
         options = SparkOptions(partitions=2)
     found = 0
-    for seed in range(SEEDS[engine]):
+    for seed in range(SEEDS[runner]):
         program_text, sources, lateness, max_gap, rejected, expected = _case(seed)
         topology = compile_program(parse_program(program_text), strategy="restart")
-        result = run_topology(get_runner(engine), topology, sources, lateness=lateness, max_gap=max_gap,
+        result = run_topology(get_runner(runner), topology, sources, lateness=lateness, max_gap=max_gap,
                               options=options)
         got = {(r.source, r.line) for r in result.rejected}
         where = f"seed {seed} (lateness {lateness}, max gap {max_gap}, batches {[s.batches for s in sources]})"
@@ -128,14 +128,14 @@ EXAMPLE = "b(X) :- a(X) in [2].\n"
 LOG = "0 a(0)\n2 a(2)\n1 a(1)\n3 a(3)\n"
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_a_record_one_time_point_behind_is_late_with_lateness_0_and_accepted_with_1(engine, tmp_path, request,
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_a_record_one_time_point_behind_is_late_with_lateness_0_and_accepted_with_1(runner, tmp_path, request,
                                                                                      capsys):
     """The log 0, 2, 1, 3: the third line is one time point behind its source's latest, so it is rejected with
-    --lateness 0 and accepted with --lateness 1, on both engines, which then derive the same atoms."""
+    --lateness 0 and accepted with --lateness 1, on both runners, which then derive the same atoms."""
     from srtopo.cli import main
     extra = []
-    if engine == "spark":
+    if runner == "spark":
         request.getfixturevalue("spark")
         extra = ["--engine", "spark", "--once"]
     (tmp_path / "p.idlvsr").write_text(EXAMPLE)
@@ -161,7 +161,7 @@ def test_a_record_one_time_point_behind_is_late_with_lateness_0_and_accepted_wit
 
 
 def _rejected_lines(path) -> list[str]:
-    """A rejected-records file (the local engine) or directory of per-batch files (Spark)."""
+    """A rejected-records file (the local runner) or directory of per-batch files (Spark)."""
     if not path.exists():
         return []
     if path.is_file():

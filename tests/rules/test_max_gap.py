@@ -1,5 +1,5 @@
 """A mistyped timestamp far ahead (2031 for 2021) is one rejected record, not the end of the stream: without the
-guard it closes every time point up to it and every later good line is late. Both engines reject the same
+guard it closes every time point up to it and every later good line is late. Both runners reject the same
 lines; ``--max-gap none`` accepts any gap, and streams whose time points are given may start anywhere."""
 from __future__ import annotations
 
@@ -29,25 +29,25 @@ def _log(typos: dict[int, str]) -> list[str]:
 TYPOS = {12: "2031-03-05T10:00:11", 25: "2021-03-07T10:00:24"}     # ten years, two days ahead
 
 
-def _run(engine: str, lines: list[str], folder, **kwargs):
+def _run(runner_name: str, lines: list[str], folder, **kwargs):
     folder.mkdir(parents=True)
     (folder / "s.log").write_text("\n".join(lines) + "\n")
-    spec = str(folder) if engine == "spark" else str(folder / "s.log")
-    runner = get_runner(engine)
-    options = SparkOptions() if engine == "spark" else runner.options_type()
+    spec = str(folder) if runner_name == "spark" else str(folder / "s.log")
+    runner = get_runner(runner_name)
+    options = SparkOptions() if runner_name == "spark" else runner.options_type()
     # the time points no record reached are not output: without the guard, ten years of them would be
     return runner.run(compile_program(parse_program(PROGRAM)), [AtomLog(spec)],
                       RunConfig(lateness=0, options=options, print_empty=False, **kwargs))
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
-def test_a_far_ahead_timestamp_is_one_rejected_record_and_the_good_lines_give_the_clean_models(engine, tmp_path,
+@pytest.mark.parametrize("runner_name", ["local", "spark"])
+def test_a_far_ahead_timestamp_is_one_rejected_record_and_the_good_lines_give_the_clean_models(runner_name, tmp_path,
                                                                                                request):
-    if engine == "spark":
+    if runner_name == "spark":
         request.getfixturevalue("spark")
     clean_lines = _log({})
-    clean = _run(engine, [x for n, x in enumerate(clean_lines, 1) if n not in TYPOS], tmp_path / "clean")
-    dirty = _run(engine, _log(TYPOS), tmp_path / "dirty")
+    clean = _run(runner_name, [x for n, x in enumerate(clean_lines, 1) if n not in TYPOS], tmp_path / "clean")
+    dirty = _run(runner_name, _log(TYPOS), tmp_path / "dirty")
     assert [m.to_dict() for m in dirty.models] == [m.to_dict() for m in clean.models]
     assert len(clean.models) == 38 and not clean.rejected
     assert sorted(r.line for r in dirty.rejected) == sorted(TYPOS)
@@ -55,7 +55,7 @@ def test_a_far_ahead_timestamp_is_one_rejected_record_and_the_good_lines_give_th
 
 
 def test_without_the_guard_the_typo_makes_every_later_line_late(tmp_path):
-    """What the guard prevents (the local engine): the typo closes ten years of time points."""
+    """What the guard prevents (the local runner): the typo closes ten years of time points."""
     got = _run("local", _log({12: TYPOS[12]}), tmp_path / "off", max_gap=None)
     late = [r for r in got.rejected if r.reason.startswith("late: ")]
     assert [r.line for r in late] == list(range(13, 41))
@@ -80,7 +80,7 @@ def test_the_gap_is_measured_from_the_latest_time_point_of_the_source(tmp_path):
 
 def test_the_spark_passes_reject_late_and_far_ahead_records_with_the_local_words():
     """The parse pass times the records; the first segment judges them in their source's order from the clock the
-    previous batch left (latest time point 3, a log line: whole), with the words of the local engine."""
+    previous batch left (latest time point 3, a log line: whole), with the words of the local runner."""
     from srtopo.ir.lateness import SourceClock
     from srtopo.rules.partition import CURRENT, RECORD, REJECTED, STATS, BatchPlan, judge, parse_pass
     from srtopo.rules.log import parse_line

@@ -27,7 +27,7 @@ def test_a_full_checkpoint_disk_is_a_clear_error_and_a_restart_completes(spark, 
     assert got["restart_ok"] and got["restart_identical"] and got["reports"] > 1000
 
 
-def test_the_local_engine_on_a_full_disk_says_where(tmp_path):
+def test_the_local_runner_on_a_full_disk_says_where(tmp_path):
     got = case("local-out", tmp_path)
     if got is None:
         pytest.skip("mounting a tmpfs is not allowed here")

@@ -27,7 +27,7 @@ def test_sigkill_then_restart_gives_the_uninterrupted_sink(spark, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 4, f"killed before the fifth store entry: {kills}"
 
-    # the uninterrupted run (same engine and settings, in-process on the shared session)
+    # the uninterrupted run (same runner and settings, in-process on the shared session)
     from srtopo.consistency.choose import topology_from_tbox
     from srtopo.io.sources import TntFiles
     from srtopo.runners import RunConfig, SparkRunner

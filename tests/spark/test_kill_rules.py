@@ -41,7 +41,7 @@ def test_sigkill_then_restart_gives_the_uninterrupted_models(spark, tmp_path):
     got = output_lines(tmp_path / "out")
     assert sum(expected.values()) == POINTS
     assert got == expected
-    # and the content is the local engine's, file by file concatenated in order
+    # and the content is the local runner's, file by file concatenated in order
     import json
     files = sorted(os.listdir(tmp_path / "in"))
     merged = tmp_path / "all.log"

@@ -1,8 +1,8 @@
-"""The Streamlog engine against an independent oracle: the whole program and every stream fact solved ONCE by
+"""The Streamlog evaluator against an independent oracle: the whole program and every stream fact solved ONCE by
 clingo, the output at timestamp t being the derived atoms whose first argument is t.
 
-The oracle shares nothing with the engine (no bistate rewriting, no step grounding, no scheduling, no union): a
-difference is either an engine bug or a program the engine should have rejected. Random programs are sequential
+The oracle shares nothing with the evaluator (no bistate rewriting, no step grounding, no scheduling, no union): a
+difference is either an evaluator bug or a program the evaluator should have rejected. Random programs are sequential
 or strictly sequential Streamlog over inputs ``a(T,X)``, ``b(T,X,Y)``, ``c(T,X)``, with negation, aggregates and
 recursion (within a timestamp and through earlier ones), fed by one or two skewed streams with punctuation,
 mostly through the synchronized union, some through sort-merge and plain.
@@ -60,15 +60,15 @@ def oracle(text: str, facts: list[str]) -> list[tuple[int, tuple]]:
     return [(t, tuple(sorted(atoms))) for t, atoms in sorted(by_time.items())]
 
 
-# --- running the engine ------------------------------------------------------------------------------------------
+# --- running the evaluator ---------------------------------------------------------------------------------------
 
-def run_engine(text: str, feed: list[tuple[int, int, str]], nsources: int, union: str = "synchronized"):
+def run_evaluator(text: str, feed: list[tuple[int, int, str]], nsources: int, union: str = "synchronized"):
     """Feed (source, line number, text) in the given order; the Models each push returned (the last entry is
-    finish()'s) and the engine (for its rejections)."""
-    engine = Streamlog(parse_program(text, "rand.sl").check(), streams=STREAMS[:nsources], union=union)
-    returned = [engine.push(source, line, number) for source, number, line in feed]
-    returned.append(engine.finish())
-    return returned, engine
+    finish()'s) and the evaluator (for its rejections)."""
+    evaluator = Streamlog(parse_program(text, "rand.sl").check(), streams=STREAMS[:nsources], union=union)
+    returned = [evaluator.push(source, line, number) for source, number, line in feed]
+    returned.append(evaluator.finish())
+    return returned, evaluator
 
 
 def timestamp(line: str) -> int:
@@ -94,28 +94,28 @@ def first_difference(got: list, expected: list) -> str:
     got_d, exp_d = dict(got), dict(expected)
     for t in sorted(set(got_d) | set(exp_d)):
         if got_d.get(t) != exp_d.get(t):
-            return f"first differing timestamp {t}:\n  engine {got_d.get(t)}\n  oracle {exp_d.get(t)}"
+            return f"first differing timestamp {t}:\n  evaluator {got_d.get(t)}\n  oracle {exp_d.get(t)}"
     return f"same timestamps, different order or repetition: {[t for t, _ in got]}"
 
 
 def compare(text: str, feed: list, nsources: int, context: str, oracle_text: str | None = None,
             union: str = "synchronized") -> list:
-    """Engine output equals the oracle on the accepted facts, in strictly increasing time, and each timestamp's
+    """Evaluator output equals the oracle on the accepted facts, in strictly increasing time, and each timestamp's
     Model comes out with the line that completes it (no sooner; no later, except under the plain union, where a
     passed timestamp may still get its first fact). Only the plain union rejects lines of a well-formed feed, and
     only facts at timestamps it had already passed."""
-    returned, engine = run_engine(text, feed, nsources, union)
+    returned, evaluator = run_evaluator(text, feed, nsources, union)
     got = [(m.time, m.atoms) for models in returned for m in models]
     where = f"{context}, {union} union\nprogram:\n{text}\nfeed: {feed}"
     bounds = complete_bounds(feed, nsources, union)
-    rejected = {(r.source, r.line) for r in engine.rejected}
+    rejected = {(r.source, r.line) for r in evaluator.rejected}
     if union == "plain":
         for i, (source, number, line) in enumerate(feed):
             if (STREAMS[source], number) in rejected:
                 assert not line.startswith("#") and i and timestamp(line) <= bounds[i - 1], \
                     f"line {feed[i]} rejected before its timestamp was complete\n{where}"
     else:
-        assert not rejected, f"well-formed lines were rejected: {engine.rejected}\n{where}"
+        assert not rejected, f"well-formed lines were rejected: {evaluator.rejected}\n{where}"
     facts = [line for s, n, line in feed if not line.startswith("#") and (STREAMS[s], n) not in rejected]
     expected = oracle(oracle_text or text, facts)
     times = [t for t, _ in got]
@@ -196,7 +196,7 @@ class ProgramGenerator:
 
     def spell(self, comparisons: str) -> str:
         """The same timestamp comparisons written another way (flipped, offset moved across), so that the
-        engine's order analysis meets more than one spelling."""
+        evaluator's order analysis meets more than one spelling."""
         out = []
         for cmp in comparisons.split(", "):
             left, op, right = cmp.split(" ", 2)
@@ -548,7 +548,7 @@ def shortest(arcs: list[tuple[int, int, int, int]], until: int) -> dict:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_minpath_is_the_shortest_distance_so_far(seed):
-    """The oracle agrees with the engine; this checks that both agree with the slides' intent: minpath at T is
+    """The oracle agrees with the evaluator; this checks that both agree with the slides' intent: minpath at T is
     the shortest distance over the arcs seen up to T, for every pair whose distance is new or shorter at T."""
     feed = arc_feed(seed)
     got = compare(PATH_LGR + MINPATH, feed, 1, f"minpath, seed {seed}", PATH_EXPANDED + MINPATH)
@@ -566,7 +566,7 @@ def test_minpath_is_the_shortest_distance_so_far(seed):
 
 
 def test_program_constants_keep_their_meaning():
-    """The engine grounds every timestamp as a parametrised part: a constant of the program or of the stream
+    """The evaluator grounds every timestamp as a parametrised part: a constant of the program or of the stream
     that happens to spell the parameter's name must still be that constant."""
     text = ("status(T,now) :- a(T,_).\n"
             "other(T,X) :- a(T,X), X != now.\n"
@@ -610,9 +610,9 @@ def test_out_of_order_lines_are_rejected_and_ignored(seed):
         bad |= {(STREAMS[k], p) for p in positions}
     assert bad, "the case injects no out-of-order line"
     feed = interleave(rng, per_source)
-    returned, engine = run_engine(text, feed, nsources)
+    returned, evaluator = run_evaluator(text, feed, nsources)
     models = [m for ms in returned for m in ms]
-    rejected = [(r.source, r.line) for r in engine.rejected]
+    rejected = [(r.source, r.line) for r in evaluator.rejected]
     assert sorted(rejected) == sorted(bad), f"seed {seed}: rejected {rejected}, expected {sorted(bad)}\n{feed}"
     accepted = [line for s, n, line in feed if not line.startswith("#") and (STREAMS[s], n) not in bad]
     got = [(m.time, m.atoms) for m in models]
@@ -623,7 +623,7 @@ def test_out_of_order_lines_are_rejected_and_ignored(seed):
 def test_random_programs_match_oracle_with_the_control_compacted_at_every_step(monkeypatch):
     """Compaction keeps only the facts rules read at earlier timestamps: forced at every step, the output is still
     the oracle's."""
-    from srtopo.streamlog.engine import Evaluator
+    from srtopo.streamlog.evaluate import Evaluator
     monkeypatch.setattr(Evaluator, "MIN_ATOMS", 0)
     monkeypatch.setattr(Evaluator, "GROWTH", 0)
     rebuilds = 0
@@ -661,6 +661,6 @@ def test_what_is_late_does_not_depend_on_how_the_streams_interleave(union):
                     if not line.startswith("#") and (STREAMS[k], n) not in bad]
         expected = oracle(text, accepted)
         for _ in range(3):
-            returned, engine = run_engine(text, interleave(rng, per_source), 2, union)
-            assert sorted((r.source, r.line) for r in engine.rejected) == sorted(bad), f"seed {seed}"
+            returned, evaluator = run_evaluator(text, interleave(rng, per_source), 2, union)
+            assert sorted((r.source, r.line) for r in evaluator.rejected) == sorted(bad), f"seed {seed}"
             assert [(m.time, m.atoms) for ms in returned for m in ms] == expected, f"seed {seed}\n{text}"

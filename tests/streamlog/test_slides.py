@@ -29,13 +29,13 @@ SORT_MERGE = ("msg(T1,S1) :- sensr1(T1,S1), sensr2(T2,_), T2 >= T1.\n"
 
 def run(text: str, lines, streams=("s",), union="synchronized") -> list[tuple[int, tuple]]:
     """Lines are text (stream 0) or (stream index, text); the result is [(time, atoms)] in output order."""
-    engine = Streamlog(parse_program(text, "slides.sl").check(), streams, union)
+    streamlog = Streamlog(parse_program(text, "slides.sl").check(), streams, union)
     out = []
     for number, line in enumerate(lines, start=1):
         k, text_line = line if isinstance(line, tuple) else (0, line)
-        out += engine.push(k, text_line, number)
-    out += engine.finish()
-    assert not engine.rejected, engine.rejected
+        out += streamlog.push(k, text_line, number)
+    out += streamlog.finish()
+    assert not streamlog.rejected, streamlog.rejected
     return [(m.time, m.atoms) for m in out]
 
 
@@ -123,13 +123,13 @@ def test_the_slides_sort_merge_rules_look_at_a_later_fact_and_are_flagged():
 
 
 def test_punctuation_releases_a_timestamp_that_a_silent_stream_holds_back():
-    engine = Streamlog(parse_program(UNION).check(), ("s1", "s2"))
-    assert engine.push(0, "sensr1(1,a).") == [] and engine.push(0, "sensr1(3,b).") == []
+    streamlog = Streamlog(parse_program(UNION).check(), ("s1", "s2"))
+    assert streamlog.push(0, "sensr1(1,a).") == [] and streamlog.push(0, "sensr1(3,b).") == []
     # stream 2 is silent: nothing is complete, until its punctuation says it sends nothing below 3
-    released = engine.push(1, "#punctuation 3.")
+    released = streamlog.push(1, "#punctuation 3.")
     assert [(m.time, m.atoms) for m in released] == [(1, ("msg(1,a)",))]
-    assert engine.punctuate(1, 10) == []     # stream 1 itself may still send facts at 3
-    assert [m.time for m in engine.close(0)] == [3]
+    assert streamlog.punctuate(1, 10) == []     # stream 1 itself may still send facts at 3
+    assert [m.time for m in streamlog.close(0)] == [3]
 
 
 def test_sort_merge_ignores_punctuation_and_plain_union_does_not_wait():

@@ -1,7 +1,7 @@
 """srtopo: compile a TBox or an I-DLV-sr program into a topology, check an RDF stream, reason over a stream.
 
 The command line proper is ``srtopo.cli.app``. This module stays light so that SIGINT and SIGTERM are routed
-before the engines are imported: a Ctrl-C while the program loads (a second or more on a busy machine) stops it
+before the runners are imported: a Ctrl-C while the program loads (a second or more on a busy machine) stops it
 with one line and status 130 (143), not a traceback from inside an import.
 """
 from __future__ import annotations

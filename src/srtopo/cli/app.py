@@ -99,7 +99,7 @@ def _interrupted(stop: interrupt.Interrupted) -> int:
 
 
 def one_line(error: BaseException) -> str:
-    """An error as one line: srtopo's own, an engine's (Spark, py4j), the operating system's, or an internal one."""
+    """An error as one line: srtopo's own, a runner's (Spark, py4j), the operating system's, or an internal one."""
     if isinstance(error, SrtopoError):
         return " ".join(str(error).split())
     if "pyspark" in sys.modules:

@@ -7,15 +7,16 @@ from srtopo import interrupt
 
 
 def register(subparsers, parents=()) -> None:
-    from srtopo.consistency.calibrate import ENGINE_KEYS, Settings
+    from srtopo.consistency.calibrate import TARGET_KEYS, Settings
     from srtopo.consistency.cost import calibration_path
     defaults = Settings()
     parser = subparsers.add_parser(
-        "calibrate", help="measure the cost balancer's constants on this machine (a short run per engine)",
+        "calibrate", help="measure the cost balancer's constants on this machine (a short run per runner and plan)",
         description=__doc__.splitlines()[0] + f" Writes {calibration_path()} (or $SRTOPO_CALIBRATION); "
                     "compile and check then plan with it.", allow_abbrev=False, parents=list(parents))
     parser.add_argument("--engines", default="local",
-                        help="comma-separated: local, spark, all, or any of " + ", ".join(ENGINE_KEYS)
+                        help="the runners and plans to calibrate, comma-separated: local, spark, all, or any of "
+                             + ", ".join(TARGET_KEYS)
                              + " (default local: ~10 s; spark: ~3 min for both plans on 2 cores)")
     parser.add_argument("--tbox", default=None, help="calibrate on this TBox (default: the bundled LUBM DL-Lite TBox)")
     parser.add_argument("--master", default=None, help="Spark master (default local[*])")
@@ -27,26 +28,26 @@ def register(subparsers, parents=()) -> None:
     parser.set_defaults(handler=run)
 
 
-def engine_keys(text: str) -> tuple[str, ...]:
-    from srtopo.consistency.calibrate import ENGINE_KEYS
-    from srtopo.errors import SrtopoError
+def target_keys(text: str) -> tuple[str, ...]:
+    from srtopo.consistency.calibrate import TARGET_KEYS
+    from srtopo.errors import UsageError
     keys: list[str] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         if part == "all":
-            keys += ENGINE_KEYS
+            keys += TARGET_KEYS
         elif part in ("local", "spark"):
-            keys += [k for k in ENGINE_KEYS if k.startswith(part + "/")]
-        elif part in ENGINE_KEYS:
+            keys += [k for k in TARGET_KEYS if k.startswith(part + "/")]
+        elif part in TARGET_KEYS:
             keys.append(part)
         else:
-            raise SrtopoError(f"--engines: no cost model named {part!r}",
-                              hint="use local, spark, all or " + ", ".join(ENGINE_KEYS))
+            raise UsageError(f"--engines: no cost model named {part!r}",
+                             hint="use local, spark, all or " + ", ".join(TARGET_KEYS))
     return tuple(dict.fromkeys(keys))
 
 
 def run(args) -> int:
     from srtopo.consistency.calibrate import Settings, calibrate, save
-    settings = Settings(engines=engine_keys(args.engines), tbox=args.tbox, master=args.master,
+    settings = Settings(targets=target_keys(args.engines), tbox=args.tbox, master=args.master,
                         local_tuples=args.local_tuples, operators_tuples=args.operators_tuples,
                         spark_tuples=args.spark_tuples, progress=lambda line: print(line, file=sys.stderr, flush=True))
     try:
@@ -54,7 +55,7 @@ def run(args) -> int:
     except interrupt.Interrupted as stop:
         stop.note = "the calibration was not written (it is written whole at the end); run srtopo calibrate again"
         raise
-    print(f"{'engine':16} {'plan':12} {'measured tuples/s':>18} {'predicted':>12}")
+    print(f"{'runner':16} {'plan':12} {'measured tuples/s':>18} {'predicted':>12}")
     for row in result.runs:
         print(f"{row['engine']:16} {row['plan']:12} {row['measured_tuples_s'] or 0:>18,.0f} "
               f"{row.get('predicted_tuples_s') or 0:>12,.0f}")

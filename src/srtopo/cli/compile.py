@@ -14,13 +14,13 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
     """How a consistency topology is chosen (``consistency.choose``)."""
     parser.add_argument("--tbox", required=tbox_required, help="OWL ontology (RDF/XML, Turtle, N-Triples or OWL/XML)")
     parser.add_argument("--method", choices=METHODS, default="auto",
-                        help="auto (default): the cost model picks NTM or an LTM split for the engine; ntm: NI "
+                        help="auto (default): the cost model picks NTM or an LTM split for the runner; ntm: NI "
                              "closure in one stage; ltm: pipeline of NI groups")
     parser.add_argument("--split", help="NI groups per stage, e.g. 1,2 = [G1 | G2+G3]; 1,1,1 = three stages")
     parser.add_argument("--stages", type=positive,
                         help=f"number of stages a balancer cuts when --split is not given (default {DEFAULT_STAGES})")
     parser.add_argument("--balancer", default=None,
-                        help="cost | paper | even (default: paper with --split, cost otherwise: the engine's cost "
+                        help="cost | paper | even (default: paper with --split, cost otherwise: the runner's cost "
                              "model, calibrated by srtopo calibrate)")
     parser.add_argument("--tasks", type=positive, default=1,
                         help="task budget per stage of a two-stage plan (NTM gets the whole budget; on Spark "
@@ -28,10 +28,11 @@ def add_topology_arguments(parser, tbox_required: bool = True) -> None:
 
 
 def add_cost_arguments(parser) -> None:
-    """Which engine the cost balancer models, for commands that do not run the topology (``check`` has these
+    """Which runner the cost balancer models, for commands that do not run the topology (``check`` has these
     as its runner flags)."""
-    g = parser.add_argument_group("the engine the cost balancer plans for")
-    g.add_argument("--engine", choices=("local", "spark"), default="local", help="the runner (default local)")
+    g = parser.add_argument_group("the runner the cost balancer plans for")
+    g.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="which runner to plan for (default local)")
     g.add_argument("--local-plan", choices=("indexed", "operators"), default="indexed",
                    help="the local runner's physical plan (default indexed)")
     g.add_argument("--physical-plan", choices=("fused", "staged"), default="fused",
@@ -40,14 +41,14 @@ def add_cost_arguments(parser) -> None:
     g.add_argument("--shuffle-partitions", type=int, default=None, help="Spark's shuffle partitions (fused)")
 
 
-def cost_engine(args):
-    """The cost model's engine (``consistency.cost.Engine``) for the --engine and runner flags."""
+def cost_target(args):
+    """The cost model's target (``consistency.cost.Target``) for the --engine and runner flags."""
     from types import SimpleNamespace
 
-    from srtopo.consistency.cost import engine_for
+    from srtopo.consistency.cost import target_for
     runner = getattr(args, "engine", None) or "local"
     plan = getattr(args, "local_plan", None) if runner == "local" else getattr(args, "physical_plan", None)
-    return engine_for(runner, SimpleNamespace(physical_plan=plan, master=getattr(args, "master", None),
+    return target_for(runner, SimpleNamespace(physical_plan=plan, master=getattr(args, "master", None),
                                               shuffle_partitions=getattr(args, "shuffle_partitions", None)))
 
 
@@ -90,15 +91,15 @@ def add_program_arguments(parser) -> None:
 
 def fold_strategy(args) -> None:
     """``--strategy rl`` with its ``--rl-*`` flags as one strategy name (``solving.RlParams``)."""
-    from srtopo.errors import ProgramError
+    from srtopo.errors import UsageError
     from srtopo.solving import RL, RlParams
     given = {k: getattr(args, f"rl_{k}", None) for k in ("lambda", "store", "active", "lbd")}
     given = {k: v for k, v in given.items() if v is not None}
     if not given:
         return
     if getattr(args, "strategy", None) != RL:
-        raise ProgramError("--rl-lambda, --rl-store, --rl-active and --rl-lbd set the rl strategy",
-                           hint="add --strategy rl")
+        raise UsageError("--rl-lambda, --rl-store, --rl-active and --rl-lbd set the rl strategy",
+                         hint="add --strategy rl")
     args.strategy = RlParams.parse(RL + ":" + ",".join(f"{k}={v}" for k, v in given.items())).name()
 
 
@@ -130,7 +131,7 @@ def consistency_topology(args):
     analysis = analyse(tbox)
     topology = choose_topology(analysis, method=args.method, split=parse_split(args.split) if args.split else None,
                                stages=args.stages, balancer=args.balancer, tasks=max(1, args.tasks),
-                               engine=cost_engine(args))
+                               target=cost_target(args))
     return tbox, analysis, topology
 
 
@@ -145,13 +146,13 @@ def rules_options(args):
 
 
 def rules_topology(args):
-    from srtopo.errors import TopologyError
+    from srtopo.errors import UsageError
     from srtopo.kinds import program_kind
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     if program_kind(args.program).name != "rules":
-        raise TopologyError(f"{args.program} is a {program_kind(args.program).name} program, not an I-DLV-sr one",
-                            hint="run it with srtopo streamlog --program; srtopo compile --program prints its topology")
+        raise UsageError(f"{args.program} is a {program_kind(args.program).name} program, not an I-DLV-sr one",
+                         hint="run it with srtopo streamlog --program; srtopo compile --program prints its topology")
     program = parse_file(args.program)
     if getattr(args, "export_graphs", None):
         from srtopo.rules.analysis import analyse
@@ -162,11 +163,11 @@ def rules_topology(args):
 
 
 def run(args) -> int:
-    from srtopo.errors import TopologyError
+    from srtopo.errors import UsageError
     from srtopo.kinds import program_kind
     if bool(args.tbox) == bool(args.program):
-        raise TopologyError("give either --tbox (a consistency topology) or --program (a rules or Streamlog "
-                            "topology)")
+        raise UsageError("give either --tbox (a consistency topology) or --program (a rules or Streamlog "
+                         "topology)")
     if args.program and program_kind(args.program).name == "streamlog":
         topology = program_kind(args.program).compile(args.program)
         report, extra = None, {}
@@ -202,11 +203,12 @@ def run(args) -> int:
 
 
 def cost_prediction(topology, args) -> dict:
-    """What the cost model predicts for the topology on the engine of the --engine flags (whichever balancer
-    chose it), so a user sees the figure the default balancer compared plans by."""
+    """What the cost model predicts for the topology on the runner of the --engine flags (whichever balancer
+    chose it), so a user sees the figure the default balancer compared plans by. The target is under the key
+    ``engine``, as in the runs of a calibration file."""
     from srtopo.consistency.cost import coefficients_for, predict_tps
-    engine = cost_engine(args)
-    coefficients = coefficients_for(engine)
-    return {"engine": engine.key + (f" on {engine.cores} core(s)" if engine.runner == "spark" else ""),
+    target = cost_target(args)
+    coefficients = coefficients_for(target)
+    return {"engine": target.key + (f" on {target.cores} core(s)" if target.runner == "spark" else ""),
             "coefficients": coefficients.source,
-            "predicted_tuples_s": round(predict_tps(topology, engine, coefficients), 1)}
+            "predicted_tuples_s": round(predict_tps(topology, target, coefficients), 1)}

@@ -5,7 +5,7 @@ import argparse
 import difflib
 import re
 
-#: a user error, an engine's error, an internal error: all one line and this status (argparse uses it too)
+#: a user error, a runner's error, an internal error: all one line and this status (argparse uses it too)
 ERROR_STATUS = 2
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from srtopo.cli import engines
+from srtopo.cli import running
 from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_topology
 from srtopo.cli.parsing import Refused
-from srtopo.errors import TopologyError
+from srtopo.errors import UsageError
 from srtopo.io.sources import AtomLog
 from srtopo.ir.run import MAX_GAP
 from srtopo.runners.protocol import positive
@@ -19,7 +19,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--program", required=True, help="I-DLV-sr program (.idlvsr)")
     parser.add_argument("--stream", "--log", dest="stream", default=None,
                         help="I-DLV-sr log or JSON lines: a file, a directory of such files (spark), '-' for stdin "
-                             "(local), or tcp://host:port")
+                             "(local), or tcp://HOST:PORT")
     parser.add_argument("--port-number", "--port", dest="port", type=int, default=None,
                         help="read the stream from a socket on this port (as I-DLV-sr; same as --stream "
                              "tcp://HOSTNAME:PORT)")
@@ -56,7 +56,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--print-extended-log", action=Refused,
                         instead="every time point's atoms are one JSON line already; --print-empty adds the time "
                                 "points no record reached, --stats the per-stage statistics")
-    engines.add_engine_arguments(parser)
+    running.add_runner_arguments(parser)
     parser.add_argument("--parallelism", dest="partitions", type=positive, default=None,
                         help="as I-DLV-sr: the same as --partitions (spark)")
     parser.set_defaults(handler=run)
@@ -77,13 +77,12 @@ def _measured(stage) -> str:
 
 def refuse_idle_strategy(args, topology) -> None:
     """A strategy that only a choice part uses, on a program without one, would do nothing."""
-    from srtopo.errors import ProgramError
     from srtopo.solving import STRATEGIES as STRATIFIED_STRATEGIES
     base = args.strategy.split(":", 1)[0]
     if base not in STRATIFIED_STRATEGIES and not any(getattr(s, "choice", False) for s in topology.stages):
-        raise ProgramError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
-                           f"unstratified negation); {args.program} has none",
-                           hint="leave --strategy out, or give auto, incremental or restart")
+        raise UsageError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
+                         f"unstratified negation); {args.program} has none",
+                         hint="leave --strategy out, or give auto, incremental or restart")
 
 
 def _gap(text: str) -> int | None:
@@ -98,21 +97,21 @@ def _gap(text: str) -> int | None:
 
 def run(args) -> int:
     if args.stream is None and args.port is None:
-        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port (or --log FILE, or --port-number N)")
+        raise UsageError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)")
     if args.stream is None:
         args.stream = f"tcp://{args.hostname}:{args.port}"
     if args.lateness < 0:
-        raise TopologyError(f"--lateness must be >= 0, got {args.lateness}")
+        raise UsageError(f"--lateness must be >= 0, got {args.lateness}")
     topology = rules_topology(args)
     refuse_idle_strategy(args, topology)
     if args.explain:
         print(topology.to_text(), file=sys.stderr)
-    runner, config, sink = engines.start(args, lateness=args.lateness,
+    runner, config, sink = running.start(args, lateness=args.lateness,
                                          print_empty=args.print_empty, max_gap=args.max_gap, kind="rules")
     sources = [AtomLog(spec, args.stream_format, args.files_per_batch, args.duplicates)
                for spec in [args.stream] + args.also_stream]
     result = runner.run(topology, sources, config, sink)
-    engines.finish(sink, args.rejected_out)
+    running.finish(sink, args.rejected_out)
     c = result.counters
     print(f"srtopo: {c.outputs} models written, {c.records} atoms read, {sink.rejected} rejected records ({c.late} "
           f"late), {c.batches} batches; {result.physical_plan}", file=sys.stderr)
@@ -120,7 +119,7 @@ def run(args) -> int:
         for stage in c.stages:
             print(f"srtopo: stage {stage.stage}: {_measured(stage)}", file=sys.stderr)
     if not result.counters.outputs and not result.resumed:
-        raise engines.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
+        raise running.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
                                     hint="lines are '<timestamp> atom; atom; ...', {\"time\": t, \"atoms\": [...]} or "
                                          "'<time><TAB><s> <p> <o> .'")
     return 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from srtopo.cli import engines
-from srtopo.cli.engines import NothingUsable
-from srtopo.errors import TopologyError
+from srtopo.cli import running
+from srtopo.cli.running import NothingUsable
+from srtopo.errors import UsageError
 from srtopo.io.sources import FactLines
 from srtopo.streamlog import UNIONS, explain, load_program
 from srtopo.streamlog.compile import compile_program
@@ -18,7 +18,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--program", required=True, help="Streamlog program (ASP syntax, timestamps first)")
     parser.add_argument("--stream", default=None,
                         help="fact lines 'msg(3,red).' and '#punctuation 7.': a file, a directory of files, '-' "
-                             "for stdin, or tcp://host:port")
+                             "for stdin, or tcp://HOST:PORT")
     parser.add_argument("--also-stream", action="append", default=[], metavar="STREAM",
                         help="another stream, merged with --stream by the union (repeatable)")
     parser.add_argument("--union", choices=UNIONS, default="synchronized",
@@ -34,7 +34,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--explain", action="store_true",
                         help="print the classification of every rule and predicate and the bistate program (to "
                              "stdout without --stream, else to stderr)")
-    engines.add_engine_arguments(parser)
+    running.add_runner_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -57,12 +57,12 @@ def run(args) -> int:
     if args.stream is None:
         if args.explain:
             return 0
-        raise TopologyError("give the stream: --stream FILE|DIR|-|tcp://host:port")
+        raise UsageError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT")
     topology = compile_program(program, union=args.union, retain=args.retain)
-    runner, config, sink = engines.start(args, kind="streamlog")
+    runner, config, sink = running.start(args, kind="streamlog")
     specs = [args.stream] + list(args.also_stream)
     result = runner.run(topology, [FactLines(spec, args.idle) for spec in specs], config, sink)
-    engines.finish(sink, args.rejected_out)
+    running.finish(sink, args.rejected_out)
     c = result.counters
     unread = c.extra.get("unused_predicates", [])
     unused = f" ({', '.join(unread[:5])})" if c.irrelevant else ""

@@ -8,7 +8,7 @@ tasks); a balancer may redistribute the total ``tasks * stages`` between stages.
   * ``even``: the paper's cost unit. A stage's cost is the sum over the concepts it receives of
     rate(concept) x (conjunction ops touching that concept + forwarding cost); the split minimising
     the largest stage cost wins, and tasks are given in proportion to cost (at least one each).
-  * ``cost`` (the default): the engine-aware cost model of ``consistency.cost``, with the constants of the engine
+  * ``cost`` (the default): the runner-aware cost model of ``consistency.cost``, with the constants of the runner
     that will run the topology (``srtopo calibrate``). Without ``stages`` it weighs NTM (one stage) against every
     two-stage split; with ``stages`` every split into that many stages. The task budget, ``tasks`` per stage of
     a two-stage plan (or of ``stages``), is the same for every candidate and shared evenly by its stages, as the
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
 from srtopo.consistency.compile import compile_split, normalise_split
-from srtopo.consistency.cost import Coefficients, Engine, coefficients_for, predict_tps
+from srtopo.consistency.cost import Coefficients, Target, coefficients_for, predict_tps
 from srtopo.consistency.nis import NIAnalysis
 from srtopo.errors import TopologyError
 from srtopo.ir.topology import Topology
@@ -43,7 +43,7 @@ class Balance:
 class Balancer(Protocol):
     def __call__(self, analysis: NIAnalysis, *, tasks: int, stages: int | None = None,
                  split: Sequence[int] | None = None,
-                 rates: Mapping[str, float] | None = None, engine: Engine | None = None) -> Balance: ...
+                 rates: Mapping[str, float] | None = None, target: Target | None = None) -> Balance: ...
 
 
 def contiguous_splits(n_groups: int, n_stages: int):
@@ -105,7 +105,7 @@ def stage_count(k: int, stages: int | None, hint: str | None = None) -> int:
 
 
 def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
-          engine=None) -> Balance:
+          target=None) -> Balance:
     k = len(analysis.groups)
     if split is None:
         n = stage_count(k, stages, hint=f"use --stages <= {k} or an explicit --split")
@@ -116,7 +116,7 @@ def paper(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=
 
 
 def even(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
-         engine=None, forward_cost: float = 1.0) -> Balance:
+         target=None, forward_cost: float = 1.0) -> Balance:
     k = len(analysis.groups)
     if split is not None:
         candidates = [normalise_split(split, k)]
@@ -163,15 +163,15 @@ def cost_candidates(analysis: NIAnalysis, *, tasks: int, stages: int | None = No
 
 
 def cost(analysis: NIAnalysis, *, tasks: int, stages: int | None = None, split=None, rates=None,
-         engine: Engine | None = None, coefficients: Coefficients | None = None,
+         target: Target | None = None, coefficients: Coefficients | None = None,
          single_stage: bool = True) -> Balance:
-    engine = engine or Engine()
-    coefficients = coefficients or coefficients_for(engine)
-    cap = engine.cores if engine.runner == "spark" and engine.cores_known else None
+    target = target or Target()
+    coefficients = coefficients or coefficients_for(target)
+    cap = target.cores if target.runner == "spark" and target.cores_known else None
     best = None
     for candidate, topology in cost_candidates(analysis, tasks=tasks, stages=stages, split=split,
                                                single_stage=single_stage, cap=cap):
-        tps = predict_tps(topology, engine, coefficients, rates)
+        tps = predict_tps(topology, target, coefficients, rates)
         if best is None or tps > best[0] * (1 + 1e-9):
             best = (tps, candidate, topology)
     tps, chosen, topology = best

@@ -3,10 +3,10 @@
 A short run: a generated stream of the TBox's classes (every class at the same rate, 1% violating tuples, as in
 the paper's experiments) through five plans chosen so that their loads differ (NTM, LTM-0, LTM-2, LTM-4 and a
 three-stage split; on Spark with 1, 2 or 4 tasks per stage, so that the per-task cost is told apart from the
-per-exchange one), on each engine asked for. The local runner's stage seconds and Spark's batch seconds are
+per-exchange one), on each target asked for. The local runner's stage seconds and Spark's batch seconds are
 fitted by non-negative least squares; the coefficients go to the calibration file the ``cost`` balancer reads
 (``consistency.cost.calibration_path``). Every run's reports are checked against the violations the generator
-planted, so a calibration is also a smoke test of the engine.
+planted, so a calibration is also a smoke test of the runner.
 """
 from __future__ import annotations
 
@@ -19,26 +19,26 @@ from dataclasses import dataclass, field, replace
 
 from srtopo.consistency.compile import compile_split, split_label
 from srtopo.consistency.cost import (
-    ENGINE_FEATURES,
+    TARGET_FEATURES,
     Coefficients,
-    Engine,
     Observation,
-    engine_for,
+    Target,
     fit,
     predict_tps,
+    target_for,
     write_calibration,
 )
 from srtopo.errors import SrtopoError
 from srtopo.ir.topology import Topology
 
 BUNDLED_TBOX = "lubm-dllite.ttl"       # package data of srtopo.consistency, in data/
-ENGINE_KEYS = tuple(ENGINE_FEATURES)
+TARGET_KEYS = tuple(TARGET_FEATURES)
 
 
 @dataclass
 class Settings:
-    """What a calibration measures: which engines, on how many tuples, with which Spark master."""
-    engines: tuple[str, ...] = ENGINE_KEYS
+    """What a calibration measures: which targets, on how many tuples, with which Spark master."""
+    targets: tuple[str, ...] = TARGET_KEYS
     tbox: str | None = None
     local_tuples: int = 100_000
     operators_tuples: int = 20_000
@@ -82,7 +82,7 @@ def _stream(analysis, tuples: int, seed: int):
 def _check(label: str, planted: set, keys: set) -> None:
     if planted != keys:
         raise SrtopoError(f"calibration run {label}: {len(keys)} reports where the stream planted {len(planted)}",
-                          hint="the engine does not give the reference reports: report this as a bug")
+                          hint="the runner does not give the reference reports: report this as a bug")
 
 
 def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration) -> Coefficients:
@@ -92,21 +92,21 @@ def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration
     n = settings.operators_tuples if plan == "operators" else settings.local_tuples
     gen = _stream(analysis, n, settings.seed)
     records = [(t.subject, t.concept, t.time) for t in gen.tuples]
-    engine, rates, observations, runs = Engine("local", plan), uniform_rates(analysis), [], []
+    target, rates, observations, runs = Target("local", plan), uniform_rates(analysis), [], []
     for topology in plans(analysis, (1,)):
         run = get_runner("local").run(topology, [Tuples(records)], RunConfig(
             window=settings.window, lateness=0, options=LocalOptions(physical_plan=plan)))
         _check(f"local/{plan} {topology.label}", gen.planted, run.keys)
         seconds = [s.seconds for s in run.counters.stages]
         for k, sec in enumerate(seconds):
-            observations.append(Observation(topology, engine, sec / len(records), stage=k, rates=rates))
-        runs.append((topology, {"engine": engine.key, "plan": topology.label, "tuples": len(records),
+            observations.append(Observation(topology, target, sec / len(records), stage=k, rates=rates))
+        runs.append((topology, {"engine": target.key, "plan": topology.label, "tuples": len(records),
                                 "stage_seconds": [round(s, 4) for s in seconds],
                                 "measured_tuples_s": len(records) / max(seconds) if max(seconds) else None}))
         _say(settings, f"local/{plan} {topology.label}: stage seconds {', '.join(f'{s:.3f}' for s in seconds)}")
     coefficients = fit(observations, source=_source())
     for topology, row in runs:
-        row["predicted_tuples_s"] = predict_tps(topology, engine, coefficients, rates)
+        row["predicted_tuples_s"] = predict_tps(topology, target, coefficients, rates)
         result.runs.append(row)
     return coefficients
 
@@ -117,7 +117,7 @@ def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration
     from srtopo.io.sources import TntFiles
     from srtopo.runners import RunConfig, SparkOptions, get_runner
     options = SparkOptions(master=settings.master, physical_plan=plan)
-    engine, rates, observations = engine_for("spark", options), uniform_rates(analysis), []
+    target, rates, observations = target_for("spark", options), uniform_rates(analysis), []
     runs = []
     per_batch = max(1, len(os.listdir(stream_dir)) // 4)
     # a first run warms the JVM (its JIT compiles the generated code): not measured
@@ -131,9 +131,9 @@ def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration
         steady = run.batches[1:] or run.batches
         for b in steady:
             if b.records:
-                observations.append(Observation(topology, engine, b.seconds, batch_tuples=b.records, rates=rates))
+                observations.append(Observation(topology, target, b.seconds, batch_tuples=b.records, rates=rates))
         tps = sum(b.records for b in steady) / sum(b.seconds for b in steady)
-        runs.append((topology, {"engine": engine.key, "plan": topology.label, "tuples": len(gen.tuples),
+        runs.append((topology, {"engine": target.key, "plan": topology.label, "tuples": len(gen.tuples),
                                 "batch_tuples": steady[0].records, "batch_seconds": [round(b.seconds, 3)
                                                                                      for b in run.batches],
                                 "measured_tuples_s": tps}))
@@ -141,7 +141,7 @@ def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration
                        f"({len(run.batches)} batches of ~{steady[0].records:,})")
     coefficients = fit(observations, source=_source())
     for topology, row in runs:
-        sized = replace(engine, batch_tuples=row["batch_tuples"])
+        sized = replace(target, batch_tuples=row["batch_tuples"])
         row["predicted_tuples_s"] = predict_tps(topology, sized, coefficients, rates)
         result.runs.append(row)
     return coefficients
@@ -157,12 +157,12 @@ def _say(settings: Settings, line: str) -> None:
 
 
 def calibrate(settings: Settings) -> Calibration:
-    """Run the calibration of every engine in ``settings.engines``; nothing is written (see :func:`save`)."""
+    """Run the calibration of every target in ``settings.targets``; nothing is written (see :func:`save`)."""
     from srtopo.consistency.nis import analyse
     from srtopo.consistency.owl import load_tbox
-    unknown = [e for e in settings.engines if e not in ENGINE_KEYS]
+    unknown = [e for e in settings.targets if e not in TARGET_KEYS]
     if unknown:
-        raise SrtopoError(f"no cost model for {', '.join(unknown)}", hint="choose among " + ", ".join(ENGINE_KEYS))
+        raise SrtopoError(f"no cost model for {', '.join(unknown)}", hint="choose among " + ", ".join(TARGET_KEYS))
     started = time.perf_counter()
     if settings.tbox:
         analysis = analyse(load_tbox(settings.tbox))
@@ -174,11 +174,11 @@ def calibrate(settings: Settings) -> Calibration:
         raise SrtopoError("the TBox states no disjointness: its plans have no conjunction op to measure",
                           hint="calibrate on a TBox with disjoint classes (the default, bundled LUBM TBox has 71)")
     result = Calibration()
-    for key in settings.engines:
+    for key in settings.targets:
         runner, plan = key.split("/")
         if runner == "local":
             result.coefficients[key] = calibrate_local(analysis, plan, settings, result)
-    spark_keys = [k for k in settings.engines if k.startswith("spark/")]
+    spark_keys = [k for k in settings.targets if k.startswith("spark/")]
     if spark_keys:
         from srtopo.io.tnt import write_tnt
         work = tempfile.mkdtemp(prefix="srtopo-calibrate-")

@@ -1,7 +1,7 @@
 """Choosing a consistency topology: the one place that turns a user's options into a topology.
 
 The CLI (``srtopo compile`` / ``check``), the Python API and the experiments all call :func:`choose_topology`,
-so they share one set of defaults: the ``cost`` balancer (``consistency.cost``) picks, for the engine that will run
+so they share one set of defaults: the ``cost`` balancer (``consistency.cost``) picks, for the runner that will run
 the topology, NTM or the two-stage LTM split with the highest predicted throughput (``method="auto"``); with
 ``method="ltm"`` it picks among LTM splits into ``stages`` stages (default 2). A given ``split`` is taken as it is
 (the ``paper`` balancer). The task budget is ``tasks`` per stage of a two-stage plan, shared evenly by the stages of
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from srtopo.consistency.balance import DEFAULT_BALANCER, get_balancer
 from srtopo.consistency.compile import as_analysis, compile_ltm, compile_ntm
-from srtopo.consistency.cost import Engine
+from srtopo.consistency.cost import Target
 from srtopo.consistency.nis import NIAnalysis
 from srtopo.consistency.tbox import TBox
 from srtopo.errors import TopologyError
@@ -33,12 +33,12 @@ def default_balancer(split) -> str:
 def choose_topology(tbox_or_analysis: TBox | NIAnalysis, *, method: str = DEFAULT_METHOD,
                     split: Sequence[int] | None = None, stages: int | None = None, balancer=None, tasks: int = 1,
                     rates: Mapping[str, float] | None = None, name: str | None = None,
-                    engine: Engine | None = None) -> Topology:
+                    target: Target | None = None) -> Topology:
     """The topology the options ask for (see the module docstring for the defaults).
 
     ``split``: NI groups per stage (LTM only); ``stages``: how many stages a balancer cuts; ``balancer``: a name
     (``cost``, ``paper``, ``even``) or a callable (``consistency.balance``); ``tasks``: the task budget per stage;
-    ``engine``: what the cost balancer models (default: the local runner)."""
+    ``target``: the runner and physical plan the cost balancer models (default: the local runner's)."""
     if method not in METHODS:
         raise TopologyError(f"unknown method {method!r}",
                             hint="use 'auto' (the cost model picks), 'ntm' (NI closure in one stage) or 'ltm'")
@@ -54,7 +54,7 @@ def choose_topology(tbox_or_analysis: TBox | NIAnalysis, *, method: str = DEFAUL
         stages = min(DEFAULT_STAGES, len(analysis.groups))
     function = get_balancer(name_or_callable)
     chosen = function(analysis, tasks=tasks, stages=stages, split=split, rates=rates,
-                      **_accepted(function, engine=engine, single_stage=method == "auto"))
+                      **_accepted(function, target=target, single_stage=method == "auto"))
     if len(chosen.split) == 1 and method == "auto" and name_or_callable == "cost":
         return compile_ntm(analysis, parallelism=chosen.parallelism[0], name=name)
     return compile_ltm(analysis, chosen.split, chosen.parallelism, name=name)

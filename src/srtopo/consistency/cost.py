@@ -1,12 +1,12 @@
-"""An engine-aware cost model of consistency topologies: a plan's throughput predicted from what its routing
+"""A runner-aware cost model of consistency topologies: a plan's throughput predicted from what its routing
 says each stage does, with constants measured on the machine at hand (``srtopo calibrate``).
 
-"Distributed Stream Consistency Checking" balances by conjunction operations per bolt, its engine's cost unit:
+"Distributed Stream Consistency Checking" balances by conjunction operations per bolt, its cost unit:
 every operation of a bolt meets every tuple. The runners here differ: the local runner's ``indexed`` plan finds
 a tuple's conflict partners by hash lookup (its cost does not grow with the closure), its ``operators`` plan
 is the paper's bolt, and Spark pays per tuple parsed, per row routed into a stage and per exchange and batch.
 So the model is one set of *loads* per stage, read off the IR (``Topology.route_counts``, per stream tuple,
-weighted by the concepts' rates), and one set of *coefficients* per engine and physical plan:
+weighted by the concepts' rates), and one set of *coefficients* per *target* (a runner and its physical plan):
 
   * ``arrivals``: tuples that reach the stage; ``concepts``: the concepts they are there as (a tuple inferred
     to two superclasses is two); ``cached``: those the stage's window keeps; ``passed``: forwarded or inferred
@@ -21,7 +21,7 @@ weighted by the concepts' rates), and one set of *coefficients* per engine and p
     . loads_k) / min(tasks_k, cores)`` seconds, where ``fused`` has one exchange shared by every stage and
     ``staged`` one per stage with the stage's own tasks. ``per_task`` is what each task of a micro-batch costs
     whatever its rows (scheduling it, and the state files it writes and the next batch reads): tasks beyond the
-    cores buy no parallelism and still cost it, so where the cores are known (``Engine.cores_known``) the
+    cores buy no parallelism and still cost it, so where the cores are known (``Target.cores_known``) the
     ``cost`` balancer gives no stage more tasks than cores.
 
 The window's contents (how many cached tuples a subject has) and the reports are not in the model: they depend on
@@ -41,8 +41,8 @@ from srtopo.errors import TopologyError
 from srtopo.ir.topology import Topology
 
 FEATURES = ("arrivals", "concepts", "cached", "passed", "met")
-#: the loads each engine's coefficients are fitted on (the others are left at zero)
-ENGINE_FEATURES = {
+#: the loads each target's coefficients are fitted on (the others are left at zero)
+TARGET_FEATURES = {
     "local/indexed": ("arrivals", "cached", "passed"),
     "local/operators": ("arrivals", "cached", "passed", "met"),
     "spark/fused": ("cached",),
@@ -53,10 +53,10 @@ DEFAULT_BATCH_TUPLES = 500_000
 
 
 @dataclass(frozen=True)
-class Engine:
+class Target:
     """What a plan's cost depends on besides the topology: the runner and its physical plan, the cores its
     tasks share, and (Spark) the micro-batch size and the shuffle partitions of the fused plan. ``cores_known``:
-    ``cores`` are the engine's own task slots (a ``local[N]`` master, a cluster of known size), not this
+    ``cores`` are the target's own task slots (a ``local[N]`` master, a cluster of known size), not this
     machine's cores standing in for a cluster elsewhere."""
     runner: str = "local"
     physical_plan: str = "indexed"
@@ -70,9 +70,9 @@ class Engine:
         return f"{self.runner}/{self.physical_plan}"
 
     def __post_init__(self):
-        if self.key not in ENGINE_FEATURES:
+        if self.key not in TARGET_FEATURES:
             raise TopologyError(f"no cost model for the {self.runner} runner's {self.physical_plan!r} plan",
-                                hint="one of " + ", ".join(ENGINE_FEATURES))
+                                hint="one of " + ", ".join(TARGET_FEATURES))
 
 
 def cores_of_master(master: str | None) -> int:
@@ -88,13 +88,13 @@ def cores_of_master(master: str | None) -> int:
     return os.cpu_count() or 1
 
 
-def engine_for(runner: str, options=None) -> Engine:
+def target_for(runner: str, options=None) -> Target:
     """The cost model's view of a runner and its options (``LocalOptions``, ``SparkOptions`` or None)."""
     if runner == "local":
-        return Engine("local", getattr(options, "physical_plan", None) or "indexed", 1)
+        return Target("local", getattr(options, "physical_plan", None) or "indexed", 1)
     if runner == "spark":
         master = getattr(options, "master", None)
-        return Engine("spark", getattr(options, "physical_plan", None) or "fused", cores_of_master(master),
+        return Target("spark", getattr(options, "physical_plan", None) or "fused", cores_of_master(master),
                       partitions=getattr(options, "shuffle_partitions", None),
                       cores_known=(master or "local[*]").strip().startswith("local"))
     raise TopologyError(f"no cost model for the runner {runner!r}", hint="use local or spark")
@@ -179,40 +179,40 @@ def _work(loads: Mapping[str, float], coefficients: Coefficients) -> float:
     return sum(coefficients.per_load.get(f, 0.0) * v for f, v in loads.items())
 
 
-def exchanges(topology: Topology, engine: Engine) -> int:
-    return len(topology.stages) if engine.physical_plan == "staged" else 1
+def exchanges(topology: Topology, target: Target) -> int:
+    return len(topology.stages) if target.physical_plan == "staged" else 1
 
 
-def tasks_per_batch(topology: Topology, engine: Engine) -> int:
+def tasks_per_batch(topology: Topology, target: Target) -> int:
     """Spark tasks of a micro-batch that scale with the plan: each stage's own (staged) or the shared shuffle
     partitions (fused)."""
-    if engine.physical_plan == "staged":
+    if target.physical_plan == "staged":
         return sum(s.parallelism for s in topology.stages)
-    return engine.partitions or 2 * engine.cores
+    return target.partitions or 2 * target.cores
 
 
-def stage_slots(topology: Topology, engine: Engine) -> list[int]:
+def stage_slots(topology: Topology, target: Target) -> list[int]:
     """How many tasks each stage's per-row work runs on at once."""
-    if engine.runner == "local":
+    if target.runner == "local":
         return [s.parallelism for s in topology.stages]
-    if engine.physical_plan == "staged":
-        return [min(s.parallelism, engine.cores) for s in topology.stages]
-    shared = engine.partitions or 2 * engine.cores
-    return [min(shared, engine.cores)] * len(topology.stages)
+    if target.physical_plan == "staged":
+        return [min(s.parallelism, target.cores) for s in topology.stages]
+    shared = target.partitions or 2 * target.cores
+    return [min(shared, target.cores)] * len(topology.stages)
 
 
-def predict_tps(topology: Topology, engine: Engine, coefficients: Coefficients | None = None,
+def predict_tps(topology: Topology, target: Target, coefficients: Coefficients | None = None,
                 rates: Mapping[str, float] | None = None) -> float:
-    """Predicted steady tuples/s of ``topology`` on ``engine`` (see the module docstring)."""
-    c = coefficients or coefficients_for(engine)
+    """Predicted steady tuples/s of ``topology`` on ``target`` (see the module docstring)."""
+    c = coefficients or coefficients_for(target)
     loads = stage_loads(topology, rates)
-    slots = stage_slots(topology, engine)
-    if engine.runner == "local":
+    slots = stage_slots(topology, target)
+    if target.runner == "local":
         bottleneck = max((_work(s.loads, c) / n for s, n in zip(loads, slots)), default=0.0)
         return 1.0 / bottleneck if bottleneck > 0 else float("inf")
-    b = engine.batch_tuples
-    seconds = (c.per_batch + c.per_exchange * exchanges(topology, engine)
-               + c.per_task * tasks_per_batch(topology, engine) + b * c.per_tuple / max(1, engine.cores)
+    b = target.batch_tuples
+    seconds = (c.per_batch + c.per_exchange * exchanges(topology, target)
+               + c.per_task * tasks_per_batch(topology, target) + b * c.per_tuple / max(1, target.cores)
                + sum(b * _work(s.loads, c) / n for s, n in zip(loads, slots)))
     return b / seconds if seconds > 0 else float("inf")
 
@@ -236,7 +236,7 @@ def read_calibration(path: str | None = None) -> dict[str, Coefficients]:
     if not os.path.exists(path):
         return {}
     try:
-        return {key: Coefficients.from_dict(value) for key, value in _engine_entries(path)}
+        return {key: Coefficients.from_dict(value) for key, value in _target_entries(path)}
     except TopologyError as error:
         raise TopologyError(error.message, file=path, hint=error.hint) from None
     except (OSError, ValueError, AttributeError, TypeError) as error:
@@ -245,41 +245,41 @@ def read_calibration(path: str | None = None) -> dict[str, Coefficients]:
             from None
 
 
-def _engine_entries(path: str) -> list[tuple[str, object]]:
-    """A calibration file's entries for the engines this version models (a byte-order mark from an editor is
-    fine)."""
+def _target_entries(path: str) -> list[tuple[str, object]]:
+    """A calibration file's entries for the targets this version models, under its key ``engines`` (the file's
+    format since the first calibration; a byte-order mark from an editor is fine)."""
     with open(path, encoding="utf-8-sig") as handle:
         data = json.load(handle)
-    return [(key, value) for key, value in data.get("engines", {}).items() if key in ENGINE_FEATURES]
+    return [(key, value) for key, value in data.get("engines", {}).items() if key in TARGET_FEATURES]
 
 
 def write_calibration(found: Mapping[str, Coefficients], path: str | None = None, meta: dict | None = None) -> str:
-    """Merge ``found`` into the calibration file (other engines' entries are kept, where they are still valid: a
+    """Merge ``found`` into the calibration file (other targets' entries are kept, where they are still valid: a
     file that cannot be read, or an entry of an earlier model, is what calibrating again replaces); written aside
     and renamed."""
     path = path or calibration_path()
-    engines = {}
+    targets = {}
     try:
-        for key, value in _engine_entries(path):
+        for key, value in _target_entries(path):
             try:
-                engines[key] = Coefficients.from_dict(value).to_dict()
+                targets[key] = Coefficients.from_dict(value).to_dict()
             except (TopologyError, AttributeError, TypeError, ValueError):
                 pass
     except (OSError, ValueError, AttributeError):
         pass
-    engines.update({k: v.to_dict() for k, v in found.items()})
+    targets.update({k: v.to_dict() for k, v in found.items()})
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump({"engines": engines, **(meta or {})}, handle, indent=2, sort_keys=True)
+        json.dump({"engines": targets, **(meta or {})}, handle, indent=2, sort_keys=True)
         handle.write("\n")
     os.replace(tmp, path)
     return path
 
 
-def coefficients_for(engine: Engine, path: str | None = None) -> Coefficients:
-    """The calibrated coefficients of ``engine`` where a calibration file has them, else the defaults."""
-    return read_calibration(path).get(engine.key) or DEFAULTS[engine.key]
+def coefficients_for(target: Target, path: str | None = None) -> Coefficients:
+    """The calibrated coefficients of ``target`` where a calibration file has them, else the defaults."""
+    return read_calibration(path).get(target.key) or DEFAULTS[target.key]
 
 
 # --- fitting ----------------------------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def nnls(rows: Sequence[Sequence[float]], targets: Sequence[float]) -> list[floa
 class Observation:
     """One measurement to fit: a local stage's seconds per stream tuple, or a Spark batch's seconds."""
     topology: Topology
-    engine: Engine
+    target: Target
     seconds: float
     stage: int | None = None          # local: which stage
     batch_tuples: int = 0             # spark: the batch's tuples
@@ -328,22 +328,22 @@ class Observation:
 
 def _spark_columns(o: Observation, names: Sequence[str]) -> list[float]:
     loads = stage_loads(o.topology, o.rates)
-    slots = stage_slots(o.topology, o.engine)
+    slots = stage_slots(o.topology, o.target)
     b = o.batch_tuples
-    return ([1.0, float(exchanges(o.topology, o.engine)), float(tasks_per_batch(o.topology, o.engine)),
-             b / max(1, o.engine.cores)]
+    return ([1.0, float(exchanges(o.topology, o.target)), float(tasks_per_batch(o.topology, o.target)),
+             b / max(1, o.target.cores)]
             + [sum(b * s.loads[f] / n for s, n in zip(loads, slots)) for f in names])
 
 
 def fit(observations: Sequence[Observation], source: str = "calibration") -> Coefficients:
-    """Coefficients of one engine (every observation's engine has the same key) by non-negative least squares."""
+    """Coefficients of one target (every observation's target has the same key) by non-negative least squares."""
     if not observations:
         raise TopologyError("nothing to fit the cost model on")
-    key = observations[0].engine.key
-    if any(o.engine.key != key for o in observations):
-        raise TopologyError("observations of several engines cannot be fitted together")
-    names = ENGINE_FEATURES[key]
-    if observations[0].engine.runner == "local":
+    key = observations[0].target.key
+    if any(o.target.key != key for o in observations):
+        raise TopologyError("observations of several targets cannot be fitted together")
+    names = TARGET_FEATURES[key]
+    if observations[0].target.runner == "local":
         rows = [[stage_loads(o.topology, o.rates)[o.stage].loads[f] for f in names] for o in observations]
         x = nnls(rows, [o.seconds for o in observations])
         return Coefficients(dict(zip(names, x)), source=source)

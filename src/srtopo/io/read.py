@@ -68,7 +68,7 @@ def _socket_lines(host: str, port: int) -> Iterator[str]:
     try:
         conn = socket.create_connection((host, port))
     except OSError as error:
-        raise StreamInputError(f"cannot connect to socket:{host}:{port}: {error}") from None
+        raise StreamInputError(f"cannot connect to tcp://{host}:{port}: {error}") from None
     with conn:
         yield from decoded_lines(fd_lines(conn.fileno(), idle=interrupt.check))
 

@@ -1,4 +1,4 @@
-"""Where a run's input comes from: engine-neutral descriptions that every runner reads in its own way.
+"""Where a run's input comes from: runner-neutral descriptions that every runner reads in its own way.
 
 Consistency topologies read stream tuples: timestamped N-Triples files (:class:`TntFiles`), tab-separated
 tuple files (:class:`TupleFiles`), RDF graph files (:class:`RdfFiles`), lines from a TCP socket
@@ -59,7 +59,7 @@ class SocketLines:
     port: int
 
     def describe(self) -> str:
-        return f"socket:{self.host}:{self.port}"
+        return f"tcp://{self.host}:{self.port}"
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class Lines:
 @dataclass(frozen=True)
 class AtomLog:
     """An I-DLV-sr log (``<timestamp> atom; atom; ...``) or JSON lines (``{"time": t, "atoms": [...]}``):
-    a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://host:port``.
+    a file, a directory of such files (Spark), ``-`` for standard input (local), or ``tcp://HOST:PORT``.
     ``stream_format``: detect (per line), log, jsonl, tnt (statements as ``triple/3`` atoms). ``duplicates``: several log lines may make one time point
     (I-DLV-sr's ``--t-duplicate``; ``rules.log.parse_line``)."""
     spec: str
@@ -129,7 +129,7 @@ STREAM_FORMATS = ("tnt", "tsv", "rdf")
 @dataclass(frozen=True)
 class FactLines:
     """Streamlog fact lines (``msg(3,red).``, ``#punctuation 7.``): a file, a directory of files, ``-`` for
-    standard input, or ``tcp://host:port``. ``idle``: seconds after which a silent stream read live is
+    standard input, or ``tcp://HOST:PORT``. ``idle``: seconds after which a silent stream read live is
     punctuated at the largest timestamp another stream has reached (None: never)."""
     spec: str
     idle: float | None = None
@@ -138,20 +138,34 @@ class FactLines:
         return self.spec
 
 
+def socket_address(spec: str) -> tuple[str, int]:
+    """The host (default 127.0.0.1) and port of ``tcp://HOST:PORT``, as every command reads a socket."""
+    host, _, port = spec[len("tcp://"):].rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise StreamInputError(f"bad socket address {spec!r}", hint="write tcp://HOST:PORT") from None
+
+
+def refuse_socket_spelling(spec: str | None) -> None:
+    """``socket:HOST:PORT`` is refused with the spelling every command reads, so that it is never taken for a
+    file path."""
+    if isinstance(spec, str) and spec.startswith("socket:"):
+        raise StreamInputError(f"{spec}: a socket is written tcp://HOST:PORT",
+                               hint=f"write tcp://{spec[len('socket:'):]}")
+
+
 def source_from_spec(spec: str, files_per_batch: int | None = None, stream_format: str = "tnt"):
     """``PATH`` (in ``stream_format``), ``tnt:PATH``, ``tsv:PATH``, ``rdf:PATH``, ``rdf[FORMAT]:PATH`` or
-    ``socket:HOST:PORT``."""
+    ``tcp://HOST:PORT``."""
     if spec == "-":
         return TntFiles("-")
+    refuse_socket_spelling(spec)
+    if spec.startswith("tcp://"):
+        return SocketLines(*socket_address(spec))
     head = spec.split("/", 1)[0]
     if ":" not in head or spec.startswith("/"):
         spec = {"tnt": "tnt:", "tsv": "tsv:", "rdf": "rdf:"}[stream_format] + spec
-    if spec.startswith("socket:"):
-        try:
-            _, host, port = spec.split(":", 2)
-            return SocketLines(host, int(port))
-        except ValueError:
-            raise StreamInputError(f"bad socket source {spec!r}", hint="write socket:HOST:PORT") from None
     if spec.startswith("rdf"):
         head, path = spec.split(":", 1)
         fmt = head[4:-1] if head.startswith("rdf[") and head.endswith("]") else None
@@ -161,12 +175,15 @@ def source_from_spec(spec: str, files_per_batch: int | None = None, stream_forma
     if spec.startswith("tnt:"):
         return TntFiles(spec[4:], files_per_batch=files_per_batch)
     raise StreamInputError(f"unknown stream source {spec!r}",
-                           hint="give PATH, tnt:PATH, tsv:PATH, rdf:PATH, rdf[turtle]:PATH or socket:HOST:PORT")
+                           hint="give PATH, tnt:PATH, tsv:PATH, rdf:PATH, rdf[turtle]:PATH or tcp://HOST:PORT")
 
 
 def require_path(source) -> None:
-    """A file source whose path does not exist is a user error, not an empty stream."""
+    """A file source whose path does not exist is a user error, not an empty stream; nor is a socket spelt
+    ``socket:HOST:PORT``."""
     path = getattr(source, "path", None)
+    refuse_socket_spelling(path)
+    refuse_socket_spelling(getattr(source, "spec", None))
     if isinstance(source, AtomLog) and source.spec != "-":
         path = source.spec
     if path is not None and path != "-" and "://" not in path and not os.path.exists(path):

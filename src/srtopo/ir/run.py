@@ -1,6 +1,6 @@
 """What a run is given and what it gives back, the same for every kind of topology and every runner: the
 configuration (:class:`RunConfig`), the per-stage and per-run counters, per-batch metrics and the result, and the
-sink that receives outputs and rejected records as they are produced. Plain data: no engine imports."""
+sink that receives outputs and rejected records as they are produced. Plain data: no Spark or clingo imports."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""The topology IR: one frozen form for every kind of topology, with no engine imports.
+"""The topology IR: one frozen form for every kind of topology, with no Spark or clingo imports.
 
 A topology is a source, a chain of stages and an output. Every stage has a kind, a partition key and a
 parallelism (the balancer's tasks for it):

@@ -1,5 +1,5 @@
 """Rule stages evaluated on one key partition over a range of time points: what a distributed runner runs
-inside each task (no engine import here; clingo is reached through ``srtopo.rules.evaluate``).
+inside each task (no clingo import here; clingo is reached through ``srtopo.rules.evaluate``).
 
 A partition receives, as rows, the atoms its stages read at the time points to evaluate (the stream's and the
 stages' before them, each with whether it persists), and the persistent atoms of the observed predicates at the

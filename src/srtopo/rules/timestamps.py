@@ -13,7 +13,7 @@ from srtopo.rules.ir import UNIT_SECONDS
 
 def parse_timestamp(text: str):
     """ISO date-time (``2021-05-17T13:38:27``, seconds optional) or a plain number of time units (below 2^62
-    in magnitude, as a JSON record's time: a mistyped number must not become a time point no engine can hold)."""
+    in magnitude, as a JSON record's time: a mistyped number must not become a time point no runner can hold)."""
     try:
         number = int(text)
     except ValueError:

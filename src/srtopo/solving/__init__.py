@@ -1,5 +1,5 @@
 """clingo's side of the rule front ends: one subprogram, inputs in, shown atoms out. Both I-DLV-sr
-(``rules.evaluate``) and Streamlog (``streamlog.engine``) solve through it, and it owns every clingo Control.
+(``rules.evaluate``) and Streamlog (``streamlog.evaluate``) solve through it, and it owns every clingo Control.
 
 * ``control``: where Controls are made (the one module that calls ``clingo.Control``), and reading an answer;
 * ``spec``: the subprogram a solver solves and the grounding context through which inputs reach it as Symbols;

@@ -1,7 +1,7 @@
 """Streamlog: Datalog over explicitly timestamped streams (Zaniolo, "A Logic-Based Language for Data Streams").
 
 ``program`` parses and classifies a program (sequential, strictly sequential, time-warping, blocking, the bistate
-version and the XY-stratification test); ``engine`` evaluates it timestamp by timestamp with clingo; ``streams``
+version and the XY-stratification test); ``evaluate`` evaluates it timestamp by timestamp with clingo; ``streams``
 reads fact lines and punctuation from one or more sources and merges them (synchronized union, sort-merge, plain
 union).
 """

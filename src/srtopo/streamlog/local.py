@@ -16,14 +16,14 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
     the unread predicates."""
     stage = topology.stages[0]
     program = parse_program(stage.program, stage.file).check()
-    engine = Streamlog(program, [s.describe() for s in sources], topology.source.union, stage.retain,
-                       on_reject=sink.reject)
+    streamlog = Streamlog(program, [s.describe() for s in sources], topology.source.union, stage.retain,
+                          on_reject=sink.reject)
     counters.stages = [StageCounters(stage.id, tasks=1, seconds=None, window_rows=None, window_peak=None)]
     idle = next((s.idle for s in sources if getattr(s, "idle", None)), None)
     try:
-        run_streams(engine, list(sources), sink.emit, idle=idle)
+        run_streams(streamlog, list(sources), sink.emit, idle=idle)
     finally:
-        c = engine.counters
+        c = streamlog.counters
         counters.records, counters.malformed, counters.irrelevant = c.facts, c.rejected, c.unused
         counters.outputs, counters.batches = c.written, c.timestamps
         counters.stages[0].records_in, counters.stages[0].outputs = c.facts, c.written

@@ -36,8 +36,8 @@ from srtopo.errors import StreamInputError, TopologyError
 from srtopo.io.tnt import NOT_UTF8, NotUtf8
 from srtopo.ir.records import Model, RejectedRecord
 from srtopo.io.lines import open_lines
-from srtopo.rules.atoms import parse_atom, RecordError
-from srtopo.streamlog.engine import Evaluator, model
+from srtopo.rules.atoms import RecordError, parse_atom
+from srtopo.streamlog.evaluate import Evaluator, model
 from srtopo.streamlog.program import Program
 
 UNIONS = ("synchronized", "sort-merge", "plain")
@@ -248,10 +248,10 @@ def _reader(index: int, source, out: queue.Queue) -> None:
     out.put((index, None, _END))
 
 
-def run_streams(engine: Streamlog, specs: list, emit, idle: float | None = None):
+def run_streams(streamlog: Streamlog, specs: list, emit, idle: float | None = None):
     """Read every stream (``io.sources.FactLines`` or a spec: files, directories, ``-`` for stdin,
-    ``tcp://host:port``; or lines held in memory, ``io.sources.Lines``) concurrently, one thread each,
-    feeding lines to ``engine`` in arrival order and passing each complete timestamp's Model to ``emit`` at once.
+    ``tcp://HOST:PORT``; or lines held in memory, ``io.sources.Lines``) concurrently, one thread each,
+    feeding lines to ``streamlog`` in arrival order and passing each complete timestamp's Model to ``emit`` at once.
     With ``idle`` seconds, a stream silent that long gets punctuation at the largest timestamp another stream
     has reached, so that a quiet stream does not hold the output back."""
     lines: queue.Queue = queue.Queue(maxsize=10000)
@@ -266,30 +266,30 @@ def run_streams(engine: Streamlog, specs: list, emit, idle: float | None = None)
         except queue.Empty:
             interrupt.check()
             if idle:
-                _punctuate_idle(engine, open_streams, heard, idle, emit)
+                _punctuate_idle(streamlog, open_streams, heard, idle, emit)
             continue
         interrupt.check()
         heard[index] = time.monotonic()
         if item is _END:
             open_streams.discard(index)
-            for m in engine.close(index):
+            for m in streamlog.close(index):
                 emit(m)
         elif isinstance(item, StreamInputError):
             raise item
         else:
-            for m in engine.push(index, item, number[1], number[0]):
+            for m in streamlog.push(index, item, number[1], number[0]):
                 emit(m)
         if idle:
-            _punctuate_idle(engine, open_streams, heard, idle, emit)
+            _punctuate_idle(streamlog, open_streams, heard, idle, emit)
 
 
-def _punctuate_idle(engine: Streamlog, open_streams: set, heard: dict, idle: float, emit) -> None:
+def _punctuate_idle(streamlog: Streamlog, open_streams: set, heard: dict, idle: float, emit) -> None:
     now = time.monotonic()
-    reached = [s.last for s in engine.sources if s.last is not None]
+    reached = [s.last for s in streamlog.sources if s.last is not None]
     if not reached:
         return
     for k in open_streams:
         if now - heard[k] >= idle:
-            for m in engine.punctuate(k, max(reached)):
+            for m in streamlog.punctuate(k, max(reached)):
                 emit(m)
             heard[k] = now

@@ -327,8 +327,8 @@ class ConsistencyOnSpark:
                                           hint="give .tnt, tuple or RDF files, a socket, or tuples in memory")
             if getattr(source, "path", None) == "-":
                 raise UnsupportedByRunner("the spark runner cannot read standard input",
-                                          hint="give a file, a directory or socket:HOST:PORT (or --engine local)")
-            refuse_pipe(getattr(source, "path", None), "socket:HOST:PORT")
+                                          hint="give a file, a directory or tcp://HOST:PORT (or --engine local)")
+            refuse_pipe(getattr(source, "path", None), "tcp://HOST:PORT")
             if isinstance(source, Rate) and options.once:
                 raise UnsupportedByRunner("the rate source never ends: it needs once=False (and a way to stop)")
 

@@ -521,7 +521,7 @@ class RulesOnSpark:
         from srtopo.runners.spark.sources import refuse_pipe
         if any(getattr(stage, "choice", False) for stage in topology.stages):
             raise UnsupportedByRunner("programs with a choice part (choices, disjunctions, constraints, weak "
-                                      "constraints, unstratified negation) run on the local engine",
+                                      "constraints, unstratified negation) run on the local runner",
                                       hint="use --engine local")
         if options.partitions is not None and options.partitions < 1:
             raise UnsupportedByRunner(f"partitions must be >= 1, got {options.partitions}")

@@ -518,7 +518,7 @@ class SqlBuilder:
         # a late tuple's text: the line as the tuple (the concept name of a concept no stage reads is kept for it)
         names = f"array({_strs(asserted_names(self.tables))})"
         late_raw = f"concat(CAST(time AS STRING), '\\t', subject, ' ', coalesce({{}}, element_at({names}, aid + 1)))"
-        line = "CASE WHEN startswith(file, 'socket:') THEN NULL ELSE line END"     # a socket's lines are not numbered
+        line = "CASE WHEN startswith(file, 'tcp://') THEN NULL ELSE line END"     # a socket's lines are not numbered
         if routed:
             def when(route, column):
                 return f"CASE WHEN route = '{route}' THEN {column} END"

@@ -12,11 +12,11 @@ RECENT = ("again(T,X) :- msg(T,X), msg(T0,X), T0 < T, T0 >= T - 3.\n"
           "count(T,N) :- msg(T,_), N = #count{ X : msg(T0,X), T0 < T, T0 >= T - 2 }.\n")
 
 
-def _run(engine: Streamlog, lines):
+def _run(streamlog: Streamlog, lines):
     out = []
     for n, line in enumerate(lines, start=1):
-        out += engine.push(0, line, n)
-    return [(m.time, m.atoms) for m in out + engine.finish()]
+        out += streamlog.push(0, line, n)
+    return [(m.time, m.atoms) for m in out + streamlog.finish()]
 
 
 def test_retention_keeps_what_rules_looking_back_within_it_derive():
@@ -36,7 +36,7 @@ def test_a_silent_stream_is_punctuated_after_the_idle_time(tmp_path):
     first.write_text("sensr1(1,a).\nsensr1(2,b).\n")
     fifo = str(tmp_path / "s2")
     os.mkfifo(fifo)
-    engine = Streamlog(program, ("s1", "s2"))
+    streamlog = Streamlog(program, ("s1", "s2"))
     out = []
     released = threading.Event()
 
@@ -45,7 +45,7 @@ def test_a_silent_stream_is_punctuated_after_the_idle_time(tmp_path):
         if model.time == 1:
             released.set()
 
-    runner = threading.Thread(target=run_streams, args=(engine, [str(first), fifo], emit), kwargs={"idle": 0.3},
+    runner = threading.Thread(target=run_streams, args=(streamlog, [str(first), fifo], emit), kwargs={"idle": 0.3},
                               daemon=True)
     runner.start()
     with open(fifo, "w") as writer:            # stream 2 is open but says nothing
@@ -58,14 +58,14 @@ def test_a_silent_stream_is_punctuated_after_the_idle_time(tmp_path):
 
 def test_mutated_lines_never_raise_and_each_bad_line_is_one_rejected_record():
     """Seeded mutations of valid lines (bytes flipped, cut, repeated, punctuation mangled): every line is used,
-    skipped as blank or comment, or rejected once; the engine never raises."""
+    skipped as blank or comment, or rejected once; the evaluator never raises."""
     from srtopo.io.tnt import decoded_lines
     rng = random.Random(11)
     seeds = [b"msg(3,red).", b"#punctuation 7.", b'msg(4,"x;y").', b"msg(5,f(g(1),-2)).", b"% note"]
     alphabet = b'()[]{},.;:#%"\\ \t-_aZ09\x00\xff\xc3\xa9'
     program = parse_program(RECENT).check()
     for round_ in range(20):
-        engine = Streamlog(program)
+        streamlog = Streamlog(program)
         lines = []
         for _ in range(100):
             raw = bytearray(rng.choice(seeds))
@@ -80,13 +80,13 @@ def test_mutated_lines_never_raise_and_each_bad_line_is_one_rejected_record():
                     raw[at:at] = raw[:rng.randrange(len(raw) + 1)]
             lines.append(bytes(raw).replace(b"\n", b" ") + b"\n")
         for number, text in enumerate(decoded_lines(lines), start=1):
-            before = (engine.counters.facts, engine.counters.punctuations, engine.counters.unused,
-                      len(engine.rejected))
-            engine.push(0, text, number)
-            after = (engine.counters.facts, engine.counters.punctuations, engine.counters.unused,
-                     len(engine.rejected))
+            before = (streamlog.counters.facts, streamlog.counters.punctuations, streamlog.counters.unused,
+                      len(streamlog.rejected))
+            streamlog.push(0, text, number)
+            after = (streamlog.counters.facts, streamlog.counters.punctuations, streamlog.counters.unused,
+                     len(streamlog.rejected))
             changed = sum(b != a for a, b in zip(before, after))
             blank = not text.strip() or text.strip().startswith("%")
             assert changed == (0 if blank else 1), (round_, number, text)
-        engine.finish()
-        assert all(r.line and r.reason for r in engine.rejected)
+        streamlog.finish()
+        assert all(r.line and r.reason for r in streamlog.rejected)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 
-from srtopo.errors import SrtopoError, TopologyError
+from srtopo.errors import SrtopoError, UsageError
 from srtopo.io.sinks import JsonLinesSink
 from srtopo.runners import RUNNERS, RunConfig, get_runner
 
-DEFAULT_ENGINE = "local"
+DEFAULT_RUNNER = "local"
 #: windows of 2^62 time units and more are refused (a window that long is unbounded in all but name)
 WINDOW_LIMIT = 2 ** 62
 
@@ -20,19 +20,19 @@ def parse_window(text: str) -> int | None:
     try:
         value = int(text)
     except ValueError:
-        raise TopologyError(f"--window {text!r} is not an integer number of time units",
-                            hint="e.g. --window 30, or --window unbounded") from None
+        raise UsageError(f"--window {text!r} is not an integer number of time units",
+                         hint="e.g. --window 30, or --window unbounded") from None
     if value < 0:
-        raise TopologyError(f"--window must be >= 0, got {value}")
+        raise UsageError(f"--window must be >= 0, got {value}")
     if value >= WINDOW_LIMIT:     # times are 64-bit: t - w must not overflow on any runner
-        raise TopologyError(f"--window {text} is beyond the largest window, {WINDOW_LIMIT - 1:,} time units",
-                            hint="give --window unbounded for a window without end")
+        raise UsageError(f"--window {text} is beyond the largest window, {WINDOW_LIMIT - 1:,} time units",
+                         hint="give --window unbounded for a window without end")
     return value
 
 
-def add_engine_arguments(parser) -> None:
-    parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_ENGINE,
-                        help=f"the runner (default {DEFAULT_ENGINE}): " + "; ".join(
+def add_runner_arguments(parser) -> None:
+    parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_RUNNER,
+                        help=f"which runner runs the topology (default {DEFAULT_RUNNER}): " + "; ".join(
                             f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
     parser.add_argument("--out", default="-",
                         help="where outputs go: '-' (default) prints JSON lines; otherwise the runner writes them "
@@ -42,7 +42,7 @@ def add_engine_arguments(parser) -> None:
                              "directory); without it the first 20 are shown on stderr")
     parser.add_argument("--checkpoint", default=None,
                         help="spark: where the run keeps its state, exactly-once across restarts (default: a "
-                             "temporary directory; the local engine keeps none)")
+                             "temporary directory; the local runner keeps none)")
     add_strict_argument(parser)
     for cls in RUNNERS.values():
         cls.add_arguments(parser)
@@ -64,10 +64,10 @@ def refuse_idle_flags(args, kind: str) -> None:
                 continue
             flag = given[dest]
             if name != args.engine:
-                raise TopologyError(f"{flag} is a flag of the {name} runner: it does nothing with --engine "
-                                    f"{args.engine}", hint=f"add --engine {name}, or leave {flag} out")
+                raise UsageError(f"{flag} is a flag of the {name} runner: it does nothing with --engine "
+                                 f"{args.engine}", hint=f"add --engine {name}, or leave {flag} out")
             if kinds is not None and kind not in kinds:
-                raise TopologyError(f"{flag} does nothing for a {kind} topology", hint=f"leave {flag} out")
+                raise UsageError(f"{flag} does nothing for a {kind} topology", hint=f"leave {flag} out")
 
 
 def start(args, window: int | None = None, lateness: int | None = None, print_empty: bool = False,
