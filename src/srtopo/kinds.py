@@ -55,7 +55,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
          spark="srtopo.runners.spark.rules", program_suffixes=(".idlvsr", ".dlv", ".lp", ".asp")),
     Kind("streamlog", "a Streamlog program (Datalog over explicitly timestamped streams), timestamp by timestamp",
          compiler="srtopo.streamlog.compile:topology_from_file", local="srtopo.streamlog.local",
-         program_suffixes=(".sl",)),
+         spark="srtopo.runners.spark.streamlog", program_suffixes=(".sl",)),
 )}
 
 

@@ -155,11 +155,12 @@ def test_a_streamlog_program_is_never_read_as_i_dlv_sr(tmp_path, capsys):
     assert len(err) == 1 and "blocking" in err[0] and f"{blocking}:1:1" in err[0]
 
 
-def test_the_spark_runner_declines_streamlog_in_one_line(tmp_path):
+def test_the_spark_runner_refuses_what_it_cannot_replay_in_one_line(tmp_path):
+    """--idle punctuates by the wall clock, which a replayed micro-batch cannot repeat; stdin cannot be replayed."""
     program = _write(tmp_path, "first.sl", FIRST)
     stream = _write(tmp_path, "s.txt", "msg(1,red).\n")
-    run = subprocess.run([sys.executable, "-m", "srtopo", "streamlog", "--program", program, "--stream", stream,
-                          "--engine", "spark"], capture_output=True, text=True, timeout=120)
-    lines = run.stderr.strip().splitlines()
-    assert run.returncode == 2 and run.stdout == "" and len(lines) == 1
-    assert "spark runner does not run streamlog topologies" in lines[0]
+    for extra, said in ((["--stream", stream, "--idle", "2"], "--idle"), (["--stream", "-"], "standard input")):
+        run = subprocess.run([sys.executable, "-m", "srtopo", "streamlog", "--program", program, *extra,
+                              "--engine", "spark"], capture_output=True, text=True, timeout=120)
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and run.stdout == "" and len(lines) == 1 and said in lines[0], run.stderr

@@ -65,9 +65,10 @@ def run(args) -> int:
     running.finish(sink, args.rejected_out)
     c = result.counters
     unread = c.extra.get("unused_predicates", [])
-    unused = f" ({', '.join(unread[:5])})" if c.irrelevant else ""
+    unused = f" ({', '.join(unread[:5])})" if unread else ""
     print(f"srtopo: {c.records} facts, {c.extra.get('punctuations', 0)} punctuations, {c.malformed} rejected, "
-          f"{c.irrelevant} facts of predicates the program does not read{unused}; {c.batches} timestamps evaluated, "
+          f"{c.irrelevant} facts of predicates the program does not read{unused}; "
+          f"{c.extra.get('timestamps', 0)} timestamps evaluated, "
           f"{c.outputs} written", file=sys.stderr)
     if c.records == 0:
         raise NothingUsable(f"no usable fact in {', '.join(specs)} ({c.malformed} rejected lines)",

@@ -148,6 +148,15 @@ class Evaluator:
             self.kept_atoms += len(history)
         return atoms, later
 
+    def restore(self, kept: list, rebuilt_at: int | None) -> None:
+        """Continue from the history ``kept`` ((timestamp, atoms) pairs, oldest first) of an earlier evaluator:
+        a Control holding those facts sees what the earlier one saw, since rules read earlier timestamps only
+        through the history predicates."""
+        self.kept = deque(kept)
+        self.kept_atoms = sum(len(atoms) for _t, atoms in kept)
+        self._reset_with_kept()
+        self.rebuilt_at = rebuilt_at
+
     def _maybe_rebuild(self, now: int) -> None:
         if self.rebuilt_at is None:
             self.rebuilt_at = now
@@ -161,12 +170,15 @@ class Evaluator:
         if self.retain is not None:
             while self.kept and self.kept[0][0] < now - self.retain:
                 self.kept_atoms -= len(self.kept.popleft()[1])
+        self._reset_with_kept()
+        self.rebuilt_at = now
+
+    def _reset_with_kept(self) -> None:
         old = [[] for _ in self.plan.slots]
         for _t, atoms in self.kept:
             for a in atoms:
                 old[self.slot[(a.name, len(a.arguments))]].append(a)
         self.solver.reset(_Context([], old))
-        self.rebuilt_at = now
 
 
 def _located(message: str, file: str) -> ProgramError:

@@ -27,7 +27,8 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
         counters.records, counters.malformed, counters.irrelevant = c.facts, c.rejected, c.unused
         counters.outputs, counters.batches = c.written, c.timestamps
         counters.stages[0].records_in, counters.stages[0].outputs = c.facts, c.written
-        counters.extra = {"punctuations": c.punctuations, "unused_predicates": sorted(c.unused_predicates)}
+        counters.extra = {"timestamps": c.timestamps, "punctuations": c.punctuations,
+                          "unused_predicates": sorted(c.unused_predicates)}
     return []
 
 

@@ -202,6 +202,41 @@ class Streamlog:
             heapq.heappush(self.heap, ts)
         slot.setdefault((sym.name, len(sym.arguments)), []).append(sym)
 
+    # --- state, for a runner that checkpoints it ------------------------------------------------------------------
+
+    def state(self) -> dict:
+        """Everything the evaluation of later lines depends on, as JSON-ready data: each stream's progress, the
+        facts of timestamps not yet complete, the last evaluated timestamp, the arrival counter of ``uts`` facts
+        and the history the evaluator keeps (``Evaluator.kept``). Atoms are written as clingo prints them."""
+        def number(x):
+            return None if x == -math.inf else ("inf" if x == math.inf else x)
+        return {"sources": [[s.last, number(s.data_passed), number(s.punct_passed), s.closed] for s in self.sources],
+                "pending": [[ts, [str(a) for atoms in slot.values() for a in atoms]] for ts, slot in
+                            sorted(self.pending.items())],
+                "evaluated": number(self.evaluated), "arrivals": self.arrivals,
+                "kept": [[ts, [str(a) for a in atoms]] for ts, atoms in self.evaluator.kept],
+                "rebuilt_at": self.evaluator.rebuilt_at}
+
+    def restore(self, state: dict) -> None:
+        """Continue from ``state()`` of an earlier run of the same program and streams: the output from here on
+        is the one the earlier run would have given."""
+        from clingo import parse_term
+
+        def number(x, default=-math.inf):
+            return default if x is None else (math.inf if x == "inf" else x)
+        for source, (last, data, punct, closed) in zip(self.sources, state["sources"]):
+            source.last, source.data_passed, source.punct_passed = last, number(data), number(punct)
+            source.closed = closed
+        self.pending, self.heap = {}, []
+        for ts, atoms in state["pending"]:
+            self.pending[ts] = {}
+            heapq.heappush(self.heap, ts)
+            for text in atoms:
+                self._add(ts, parse_term(text))
+        self.evaluated, self.arrivals = number(state["evaluated"]), state["arrivals"]
+        self.evaluator.restore([(ts, [parse_term(a) for a in atoms]) for ts, atoms in state["kept"]],
+                               state["rebuilt_at"])
+
     # --- evaluation -------------------------------------------------------------------------------------------
 
     def bound(self) -> float:

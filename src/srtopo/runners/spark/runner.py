@@ -195,6 +195,9 @@ def spark_counters(topology: Topology, kind, metrics: list[dict], tasks: list[in
         setattr(counters, field_name, sum(m.get(key, 0) for m in metrics))
     for stage, n_tasks in zip(topology.stages, tasks):
         counters.stages.append(kind.stage_counters(stage, [m["stages"].get(stage.id, {}) for m in metrics], n_tasks))
+    for m in metrics:       # what one kind counts besides (Streamlog: timestamps evaluated, punctuations)
+        for key, value in m.get("extra", {}).items():
+            counters.extra[key] = counters.extra.get(key, 0) + value
     return counters
 
 

@@ -1,0 +1,72 @@
+"""Streamlog on every runner against the whole-stream oracle: random sequential programs (each on one source and
+on two skewed sources with punctuation, cut into micro-batches) and the slides' examples, on the local runner and
+on Spark local[2], compared with the oracle of ``tests.streamlog.test_differential`` (the program and every fact
+solved once by clingo). The suite runs a slice of this (tests/runners/test_streamlog.py).
+
+    python -m experiments.streamlog_campaign --programs 120      # results in experiments/results/streamlog_campaign.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from experiments.common import RESULTS, ROOT, log, progress
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", type=int, default=120, help="random programs (seeds 0..N-1)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--out", default=os.path.join(RESULTS, "streamlog_campaign.json"))
+    args = parser.parse_args(argv)
+    sys.path.insert(0, ROOT)        # the oracle and the generator are the test suite's
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from srtopo.runners import SparkOptions, get_runner
+    from srtopo.runners.local import LocalOptions
+    from srtopo.runners.spark.session import get_session
+    from srtopo.streamlog import parse_program
+    from srtopo.streamlog.compile import compile_program
+    from srtopo.testing import run_topology
+    from tests.runners.test_streamlog import per_source
+    from tests.streamlog.test_differential import EXAMPLES, first_difference, oracle, random_case
+
+    get_session(master=args.master, app_name="srtopo-streamlog-campaign", shuffle_partitions=2)
+    runners = {"local": (get_runner("local"), LocalOptions()), "spark": (get_runner("spark"), SparkOptions())}
+    cases = []
+    for seed in range(args.programs):
+        text, _features, feeds = random_case(seed)
+        for nsources, feed in enumerate(feeds, start=1):
+            cases.append((f"seed {seed}, {nsources} source(s)", text, None, feed, nsources, 1 + seed % 3))
+    for name, (text, oracle_text, make_feed, nsources) in EXAMPLES.items():
+        for seed in range(3):
+            cases.append((f"{name}, seed {seed}", text, oracle_text, make_feed(seed), nsources, 2))
+    failures, seconds = [], {name: 0.0 for name in runners}
+    started = time.perf_counter()
+    for where, text, oracle_text, feed, nsources, batches in progress(cases, desc="streamlog cases"):
+        expected = oracle(oracle_text or text, [x for _s, _n, x in feed if not x.startswith("#")])
+        topology = compile_program(parse_program(text, "case.sl"))
+        for name, (runner, options) in runners.items():
+            t0 = time.perf_counter()
+            result = run_topology(runner, topology, per_source(feed, nsources, batches), options=options)
+            seconds[name] += time.perf_counter() - t0
+            got = [(m.time, m.atoms) for m in result.models]
+            if got != expected or result.rejected:
+                failures.append({"case": where, "runner": name, "difference": first_difference(got, expected),
+                                 "rejected": [str(r) for r in result.rejected][:5]})
+                log(f"FAILED {where} on {name}: {failures[-1]['difference']}")
+    report = {"date": time.strftime("%Y-%m-%d"), "master": args.master, "programs": args.programs,
+              "cases": len(cases), "runs": len(cases) * len(runners), "failures": failures,
+              "seconds": {k: round(v, 1) for k, v in seconds.items()},
+              "wall_s": round(time.perf_counter() - started, 1)}
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    log(f"{len(cases)} cases on {', '.join(runners)}: {len(failures)} differences from the oracle "
+        f"(local {seconds['local']:.0f} s, spark {seconds['spark']:.0f} s); written to {args.out}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
