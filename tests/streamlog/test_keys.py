@@ -1,15 +1,22 @@
-"""The partition key of Streamlog stages: hand-checked programs, and soundness against the oracle of
+"""The partition key of Streamlog stages: hand-checked programs, the key of the compiled stage (validated, printed
+by ``srtopo compile``), and soundness against the oracle of
 ``tests.streamlog.test_differential`` (the whole program and every fact solved once by clingo) on random programs:
 evaluated in key partitions, each on the facts with its key value, a keyed program gives the oracle's output."""
 from __future__ import annotations
 
+import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from clingo import parse_term
 
-from srtopo.ir.topology import ONE_PARTITION, PartitionKey
+from srtopo.cli import main
+from srtopo.errors import TopologyError
+from srtopo.ir.topology import ONE_PARTITION, PartitionKey, Topology
 from srtopo.streamlog import parse_program
+from srtopo.streamlog.compile import compile_program
 from srtopo.streamlog.keys import partition_key
 from tests.streamlog.test_differential import oracle, random_case
 
@@ -97,6 +104,50 @@ def test_the_first_key_in_sorted_order_is_taken():
     # the key's name is the first rule's variable, positions as found
     text = "b(T,Y) :- a(T,Y).\nc(T,Z) :- b(T,Z).\n"
     assert key_of(text) == PartitionKey("Y", (("a/2", 1), ("b/2", 1), ("c/2", 1)))
+
+
+# --- the topology: compile, validate, print -------------------------------------------------------------------------
+
+def test_the_compiled_stage_carries_the_key_and_validation_refuses_a_wrong_one():
+    topology = compile_program(parse_program((ROOT / "examples" / "sensors.sl").read_text(), "sensors.sl"))
+    stage = topology.stages[0]
+    assert stage.key == PartitionKey("S", (("earlier/2", 1), ("reading/3", 1), ("record/3", 1)))
+    assert Topology.from_dict(json.loads(topology.to_json())) == topology
+
+    def with_key(*positions):
+        return replace(topology, stages=(replace(stage, key=PartitionKey("S", positions)),))
+    with pytest.raises(TopologyError, match="stage 'streamlog': key position on msg/2, which it does not read"):
+        with_key(("earlier/2", 1), ("msg/2", 1), ("reading/3", 1), ("record/3", 1)).validate()
+    with pytest.raises(TopologyError, match="stage 'streamlog': key position 0 on reading/3"):
+        with_key(("earlier/2", 1), ("reading/3", 0), ("record/3", 1)).validate()
+    with pytest.raises(TopologyError, match="stage 'streamlog': key position 2 on earlier/2"):
+        with_key(("earlier/2", 2), ("reading/3", 1), ("record/3", 1)).validate()
+    with pytest.raises(TopologyError, match=r"stage 'streamlog': .*one key position for each .*\(record/3\)"):
+        with_key(("earlier/2", 1), ("reading/3", 1)).validate()
+    # validation checks the key's form (the analysis says which key is sound)
+    with_key(("earlier/2", 1), ("reading/3", 2), ("record/3", 2)).validate()
+
+
+def test_compile_prints_the_key(capsys):
+    assert main(["compile", "--program", str(ROOT / "examples" / "shortest-paths.sl"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["stages"][0]["key"] == {"name": "", "positions": []}
+    assert main(["compile", "--program", str(ROOT / "examples" / "sensors.sl"), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["stages"][0]["key"] == {"name": "S", "positions": [["earlier/2", 1], ["reading/3", 1],
+                                                                    ["record/3", 1]]}
+    assert main(["compile", "--program", str(ROOT / "examples" / "sensors.sl")]) == 0
+    assert "stage streamlog: key S (earlier/2 arg 2, reading/3 arg 2, record/3 arg 2), parallelism 1" \
+        in capsys.readouterr().out
+
+
+def test_the_sensors_example_gives_its_records(capsys):
+    """Hand-checked: s1 reads 20, 22, 21, 25 and s2 31, 30, 33, 32; a record beats every earlier reading."""
+    assert main(["streamlog", "--program", str(ROOT / "examples" / "sensors.sl"),
+                 "--stream", str(ROOT / "examples" / "sensors.txt")]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert out == [{"time": 2, "atoms": ["record(2,s1,22)"]}, {"time": 3, "atoms": ["record(3,s2,33)"]},
+                   {"time": 5, "atoms": ["record(5,s1,25)"]}]
 
 
 # --- soundness against the oracle ------------------------------------------------------------------------------------
@@ -318,6 +369,7 @@ def test_keyed_random_programs_evaluated_per_key_give_the_oracles_output():
             keyed += 1
             positions = dict(key.positions)
             assert set(positions) == {f"{n}/{k}" for n, k in program.temporal}
+            assert compile_program(program).stages[0].key == key        # and the IR's validation accepts it
             split = split_evaluation(text, timed, facts, positions)
             assert split == whole, f"seed {seed}: keyed by {key}\n{text}{timed}\nfacts {facts}\n" \
                                    f"split {split}\nwhole {whole}"
