@@ -10,7 +10,8 @@ parallelism (the balancer's tasks for it):
 * a **rule stage** (an I-DLV-sr subprogram) evaluates flat ASP rules over its window operators' atoms,
   the stream and the stages before it, one time point at a time; unkeyed stages run in one partition;
 * a **Streamlog stage** evaluates a Streamlog program over explicitly timestamped facts, one complete timestamp
-  at a time (one stage, in one partition).
+  at a time (one stage; keyed when every temporal predicate carries one variable at one argument, else in one
+  partition).
 
 Runners honour the key and the parallelism or say, up front, that they cannot (``UnsupportedByRunner``).
 Concepts are strings (``srtopo.concepts``); rule predicates are written ``name/arity``.
@@ -33,9 +34,10 @@ SUBJECT = "subject"
 class PartitionKey:
     """What a stage's input is partitioned by: records with equal key values meet in one partition.
 
-    ``name`` is ``subject`` for concept tuples, a program variable for rule stages, ``""`` for a stage that
-    runs in one partition. ``positions`` says, for rule stages, which argument of each predicate it reads (and
-    of each head that carries the key) holds the key: ``(("b/2", 1), ("c/2", 0))``."""
+    ``name`` is ``subject`` for concept tuples, a program variable for rule and Streamlog stages, ``""`` for a
+    stage that runs in one partition. ``positions`` says, for rule stages, which argument (zero-based) of each
+    predicate it reads (and of each head that carries the key) holds the key: ``(("b/2", 1), ("c/2", 0))``; for
+    Streamlog stages, of each predicate it reads or derives, never the timestamp (0)."""
     name: str = ""
     positions: tuple[tuple[str, int], ...] = ()
 
@@ -436,9 +438,25 @@ class Topology:
             raise TopologyError(f"a Streamlog topology has one stage, not {len(self.stages)}")
         if self.source.union not in ("synchronized", "sort-merge", "plain"):
             raise TopologyError(f"unknown union {self.source.union!r}", hint="synchronized, sort-merge or plain")
-        retain = self.stages[0].retain
+        stage = self.stages[0]
+        retain = stage.retain
         if retain is not None and (not isinstance(retain, int) or retain < 1):
             raise TopologyError(f"retain must be a whole number >= 1 of timestamps (or none), got {retain!r}")
+        if stage.key.keyed:
+            # a keyed stage routes every fact it reads or derives by one argument after the timestamp
+            temporal = set(self.source.inputs) | set(stage.heads)
+            positioned = [predicate for predicate, _ in stage.key.positions]
+            for predicate, index in stage.key.positions:
+                if predicate not in temporal:
+                    raise TopologyError(f"stage '{stage.id}': key position on {predicate}, which it does not read "
+                                        "or derive")
+                if not isinstance(index, int) or not 1 <= index < predicate_arity(predicate):
+                    raise TopologyError(f"stage '{stage.id}': key position {index!r} on {predicate}: the key is an "
+                                        "argument after the timestamp (zero-based 1 .. arity-1)")
+            missing = sorted(temporal - set(positioned))
+            if missing or len(positioned) != len(set(positioned)):
+                raise TopologyError(f"stage '{stage.id}': a keyed Streamlog stage needs one key position for each "
+                                    f"predicate it reads or derives ({', '.join(missing) or 'one is given twice'})")
 
     # --- JSON --------------------------------------------------------------------------------------------
     def to_dict(self) -> dict:

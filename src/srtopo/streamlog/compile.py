@@ -1,9 +1,10 @@
 """A Streamlog program as a topology of the IR: one stage holding the program and its analysis (the rule and
-predicate classes, the predicates kept across timestamps, the bistate version and the blocking analysis), fed by
-timestamped facts and writing one model per timestamp with derived facts."""
+predicate classes, the predicates kept across timestamps, the partition key, the bistate version and the blocking
+analysis), fed by timestamped facts and writing one model per timestamp with derived facts."""
 from __future__ import annotations
 
 from srtopo.ir.topology import FactSource, ModelOutput, StreamlogNotes, StreamlogStage, Topology
+from srtopo.streamlog.keys import partition_key
 from srtopo.streamlog.program import Program, bistate_rules, load_program
 
 
@@ -20,7 +21,7 @@ def compile_program(program: Program, *, union: str = "synchronized", retain: in
     predicates = tuple((_signature(sig), program.predicate_kinds[sig] + (
         " (timestamp-free in the stream, stamped by uts)" if sig in uts else "")) for sig in sorted(program.predicate_kinds))
     stage = StreamlogStage(
-        id="streamlog", program=program.source_text, file=program.file, retain=retain,
+        id="streamlog", key=partition_key(program), program=program.source_text, file=program.file, retain=retain,
         rules=tuple((r.text, r.kind if r.temporal else "background") for r in program.rules),
         heads=tuple(sorted(_signature(s) for s in program.derived)),
         history=tuple(sorted(_signature(s) for s in program.history)))
