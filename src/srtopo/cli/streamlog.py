@@ -8,6 +8,7 @@ from srtopo.cli import running
 from srtopo.cli.running import NothingUsable
 from srtopo.errors import UsageError
 from srtopo.io.sources import FactLines
+from srtopo.runners.protocol import positive
 from srtopo.streamlog import UNIONS, explain, load_program
 from srtopo.streamlog.compile import compile_program
 
@@ -31,6 +32,8 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--retain", type=int, default=None, metavar="N",
                         help="keep only the last N timestamps of facts (bounded state for long runs; rules that "
                              "look further back then see less)")
+    parser.add_argument("--files-per-batch", type=positive, default=None,
+                        help="spark: at most this many new files of a directory per micro-batch (the batch size)")
     parser.add_argument("--explain", action="store_true",
                         help="print the classification of every rule and predicate and the bistate program (to "
                              "stdout without --stream, else to stderr)")
@@ -61,7 +64,7 @@ def run(args) -> int:
     topology = compile_program(program, union=args.union, retain=args.retain)
     runner, config, sink = running.start(args, kind="streamlog")
     specs = [args.stream] + list(args.also_stream)
-    result = runner.run(topology, [FactLines(spec, args.idle) for spec in specs], config, sink)
+    result = runner.run(topology, [FactLines(spec, args.idle, args.files_per_batch) for spec in specs], config, sink)
     running.finish(sink, args.rejected_out)
     c = result.counters
     unread = c.extra.get("unused_predicates", [])

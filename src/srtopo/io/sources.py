@@ -130,9 +130,12 @@ STREAM_FORMATS = ("tnt", "tsv", "rdf")
 class FactLines:
     """Streamlog fact lines (``msg(3,red).``, ``#punctuation 7.``): a file, a directory of files, ``-`` for
     standard input, or ``tcp://HOST:PORT``. ``idle``: seconds after which a silent stream read live is
-    punctuated at the largest timestamp another stream has reached (None: never)."""
+    punctuated at the largest timestamp another stream has reached (None: never). ``files_per_batch``: a
+    directory read by Spark takes at most this many new files per micro-batch (the local runner reads lines as
+    they come)."""
     spec: str
     idle: float | None = None
+    files_per_batch: int | None = None
 
     def describe(self) -> str:
         return self.spec

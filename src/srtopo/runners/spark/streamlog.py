@@ -23,6 +23,7 @@ from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import AtomLog, FactLines, Lines, TntFiles
+from srtopo.io.tnt import REPLACEMENT, NotUtf8
 from srtopo.ir.records import Model, RejectedRecord
 from srtopo.ir.run import StageCounters
 from srtopo.ir.topology import Topology
@@ -83,7 +84,10 @@ class StreamlogJob(MicroBatchJob):
         engine = self._streamlog(previous, rejected)
         models: list[Model] = []
         for row in rows:
-            models += engine.push(row["src"], row["raw"], row["line"], row["file"])
+            raw = row["raw"]
+            if REPLACEMENT in raw:      # Spark's text source decodes bytes that are not UTF-8 as U+FFFD
+                raw = NotUtf8(raw)
+            models += engine.push(row["src"], raw, row["line"], row["file"])
         outputs, rejects = self._write(batch_id, models, rejected, engine)
         c = engine.counters
         record = {"tuples": c.facts, "malformed": c.rejected, "irrelevant": c.unused, "reports": len(models),
@@ -150,7 +154,7 @@ class StreamlogOnSpark:
                 staged = stage(i, source)
                 out.append(AtomLog(staged.path, "log", 1) if isinstance(staged, TntFiles) else staged)
             else:
-                out.append(AtomLog(source.spec, "log"))
+                out.append(AtomLog(source.spec, "log", source.files_per_batch))
         return out
 
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
