@@ -315,6 +315,7 @@ FILE_SOURCES = (TntFiles, TupleFiles, RdfFiles, SocketLines, Rate)
 class ConsistencyOnSpark:
     """Consistency topologies on the Spark runner (``runners.spark.kind.SparkKind``)."""
     collector: ClassVar[str] = "throughput"
+    event_time: ClassVar[bool] = True
 
     def check(self, topology: Topology, sources: Sequence, options) -> None:
         from srtopo.runners.spark.sources import refuse_pipe

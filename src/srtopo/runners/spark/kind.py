@@ -13,6 +13,9 @@ from srtopo.ir.topology import Stage, Topology
 class SparkKind(Protocol):
     #: the session's garbage collector: ``latency`` (a time point per micro-batch) or ``throughput``
     collector: ClassVar[str]
+    #: records are judged late by an allowed lateness (``ir.lateness``); False: the kind orders its input itself
+    #: (Streamlog: punctuation and the union)
+    event_time: ClassVar[bool]
 
     def check(self, topology: Topology, sources: Sequence, options) -> None:
         """Raise ``UnsupportedByRunner`` for what the kind's job cannot run (sources, options, features)."""

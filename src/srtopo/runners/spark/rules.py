@@ -516,6 +516,7 @@ def _arrow_batch(rows: list, schema, table: bool = False):
 class RulesOnSpark:
     """Rules topologies on the Spark runner (``runners.spark.kind.SparkKind``)."""
     collector: ClassVar[str] = "latency"     # a time point per micro-batch
+    event_time: ClassVar[bool] = True
 
     def check(self, topology: Topology, sources: Sequence, options) -> None:
         from srtopo.runners.spark.sources import refuse_pipe

@@ -297,11 +297,11 @@ class SparkRunner:
         require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
         options = config.options
         lateness = config.lateness
-        if lateness is None and not options.once:
+        kind = kind_of(topology).spark_job()
+        if lateness is None and not options.once and kind.event_time:
             lateness = 0
             print("srtopo: streaming without a lateness: using 0 (out-of-order tuples behind the watermark are "
                   "rejected as late)", file=sys.stderr)
-        kind = kind_of(topology).spark_job()
         spark = self.session(options, kind.collector)
         temp = None
         checkpoint = config.checkpoint

@@ -120,6 +120,7 @@ class StreamlogJob(MicroBatchJob):
 class StreamlogOnSpark:
     """Streamlog topologies on the Spark runner (``runners.spark.kind.SparkKind``)."""
     collector: ClassVar[str] = "latency"
+    event_time: ClassVar[bool] = False
 
     def check(self, topology: Topology, sources: Sequence, options) -> None:
         from srtopo.runners.spark.sources import refuse_pipe
