@@ -8,6 +8,7 @@ from typing import ClassVar, Protocol, Sequence
 from srtopo.ir.records import Model, Report
 from srtopo.ir.run import RunConfig, StageCounters
 from srtopo.ir.topology import Stage, Topology
+from srtopo.runners.spark.sinks import row_field
 
 
 class SparkKind(Protocol):
@@ -49,3 +50,33 @@ class SparkKind(Protocol):
 
     def stage_counters(self, stage: Stage, per_batch: list[dict], tasks: int) -> StageCounters:
         """A stage's counters from its per-batch metrics."""
+
+
+class ModelKind:
+    """What the kinds that write one model per time point (rules, Streamlog) share: atom lines read by Spark,
+    models read back in time order, per-stage counters of atoms read and derived."""
+
+    def frames(self, spark, sources: list, lateness) -> list:
+        from srtopo.runners.spark.sources import atom_frame
+        return [atom_frame(spark, source, i) for i, source in enumerate(sources)]
+
+    def collect(self, job, options) -> tuple:
+        if options.out_format == "json":
+            # a model per time point, in files the batches wrote: read on the driver (a Spark job that
+            # re-reads and sorts them cost seconds on streams of millions of atoms)
+            return sorted(job.sinks.written_rows(), key=lambda row: int(row["time"])), []
+        return job.sinks.outputs(job.spark, job.output_columns).orderBy("time"), []
+
+    def output_of(self, row) -> Model:
+        stamp = row_field(row, "timestamp")     # a number in a JSON line (records.INTEGER_TEXT), text in a Row
+        return Model(int(row_field(row, "time")), tuple(row_field(row, "atoms") or ()),
+                     None if stamp is None else str(stamp))
+
+    def read_local(self, paths: list[str]) -> list | None:
+        return None
+
+    def stage_counters(self, stage, per_batch: list[dict], tasks: int) -> StageCounters:
+        return StageCounters(stage.id, tasks=tasks, seconds=None, window_rows=None, window_peak=None,
+                             records_in=sum(p.get("records_in", 0) for p in per_batch),
+                             outputs=sum(p.get("derived", 0) for p in per_batch))
+

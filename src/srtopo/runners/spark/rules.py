@@ -32,8 +32,6 @@ from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import AtomLog, Lines, Timeline, TntFiles
-from srtopo.ir.records import Model
-from srtopo.ir.run import StageCounters
 from srtopo.ir.topology import Topology
 from srtopo.rules.ir import UNIT_SECONDS
 from srtopo.rules.partition import (
@@ -55,7 +53,8 @@ from srtopo.rules.partition import (
     segment_topology,
 )
 from srtopo.rules.timestamps import unit_micros
-from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
+from srtopo.runners.spark.kind import ModelKind
+from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.sql import sql_string as q
 from srtopo.runners.spark.streaming import (
     BatchOutcome,
@@ -513,7 +512,7 @@ def _arrow_batch(rows: list, schema, table: bool = False):
 
 # --- the kind's Spark job (``srtopo.kinds``) ---------------------------------------------------------------
 
-class RulesOnSpark:
+class RulesOnSpark(ModelKind):
     """Rules topologies on the Spark runner (``runners.spark.kind.SparkKind``)."""
     collector: ClassVar[str] = "latency"     # a time point per micro-batch
     event_time: ClassVar[bool] = True
@@ -569,33 +568,6 @@ class RulesOnSpark:
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
         return RulesJob(spark, topology, lateness, n_sources, self.partitions(options, spark),
                         print_empty=config.print_empty, max_gap=config.max_gap)
-
-    def frames(self, spark, sources: list, lateness) -> list:
-        from srtopo.runners.spark.sources import atom_frame
-        return [atom_frame(spark, source, i) for i, source in enumerate(sources)]
-
-    def collect(self, job, options) -> tuple:
-        if options.out_format == "json":
-            # a model per time point, in files the batches wrote: read on the driver (a Spark job that
-            # re-reads and sorts them cost seconds on streams of millions of atoms)
-            return sorted(job.sinks.written_rows(), key=lambda row: int(row["time"])), []
-        return job.sinks.outputs(job.spark, job.output_columns).orderBy("time"), []
-
-    def output_of(self, row) -> Model:
-        return model_of(row)
-
-    def read_local(self, paths: list[str]) -> list | None:
-        return None
-
-    def stage_counters(self, stage, per_batch: list[dict], tasks: int) -> StageCounters:
-        return StageCounters(stage.id, tasks=tasks, seconds=None, window_rows=None, window_peak=None,
-                             records_in=sum(p.get("records_in", 0) for p in per_batch),
-                             outputs=sum(p.get("derived", 0) for p in per_batch))
-
-
-def model_of(row) -> Model:
-    stamp = row_field(row, "timestamp")       # a number in a JSON line (records.INTEGER_TEXT), text in a Row
-    return Model(int(row["time"]), tuple(row_field(row, "atoms") or ()), None if stamp is None else str(stamp))
 
 
 JOB = RulesOnSpark()

@@ -25,9 +25,9 @@ from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import AtomLog, FactLines, Lines, TntFiles
 from srtopo.io.tnt import REPLACEMENT, NotUtf8
 from srtopo.ir.records import Model, RejectedRecord
-from srtopo.ir.run import StageCounters
 from srtopo.ir.topology import Topology
-from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
+from srtopo.runners.spark.kind import ModelKind
+from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob
 
 MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>"
@@ -117,7 +117,7 @@ class StreamlogJob(MicroBatchJob):
 
 # --- the kind's Spark job (``srtopo.kinds``) ---------------------------------------------------------------
 
-class StreamlogOnSpark:
+class StreamlogOnSpark(ModelKind):
     """Streamlog topologies on the Spark runner (``runners.spark.kind.SparkKind``)."""
     collector: ClassVar[str] = "latency"
     event_time: ClassVar[bool] = False
@@ -160,26 +160,6 @@ class StreamlogOnSpark:
 
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
         return StreamlogJob(spark, topology, [f"stream {k + 1}" for k in range(n_sources)])   # rows name their file
-
-    def frames(self, spark, sources: list, lateness) -> list:
-        from srtopo.runners.spark.sources import atom_frame
-        return [atom_frame(spark, source, i) for i, source in enumerate(sources)]
-
-    def collect(self, job, options) -> tuple:
-        if options.out_format == "json":
-            return sorted(job.sinks.written_rows(), key=lambda row: int(row["time"])), []
-        return job.sinks.outputs(job.spark, job.output_columns).orderBy("time"), []
-
-    def output_of(self, row) -> Model:
-        return Model(int(row_field(row, "time")), tuple(row_field(row, "atoms") or ()))
-
-    def read_local(self, paths: list[str]) -> list | None:
-        return None
-
-    def stage_counters(self, stage, per_batch: list[dict], tasks: int) -> StageCounters:
-        return StageCounters(stage.id, tasks=tasks, seconds=None, window_rows=None, window_peak=None,
-                             records_in=sum(p.get("records_in", 0) for p in per_batch),
-                             outputs=sum(p.get("derived", 0) for p in per_batch))
 
 
 JOB = StreamlogOnSpark()
