@@ -59,13 +59,20 @@ def test_hostile_lines_are_rejected_one_each_on_both_runners(spark, tmp_path, ca
     stream = tmp_path / "s.txt"
     stream.write_bytes(b"msg(1,red).\n\xff\xfe garbage\nmsg(2,x\nmsg(99999999999,red).\nmsg(2,blue).\n"
                        b"msg(1,late).\nmsg(3,red).\n")
-    outputs, rejected = [], []
+    outputs, rejected, echoed = [], [], []
     for runner in (["--engine", "local"], ["--engine", "spark", "--once"]):
         out = tmp_path / ("rejected-" + runner[1] + (".jsonl" if runner[1] == "local" else ""))
         assert main(["streamlog", "--program", str(program), "--stream", str(stream), "--rejected-out", str(out),
                      *runner]) == 0
         outputs.append(_models(capsys))
         files = [out] if out.is_file() else sorted(out.rglob("*.json"))
-        rejected.append(sorted((r["line"], r["reason"]) for f in files for r in map(json.loads, f.read_text().splitlines())))
+        # the durable form: Spark's directory names a file by its URI
+        rejected.append(sorted((r["line"], r["source"].removeprefix("file:"), r["reason"])
+                               for f in files for r in map(json.loads, f.read_text().splitlines())))
+        assert main(["streamlog", "--program", str(program), "--stream", str(stream), *runner]) == 0
+        echoed.append(sorted(line for line in capsys.readouterr().err.splitlines() if "rejected line" in line))
     assert outputs[0] == outputs[1] == [{"time": 1, "atoms": ["first(1,red)"]}, {"time": 2, "atoms": ["first(2,blue)"]}]
-    assert rejected[0] == rejected[1] and [line for line, _ in rejected[0]] == [2, 3, 4, 6]
+    assert rejected[0] == rejected[1] and [(line, source) for line, source, _ in rejected[0]] == [
+        (n, str(stream)) for n in (2, 3, 4, 6)]
+    # on stderr each record names the stream as it was given, on both runners
+    assert echoed[0] == echoed[1] and len(echoed[0]) == 4 and all(f" of {stream}: " in line for line in echoed[0])

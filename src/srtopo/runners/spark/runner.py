@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlparse
 from srtopo import interrupt
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from srtopo.io.sinks import MemorySink
-from srtopo.io.sources import AtomLog, Lines, TntFiles, TupleFiles, Tuples, require_outputs_outside, require_path
+from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_outputs_outside, require_path
 from srtopo.io.tnt import write_tnt
 from srtopo.io.tsv import write_tuples
 from srtopo.ir.records import RejectedRecord
@@ -507,7 +507,7 @@ def rejected_of(row, origins: dict) -> RejectedRecord:
 def spelled_as_given(sources, origins: dict) -> None:
     """``origins`` learns the path of each file or directory source as given (``rejected_of``)."""
     for source in sources:
-        given = getattr(source, "path", None) or (source.spec if isinstance(source, AtomLog) else None)
+        given = getattr(source, "path", None) or getattr(source, "spec", None)
         if given and given != "-" and "://" not in given and os.path.exists(given):
             origins.setdefault(os.path.abspath(given), (given, 0))
 
