@@ -10,7 +10,7 @@ import clingo
 import pytest
 
 from experiments.reconfig import pup, queens
-from srtopo.errors import ProgramError, UnsupportedByRunner
+from srtopo.errors import ProgramError
 from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
@@ -186,11 +186,10 @@ def test_choice_part_errors_are_located_and_say_what_to_do():
         compile_program(parse_program("p(X) :- q(X), not p(X) in [1 sec].\n", "p.lp"))
 
 
-def test_the_spark_runner_declines_the_choice_part_up_front():
+def test_the_spark_runner_takes_the_choice_part_in_one_partition():
     topology = compile_program(parse_program(queens.program(6), "qc.lp"))
     assert topology.stages[-1].choice and topology.stages[-1].key.name == ""
-    with pytest.raises(UnsupportedByRunner, match="run on the local runner"):
-        SparkRunner().check(topology, [], RunConfig())
+    SparkRunner().check(topology, [], RunConfig())
 
 
 def test_reason_cli_writes_the_unsatisfiable_record(tmp_path):

@@ -34,7 +34,7 @@ from srtopo.rules.ir import (
     symbolic_atoms,
     term_signature,
 )
-from srtopo.rules.keys import partition_key
+from srtopo.rules.keys import choice_key, partition_key
 from srtopo.rules.rewrite import Rewriting, rewrite
 
 #: how the stages are cut: the strategies of ``srtopo.solving`` that keep solvers cut per component
@@ -211,10 +211,16 @@ def stages_pass(c: Compilation) -> Compilation:
     return replace(c, topology=topology)
 
 
+def _choice_key(rules, windows, domains):
+    """A choice part is keyed when it splits into one problem per key (``rules.keys.choice_key``); one with
+    declared input domains (``#external``) runs whole, as their conditions may read any key's atoms."""
+    return ONE_PARTITION if domains else choice_key(rules, windows)
+
+
 def _stage(c: Compilation, stage_id: str, rules, windows: dict, temporary: frozenset, components=(),
            choice: bool = False) -> RuleStage:
     """The rule stage of a group of flat rules: what it reads, derives and shows, its windows and key (the
-    choice part runs in one partition: a constraint may relate any atoms)."""
+    choice part's only where it splits into one problem per key: a constraint may relate any atoms)."""
     lines, inputs, heads = [], set(), []
     for rule in rules:
         lines.append(rule.asp())
@@ -235,7 +241,9 @@ def _stage(c: Compilation, stage_id: str, rules, windows: dict, temporary: froze
         inputs.update(sig_str(term_signature(a.symbol)) for a in symbolic_atoms(domain.statement.body))
     stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
     return RuleStage(
-        id=stage_id, key=ONE_PARTITION if choice else partition_key(rules, stage_windows), rules="\n".join(lines),
+        id=stage_id, key=_choice_key(rules, stage_windows, domains) if choice else partition_key(rules,
+                                                                                                stage_windows),
+        rules="\n".join(lines),
         inputs=tuple(sorted(inputs)), heads=tuple(heads), shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
         windows=stage_windows, recursive=not choice and any(r.origin in c.analysis.recursive_rules for r in rules),
         components=components, choice=choice, domains=tuple(str(d) for d in domains))

@@ -54,6 +54,53 @@ def _occurrences(rule, observed: dict) -> tuple[list, set]:
     return out, body_preds
 
 
+def choice_key(rules, windows: tuple[WindowOp, ...] = ()) -> PartitionKey:
+    """The key of a stage's choice part, or ``ONE_PARTITION``: the condition of ``partition_key`` with every atom
+    constrained (the heads too, and the atoms of choice elements and their conditions: the part is one solve,
+    and its constraints read what it chooses). Each key value's atoms then form a problem of their own, so the
+    answer sets of the whole are the unions of each key's, and it has none when some key has none. A weak
+    constraint must hold the key variable among its terms: its instances are a set of tuples, and two keys'
+    equal tuples would count once in the whole but once per key apart."""
+    observed = {w.signature: (w.observed, int(w.observed.rsplit("/", 1)[1])) for w in windows}
+    per_rule = []
+    for rule in rules:
+        occurrences, _preds = _occurrences(rule, observed) if rule.kind == "atom" else ([], None)
+        if rule.kind != "atom":
+            for node in symbolic_atoms(rule.head):
+                if term_signature(node.symbol)[0] not in CLOCK_PREDICATES:
+                    occurrences.append((sig_str(term_signature(node.symbol)), _arguments(node.symbol), False,
+                                        True))
+            occurrences += _occurrences(_Headless(rule.body), observed)[0][1:]
+        per_rule.append(occurrences)
+    preds = sorted({o[0] for occ in per_rule for o in occ})
+    arity = {}
+    for occ in per_rule:
+        for sig, args, _positive, _head in occ:
+            arity[sig] = min(arity.get(sig, len(args)), len(args))
+    if not per_rule or any(arity[p] == 0 for p in preds):
+        return ONE_PARTITION
+    for tried, positions in enumerate(itertools.product(*(range(arity[p]) for p in preds))):
+        if tried >= SEARCH_LIMIT:
+            break
+        pos = dict(zip(preds, positions))
+        names = _check(per_rule, pos)
+        if names is not None and all(rule.kind != "weak" or name in {_variable(t) for t in rule.head.terms}
+                                     for rule, name in zip(rules, names)):
+            return PartitionKey(names[0], tuple(sorted(pos.items())))
+    return ONE_PARTITION
+
+
+class _Headless:
+    """A rule body under a placeholder head, for ``_occurrences`` (which lists the head first)."""
+
+    def __init__(self, body):
+        self.body = body
+        self.head = ast.Literal(_LOCATION, ast.Sign.NoSign, ast.SymbolicAtom(ast.Function(_LOCATION, "_", [], 0)))
+
+
+_LOCATION = ast.Location(ast.Position("<key>", 0, 0), ast.Position("<key>", 0, 0))
+
+
 def _variable(term) -> str | None:
     if term.ast_type == ast.ASTType.Variable and term.name != "_":
         return term.name

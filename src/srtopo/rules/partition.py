@@ -92,7 +92,8 @@ class PartitionEvaluator:
 
     def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
-        texts]) of every atom of the stage's heads at time points lo..hi. ``with_args``: the predicates ("p/n")
+        texts]) of every atom of the stage's heads at time points lo..hi, and (time, ``UNSATISFIABLE``, None,
+        False, None) for each time point whose choice part has no answer set. ``with_args``: the predicates ("p/n")
         whose argument texts a later reader needs (to route them by key); the others get None (None: all).
         ``clock_origin``: time point 0's timestamp (kind, value) for @now (``rules.clock.Clock.set_origin``)."""
         reasoner = self.reasoner
@@ -131,6 +132,8 @@ class PartitionEvaluator:
         empty: frozenset = frozenset()
         for t in range(lo, hi + 1):
             result = reasoner.step(current.get(t, ()), frozenset(persistent.get(t, empty)))
+            if not result.satisfiable:
+                out.append((t, UNSATISFIABLE, None, False, None))
             kept = reasoner.persisted
             for sig in self.heads:
                 atoms = result.by_sig.get(sig)
@@ -170,6 +173,9 @@ ROW_FIELDS = ("kind", "time", "sig", "atom", "args", "persistent", "src", "sourc
 #: lines, a record of the batch as the first pass judges it (its source, place, time point), the bounds every
 #: partition of a pass receives (also what makes each partition a task), and what the last pass emits
 DERIVED, REJECTED, STATS, RECORD, BOUNDS = "d", "x", "s", "r", "b"
+#: the signature of a derived row that marks a time point whose choice part has no answer set (no atom: it
+#: passes through the later segments to the last, whose model of that time point is then "no answer")
+UNSATISFIABLE = "#unsatisfiable"
 MODEL, KEPT_HISTORY, PENDING, META, METRICS = "model", "history", "pending", "meta", "metrics"
 
 
@@ -296,10 +302,10 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
         return out
     cut = hi - spec.max_reach
     shows = spec.shows
-    models: dict = {}      # time -> [atoms, recorded, first stamp key, stamp, (src, source, line)]
+    models: dict = {}      # time -> [atoms, recorded, first stamp key, stamp, (src, source, line), no answer]
     if part == 0:
         for t in range(lo, hi + 1):
-            models[t] = [set(spec.shown_background), False, None, None, (None, None, None)]
+            models[t] = [set(spec.shown_background), False, None, None, (None, None, None), False]
     history = set()
     for r in rows + new:
         kind, time, sig, atom = r[0], r[1], r[2], r[3]
@@ -314,7 +320,10 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
                 continue
             model = models.get(time)
             if model is None:
-                model = models[time] = [set(), False, None, None, (None, None, None)]
+                model = models[time] = [set(), False, None, None, (None, None, None), False]
+            if sig == UNSATISFIABLE:
+                model[5] = True
+                continue
             if kind == CURRENT:
                 model[1] = True
                 if r[9] is not None:
@@ -327,9 +336,10 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
                 model[0].add(atom)
             if sig in spec.observed_all and time > cut and (kind == CURRENT or r[5]):
                 history.add((time, sig, atom, tuple(r[4]) if r[4] is not None else None))
-    for t, (atoms, recorded, _key, stamp, (src, source, line)) in sorted(models.items()):
+    for t, (atoms, recorded, _key, stamp, (src, source, line), no_answer) in sorted(models.items()):
+        # a time point with no answer set shows no atom (``Reasoner.shown``); its reason says so to the merge
         out.append(_row(MODEL, t, persistent=recorded, src=src, source=source, line=line, stamp=stamp,
-                        atoms=sorted(atoms)))
+                        atoms=[] if no_answer else sorted(atoms), reason=UNSATISFIABLE if no_answer else None))
     out.extend(_row(KEPT_HISTORY, t, sig, atom, list(args) if args is not None else None)
                for t, sig, atom, args in sorted(history, key=lambda h: (h[0], h[1], h[2])))
     return out

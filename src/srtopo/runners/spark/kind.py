@@ -52,6 +52,11 @@ class SparkKind(Protocol):
         """A stage's counters from its per-batch metrics."""
 
 
+def _fields(row):
+    """The field names of a Spark Row or a JSON line's dict."""
+    return row if isinstance(row, dict) else row.__fields__
+
+
 class ModelKind:
     """What the kinds that write one model per time point (rules, Streamlog) share: atom lines read by Spark,
     models read back in time order, per-stage counters of atoms read and derived."""
@@ -69,8 +74,9 @@ class ModelKind:
 
     def output_of(self, row) -> Model:
         stamp = row_field(row, "timestamp")     # a number in a JSON line (records.INTEGER_TEXT), text in a Row
+        unsatisfiable = row_field(row, "unsatisfiable") if "unsatisfiable" in _fields(row) else None
         return Model(int(row_field(row, "time")), tuple(row_field(row, "atoms") or ()),
-                     None if stamp is None else str(stamp))
+                     None if stamp is None else str(stamp), not unsatisfiable)
 
     def read_local(self, paths: list[str]) -> list | None:
         return None

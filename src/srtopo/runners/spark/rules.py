@@ -47,6 +47,7 @@ from srtopo.rules.partition import (
     REJECTED,
     ROW_FIELDS,
     BatchPlan,
+    UNSATISFIABLE,
     SegmentSpec,
     fact_signature,
     merged_positions,
@@ -69,7 +70,8 @@ from srtopo.runners.spark.streaming import (
 SEGMENT_COLUMNS = ("kind STRING, time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>, persistent BOOLEAN, "
                    "src INT, source STRING, line BIGINT, stamp STRING, atoms ARRAY<STRING>, text STRING, "
                    "reason STRING, part INT")
-MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING"
+#: a model line: ``unsatisfiable`` is true where the choice part has no answer set, else null (left out)
+MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING, unsatisfiable BOOLEAN"
 #: a log timestamp as its JSON value (``records.Model.to_dict``, ``records.INTEGER_TEXT``): a number if it is an
 #: integer written plainly, else a string. Written as a VARIANT, so Spark's JSON writer gives the field either type, row by row; read back
 #: as STRING, a number is its digits again
@@ -84,8 +86,9 @@ def _json_stamp(expr: str) -> str:
 #: a store entry's rows (JSON lines, one directory per kind, null fields left out): the columns are named and
 #: ordered so that a model row is the sink's model line (time, atoms, timestamp) and a rejected row the sink's
 #: rejected line (source, line, text, reason); the sink copies those files as they are
-STORED_COLUMNS = ("time BIGINT, atoms ARRAY<STRING>, timestamp STRING, sig STRING, atom STRING, args ARRAY<STRING>, "
-                  "src INT, source STRING, line BIGINT, text STRING, reason STRING, kind STRING")
+STORED_COLUMNS = ("time BIGINT, atoms ARRAY<STRING>, timestamp STRING, unsatisfiable BOOLEAN, sig STRING, "
+                  "atom STRING, args ARRAY<STRING>, src INT, source STRING, line BIGINT, text STRING, reason STRING, "
+                  "kind STRING")
 #: the columns a segment's tasks receive: every row field but ``atoms``, which only the last segment's model
 #: rows carry (an all-null ARRAY column costs Spark's Arrow writer ~4 us per row: 0.5 s per micro-batch of
 #: 120k rows per task, measured on local[2])
@@ -294,11 +297,22 @@ class RulesJob(MicroBatchJob):
                   "tuples": got["atoms"], "malformed": got["malformed"], "late": got["late"],
                   "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
                   "stages": self._segment_metrics(outcome, n_models > 0)}
-        outputs = WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS) if n_models else None
+        meta["record"] = record         # handed over again if the batch is replayed (``reuse``)
+        return self._outcome(target, meta, record)
+
+    def _outcome(self, target: str, meta: dict, record: dict) -> BatchOutcome:
+        outputs = WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS) if record["reports"] else None
         rejected = None
-        if got["malformed"] + got["late"]:
+        if record["malformed"] + record["late"]:
             rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
+
+    def reuse(self, batch_id: int, meta: dict) -> BatchOutcome | None:
+        """A replayed batch hands over the models its complete entry holds: a choice part may have more than one
+        answer set, and solving again could give another one for a time point already written."""
+        if "record" not in meta:        # an entry of an earlier version: computed again
+            return None
+        return self._outcome(self.store.entry(batch_id), meta, dict(meta["record"], reused=True))
 
     def _write(self, spark, plan: BatchPlan, target: str, records=None) -> dict:
         """Run the segments over the batch's records (rows of ``parse_task``) and the previous entry (view
@@ -364,23 +378,26 @@ class RulesJob(MicroBatchJob):
                 f"{none.format('STRING', 'text')}, {none.format('STRING', 'reason')}, 'model' AS kind")
         if self.specs[-1].partitions == 1:      # one task made each model whole: no aggregation, no shuffle
             keep = "" if self.print_empty else " AND persistent"
-            model = (f"SELECT time, atoms, {_json_stamp('stamp')} AS timestamp, {rest} FROM {n['out']} "
+            model = (f"SELECT time, atoms, {_json_stamp('stamp')} AS timestamp, "
+                     f"CASE WHEN reason = {q(UNSATISFIABLE)} THEN true END AS unsatisfiable, {rest} FROM {n['out']} "
                      f"WHERE kind = {q(MODEL)}{keep}")
-        else:
+        else:       # a time point with no answer set in one partition has none: it shows no atom
             keep = "" if self.print_empty else " HAVING max(persistent)"
-            model = (f"SELECT time, sort_array(array_distinct(flatten(collect_list(atoms)))) AS atoms, "
+            no_answer = f"max(reason) = {q(UNSATISFIABLE)}"
+            model = (f"SELECT time, CASE WHEN {no_answer} THEN CAST(array() AS ARRAY<STRING>) "
+                     f"ELSE sort_array(array_distinct(flatten(collect_list(atoms)))) END AS atoms, "
                      f"{_json_stamp('min_by(stamp, CASE WHEN stamp IS NOT NULL THEN struct(src, source, line) END)')} "
-                     f"AS timestamp, "
+                     f"AS timestamp, CASE WHEN {no_answer} THEN true END AS unsatisfiable, "
                      f"{rest} FROM {n['out']} WHERE kind = {q(MODEL)} GROUP BY time{keep}")
         pieces = [
             model,
-            f"SELECT time, NULL, NULL, sig, atom, args, NULL, NULL, NULL, NULL, NULL, 'history' "
+            f"SELECT time, NULL, NULL, NULL, sig, atom, args, NULL, NULL, NULL, NULL, NULL, 'history' "
             f"FROM {n['out']} WHERE kind = {q(KEPT_HISTORY)}",
-            f"SELECT time, NULL, {_json_stamp('stamp')}, sig, atom, args, src, source, line, NULL, NULL, 'pending' "
-            f"FROM {n['out']} WHERE kind = {q(PENDING)}",
-            f"SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, source, line, text, reason, 'rejected' "
+            f"SELECT time, NULL, {_json_stamp('stamp')}, NULL, sig, atom, args, src, source, line, NULL, NULL, "
+            f"'pending' FROM {n['out']} WHERE kind = {q(PENDING)}",
+            f"SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, source, line, text, reason, 'rejected' "
             f"FROM {n['out']} WHERE kind = {q(REJECTED)}",
-            f"SELECT NULL, NULL, NULL, NULL, NULL, args, NULL, NULL, line, text, NULL, kind "
+            f"SELECT NULL, NULL, NULL, NULL, NULL, NULL, args, NULL, NULL, line, text, NULL, kind "
             f"FROM {n['out']} WHERE kind = {q(META)} OR kind = {q(METRICS)}"]
         return " UNION ALL ".join(f"({p})" for p in pieces)
 
@@ -424,12 +441,18 @@ class RulesJob(MicroBatchJob):
         spark = self.spark
         origin = {int(k): v for k, v in meta["origin"].items()}
         target = self.store.entry("final")
+        done = f"{target}/_meta.json"
+        # the end of input closed after the same batch before (a run stopped after it, or run again): its models
+        # are handed over again rather than solved again (``reuse``)
+        if self.fs.read_text(done) == json.dumps({"after": int(last[0])}):
+            return WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS)
         try:
             with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
                 self._previous(spark, last)
                 self._write(spark, self._plan(meta, origin, fixed_hi=hi), target)
         finally:
             self._release(spark)
+        self.fs.write_text(done, json.dumps({"after": int(last[0])}))
         return WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS)
 
     def finish(self) -> None:
@@ -519,10 +542,6 @@ class RulesOnSpark(ModelKind):
 
     def check(self, topology: Topology, sources: Sequence, options) -> None:
         from srtopo.runners.spark.sources import refuse_pipe
-        if any(getattr(stage, "choice", False) for stage in topology.stages):
-            raise UnsupportedByRunner("programs with a choice part (choices, disjunctions, constraints, weak "
-                                      "constraints, unstratified negation) run on the local runner",
-                                      hint="use --engine local")
         if options.partitions is not None and options.partitions < 1:
             raise UnsupportedByRunner(f"partitions must be >= 1, got {options.partitions}")
         for source in sources:
@@ -567,7 +586,7 @@ class RulesOnSpark(ModelKind):
 
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
         return RulesJob(spark, topology, lateness, n_sources, self.partitions(options, spark),
-                        print_empty=config.print_empty, max_gap=config.max_gap)
+                        strategy=options.strategy, print_empty=config.print_empty, max_gap=config.max_gap)
 
 
 JOB = RulesOnSpark()

@@ -52,7 +52,8 @@ class SparkOptions:
     stage, each with its parallelism); once: process what the sources hold now and stop (else run until
     stopped); trigger: micro-batch interval in seconds (None: as soon as possible); shuffle_partitions: of a
     new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here;
-    partitions: key partitions of keyed rule stages (None: the session's default parallelism)."""
+    partitions: key partitions of keyed rule stages (None: the session's default parallelism); strategy: how
+    rule stages use clingo (``srtopo.solving.STRATEGIES``, the program argument ``reason --strategy``)."""
     master: str | None = None
     physical_plan: str = "fused"
     once: bool = True
@@ -61,6 +62,7 @@ class SparkOptions:
     out_format: str = "json"
     metrics_out: str | None = None
     partitions: int | None = None
+    strategy: str = "auto"
 
 
 class SparkRun:
@@ -361,7 +363,8 @@ class SparkRunner:
         return SparkOptions(master=args.master, physical_plan=args.physical_plan, once=args.once,
                             trigger=args.trigger, shuffle_partitions=args.shuffle_partitions,
                             out_format=args.out_format, metrics_out=args.metrics_out,
-                            partitions=getattr(args, "partitions", None))
+                            partitions=getattr(args, "partitions", None),
+                            strategy=getattr(args, "strategy", None) or "auto")
 
 
 def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None) -> int:

@@ -8,7 +8,10 @@ Protocol: batch b reads only the entry of the latest batch before it that comple
 entry with content that is a deterministic function of (that entry, the batch's input as recorded in Spark's
 offsets log). The batch counts as done only when Spark writes its commit-log entry after ``foreachBatch``
 returns, so a crash at any point re-runs the uncommitted batch with the same id and input, which rewrites the
-same files. Entry b-1 is deleted only while batch b+1 runs (after b committed).
+same files. Where a kind's output is not such a function (a choice program's answer sets), a replayed batch
+whose entry is complete already reads its outcome back from it instead (``MicroBatchJob.reuse``): the entry is
+completed before the sinks receive anything, so what they received is what the replay hands over again. Entry
+b-1 is deleted only while batch b+1 runs (after b committed).
 """
 from __future__ import annotations
 
@@ -45,6 +48,11 @@ class BatchStore:
                 self._last = (i, json.loads(text))
                 return self._last
         return None
+
+    def completed(self, batch_id: int) -> dict | None:
+        """The meta of batch ``batch_id``'s own entry if it is complete, else None."""
+        text = self.fs.read_text(f"{self.entry(batch_id)}/_meta.json")
+        return json.loads(text) if text else None
 
     def last_completed(self):
         return self.completed_before(2 ** 62)

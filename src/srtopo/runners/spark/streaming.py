@@ -96,6 +96,7 @@ class MicroBatchJob:
         self.sinks: BatchSinks | None = None
         self._in_batch = False       # inside _on_batch (the Python part of a trigger)
         self._batches_ended = 0
+        self._batches_begun = 0
 
     # --- to implement ----------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
@@ -104,6 +105,14 @@ class MicroBatchJob:
     def close(self, last):
         """The outputs still open at the end of input, from the last completed entry (a DataFrame)."""
         raise NotImplementedError
+
+    def reuse(self, batch_id: int, meta: dict) -> BatchOutcome | None:
+        """The outcome of a batch whose store entry is complete already: written before a crash, then replayed
+        because Spark had not committed it. None: compute the batch again, which rewrites the same entry where
+        the kind's output is a function of its input. A kind whose output may differ from run to run (a choice
+        program's answer sets) reads the outcome back from the entry, so that an answer once written is the one
+        handed over again."""
+        return None
 
     # --- life cycle --------------------------------------------------------------------------------------
     def start(self, frames: list, checkpoint: str, sinks: BatchSinks, once: bool = False,
@@ -147,10 +156,18 @@ class MicroBatchJob:
         started = _time.perf_counter()
         spark = df.sparkSession     # foreachBatch runs in the query's own (cloned) session
         previous = self.store.completed_before(batch_id)
-        outcome = self.batch(df, batch_id, spark, previous)
+        outcome = None
+        if self._batches_begun == 0:    # only a query's first batch can be a replay of one whose entry is whole
+            own = self.store.completed(batch_id)
+            if own is not None:
+                outcome = self.reuse(batch_id, own)
+        self._batches_begun += 1
+        if outcome is None:
+            outcome = self.batch(df, batch_id, spark, previous)
         written = _time.perf_counter()
-        written_at = self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns)
+        # the entry is complete before anything reaches the sinks: what they receive is what a replay hands over
         self.store.complete(batch_id, outcome.meta, previous)
+        written_at = self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns)
         done = _time.perf_counter()
         record = {"batch": int(batch_id), "written_at": round(written_at, 4), "finished_at": round(_time.time(), 4),
                   "duration_s": round(done - started, 4),
