@@ -133,12 +133,12 @@ def _another_completion(given: set, answer: set) -> set:
 
 
 #: a choice part that splits into one problem per sensor (``rules.keys.choice_key``): a sensor is on unless it
-#: is hot, or was on at the previous time point; a sensor both hot and broken has no mode, so the time point
-#: has no answer set
+#: is hot or was hot at the previous time point; a sensor that is broken and may not be on has no mode, so the
+#: time point has no answer set
 KEYED = """1 { mode(S,on); mode(S,off) } 1 :- sensor(S).
 :- mode(S,on), hot(S).
+:- mode(S,on), hot(S) in {1}.
 :- mode(S,off), broken(S).
-:- mode(S,on), mode(S,on) in {1}.
 :~ mode(S,off). [1@1,S]
 #show mode/2.
 """
@@ -158,17 +158,16 @@ def keyed_stream(seed: int, points: int, sensors: int) -> list[list[str]]:
 
 def keyed_oracle(points: list[list[str]], sensors: int) -> list[tuple]:
     """(satisfiable, shown atoms) per time point, by hand: the unique optimal answer of each sensor's problem."""
-    out, previous_on = [], set()
+    out, hot_before = [], set()
     for atoms in points:
         hot = {int(a[4:-1]) for a in atoms if a.startswith("hot(")}
         broken = {int(a[7:-1]) for a in atoms if a.startswith("broken(")}
-        if any(s in broken and (s in hot or s in previous_on) for s in range(sensors)):
+        off = hot | hot_before
+        hot_before = hot
+        if broken & off:
             out.append((False, ()))
-            previous_on = set()         # the choice part adds nothing at a time point without an answer
             continue
-        on = {s for s in range(sensors) if s not in hot and s not in previous_on}
-        out.append((True, tuple(sorted(f"mode({s},{'on' if s in on else 'off'})" for s in range(sensors)))))
-        previous_on = on
+        out.append((True, tuple(sorted(f"mode({s},{'off' if s in off else 'on'})" for s in range(sensors)))))
     return out
 
 
@@ -181,6 +180,9 @@ def test_a_choice_part_that_splits_by_key_runs_one_problem_per_key_partition(spa
     topology = compile_program(parse_program(KEYED, "keyed.lp"))
     stage = topology.stages[-1]
     assert stage.choice and stage.key.name == "S"
+    # a window over the chosen atoms ties the keys together across time points: one partition
+    tied = compile_program(parse_program(KEYED.replace("hot(S) in {1}", "mode(S,on) in {1}"), "tied.lp"))
+    assert tied.stages[-1].choice and not tied.stages[-1].key.keyed
     lines = [f"{t} " + "; ".join(atoms) for t, atoms in enumerate(points)]
     source = write_batches(tmp_path / "in", lines, 6)
     local = run_topology(get_runner("local"), topology, [source], lateness=0,

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from srtopo.cli import main
 
 FIRST = ("first(T,X) :- msg(T,X), not previous(T,X).\n"
@@ -30,10 +32,12 @@ def test_outputs_json_lines_per_timestamp_with_derived_facts(tmp_path, capsys):
     assert out == [{"time": 1, "atoms": ["first(1,red)"]}, {"time": 2, "atoms": ["first(2,blue)"]}]
 
 
-def test_a_blocking_program_exits_2_with_one_line_saying_blocking(tmp_path):
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_a_blocking_program_exits_2_with_one_line_saying_blocking(tmp_path, engine):
     program = _write(tmp_path, "last.sl", LAST)
     stream = _write(tmp_path, "s.txt", "msg(1,red).\n")
-    run = subprocess.run([sys.executable, "-m", "srtopo", "streamlog", "--program", program, "--stream", stream],
+    run = subprocess.run([sys.executable, "-m", "srtopo", "streamlog", "--program", program, "--stream", stream,
+                          "--engine", engine, "--checkpoint", str(tmp_path / "ck")],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and run.stdout == ""
     lines = run.stderr.strip().splitlines()

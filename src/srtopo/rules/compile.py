@@ -211,10 +211,14 @@ def stages_pass(c: Compilation) -> Compilation:
     return replace(c, topology=topology)
 
 
-def _choice_key(rules, windows, domains):
-    """A choice part is keyed when it splits into one problem per key (``rules.keys.choice_key``); one with
-    declared input domains (``#external``) runs whole, as their conditions may read any key's atoms."""
-    return ONE_PARTITION if domains else choice_key(rules, windows)
+def _choice_key(rules, windows, domains, heads):
+    """A choice part is keyed when it splits into one problem per key (``rules.keys.choice_key``). It runs whole
+    with declared input domains (``#external``: their conditions may read any key's atoms), and with a window
+    over what it chooses: a time point without an answer set for one key has none at all, so no key's choice
+    of it may be read at the next time point, which a partition cannot know while it solves its own keys."""
+    if domains or any(w.observed in heads for w in windows):
+        return ONE_PARTITION
+    return choice_key(rules, windows)
 
 
 def _stage(c: Compilation, stage_id: str, rules, windows: dict, temporary: frozenset, components=(),
@@ -241,8 +245,8 @@ def _stage(c: Compilation, stage_id: str, rules, windows: dict, temporary: froze
         inputs.update(sig_str(term_signature(a.symbol)) for a in symbolic_atoms(domain.statement.body))
     stage_windows = tuple(windows[s] for s in sorted(inputs) if s in windows)
     return RuleStage(
-        id=stage_id, key=_choice_key(rules, stage_windows, domains) if choice else partition_key(rules,
-                                                                                                stage_windows),
+        id=stage_id, key=_choice_key(rules, stage_windows, domains, heads) if choice else partition_key(
+            rules, stage_windows),
         rules="\n".join(lines),
         inputs=tuple(sorted(inputs)), heads=tuple(heads), shown=tuple(heads) + ((f"{c.keep}/1",) if keeps else ()),
         windows=stage_windows, recursive=not choice and any(r.origin in c.analysis.recursive_rules for r in rules),
