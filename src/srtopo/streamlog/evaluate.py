@@ -185,17 +185,16 @@ class Evaluator:
             self.rebuilt_at = now
             return
         self.steps += 1
-        if self.retain is not None:
-            due = now - self.rebuilt_at >= self.retain
-        else:
-            due = self.steps >= self.STEPS or self.solver.atoms() > max(self.MIN_ATOMS, self.GROWTH * self.kept_atoms)
-        if not due:
+        if self.retain is None:
+            # a compaction keeps every fact, so when it happens does not show in the output nor in the state
+            if self.steps >= self.STEPS or self.solver.atoms() > max(self.MIN_ATOMS, self.GROWTH * self.kept_atoms):
+                self._reset_with_kept()
             return
-        if self.retain is not None:
+        if now - self.rebuilt_at >= self.retain:
             while self.kept and self.kept[0][0] < now - self.retain:
                 self.kept_atoms -= len(self.kept.popleft()[1])
-        self._reset_with_kept()
-        self.rebuilt_at = now
+            self._reset_with_kept()
+            self.rebuilt_at = now
 
     def _reset_with_kept(self) -> None:
         old = [[] for _ in self.plan.slots]

@@ -8,7 +8,9 @@ Protocol: batch b reads only the entry of the latest batch before it that comple
 entry with content that is a deterministic function of (that entry, the batch's input as recorded in Spark's
 offsets log). The batch counts as done only when Spark writes its commit-log entry after ``foreachBatch``
 returns, so a crash at any point re-runs the uncommitted batch with the same id and input, which rewrites the
-same files. Entry b-1 is deleted only while batch b+1 runs (after b committed).
+same files. Entry b-1 is deleted only while batch b+1 runs (after b committed). An entry whose content builds on
+older ones (a state written as a delta) names the oldest it needs in its meta (``needs``): entries from that one
+on are kept as long as it may be read.
 """
 from __future__ import annotations
 
@@ -53,9 +55,10 @@ class BatchStore:
         """Write the batch's meta (the entry is complete) and delete the entries no replay can need."""
         self.fs.write_text(f"{self.entry(batch_id)}/_meta.json", json.dumps(meta))
         self._last = (int(batch_id), meta)
-        if previous is not None:   # previous stays until this batch commits; older entries can go
+        if previous is not None:   # previous (and what it needs) stays until this batch commits; older can go
+            floor = min(previous[0], previous[1].get("needs", previous[0]))
             for name in self.fs.list_names(self.root):
-                if name.isdigit() and int(name) < previous[0]:
+                if name.isdigit() and int(name) < floor:
                     self.fs.delete(self.entry(int(name)))
 
     def forget(self) -> None:
