@@ -198,9 +198,19 @@ class Evaluator:
 
     def _reset_with_kept(self) -> None:
         old = [[] for _ in self.plan.slots]
-        for _t, atoms in self.kept:
-            for a in atoms:
-                old[self.slot[(a.name, len(a.arguments))]].append(a)
+        # the history goes by slot; reading a Symbol's arguments is a foreign call per argument, so the
+        # signature is found from the name when no two kept predicates share one
+        by_name = {sig[0]: sig for sig in self.kept_sigs}
+        if len(self.kept_sigs) == 1:
+            old[self.slot[next(iter(self.kept_sigs))]] = [a for _t, atoms in self.kept for a in atoms]
+        elif len(by_name) == len(self.kept_sigs):
+            for _t, atoms in self.kept:
+                for a in atoms:
+                    old[self.slot[by_name[a.name]]].append(a)
+        else:
+            for _t, atoms in self.kept:
+                for a in atoms:
+                    old[self.slot[(a.name, len(a.arguments))]].append(a)
         self.solver.reset(_Context([], old))
         self.fresh, self.steps = None, 0
 
