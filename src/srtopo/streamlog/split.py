@@ -22,7 +22,7 @@ from clingo import ast
 
 from srtopo.rules.ir import term_signature
 from srtopo.streamlog.order import EARLIER, EQUAL, NOT_LATER, TimeOrder
-from srtopo.streamlog.program import NOW, now_term
+from srtopo.streamlog.program import now_term
 
 OLD = "__sl_old_"
 _T = ast.ASTType
@@ -161,4 +161,4 @@ def _product(node, splitter: _Splitter, order: TimeOrder) -> list:
     return [node.update(body=[x for part in combo for x in part]) for combo in itertools.product(*choices)]
 
 
-__all__ = ["OLD", "NOW", "old_name", "split_rule", "split_schedule"]
+__all__ = ["OLD", "old_name", "split_rule", "split_schedule"]
