@@ -27,7 +27,8 @@ def test_retention_keeps_what_rules_looking_back_within_it_derive():
     bounded = Streamlog(program, retain=4)
     assert _run(bounded, lines) == _run(unbounded, lines)
     assert bounded.evaluator.solver.stats["rebuilds"] > 50        # the Control was really rebuilt, state dropped
-    assert unbounded.evaluator.solver.stats["rebuilds"] == 1
+    # unbounded: rebuilt only every Evaluator.STEPS steps (keeping everything), not every 4 timestamps
+    assert unbounded.evaluator.solver.stats["rebuilds"] <= 1 + 400 // unbounded.evaluator.STEPS
 
 
 def test_a_silent_stream_is_punctuated_after_the_idle_time(tmp_path):

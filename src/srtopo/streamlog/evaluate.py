@@ -2,10 +2,11 @@
 complete.
 
 The rules are ground per timestamp ``now`` in one kept clingo Control (``solving.StepSolver``): every rule's
-head timestamp is bound to ``now`` (the bistate program's ``_new`` atoms are the atoms at ``now``, its ``_old``
-atoms those of earlier steps, already in the Control), so a timestamp costs the grounding of what is new at it,
-not a re-solve of the whole history. A rule whose head timestamp no goal has (``h(T) :- a(T0), T = T0 + 1``) also
-schedules that timestamp, so that it is visited even when no input reaches it.
+head timestamp is bound to ``now``; goals at ``now`` read the predicates, goals at earlier timestamps read their
+history copies (``split``: the bistate program with timestamps kept), so a timestamp costs the grounding of what
+is new at it joined with the history, not a re-solve of the whole history. A rule whose head timestamp no goal
+has (``h(T) :- a(T0), T = T0 + 1``) also schedules that timestamp, so that it is visited even when no input
+reaches it.
 
 State: the Control is compacted to the facts rules read at earlier timestamps (``Evaluator``). ``retain=N`` bounds
 it for long runs: the Control is rebuilt every N timestamps with only the facts of the last N timestamps, after
@@ -24,6 +25,7 @@ from srtopo.ir.records import Model
 from srtopo.rules.parse import clingo_error
 from srtopo.solving import StepSolver, grounding_errors
 from srtopo.streamlog.program import NOW, Program, now_term, substitute
+from srtopo.streamlog.split import old_name, split_rule, split_schedule
 
 NEXT = "__sl_next"
 
@@ -62,19 +64,27 @@ class StepProgram:
     slots: tuple
 
 
+def _bridges(slots: tuple, kept: frozenset, function: str) -> str:
+    """History copies of the kept predicates, filled from ``@function(k)``."""
+    return "".join(f"{old_name(name)}({_vars(n)}) :- {name}({_vars(n)}) = @{function}({k}).\n"
+                   for k, (name, n) in enumerate(slots) if (name, n) in kept)
+
+
 def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
+    """Goals at earlier timestamps read the history copies (``split``): ``@sl_old`` fills them when the Control
+    is (re)built, ``@sl_prev`` with what the steps since derived."""
     slots = tuple(sorted(program.temporal))
     shown = sorted(program.shown | extra_shown)
-    history = "".join(f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_old({k}).\n"
-                      for k, (name, n) in enumerate(slots))
-    base = "".join(f"{text}\n" for text in program.background) + history
+    kept, temporal = program.history, set(program.temporal)
+    base = "".join(f"{text}\n" for text in program.background) + _bridges(slots, kept, "sl_old")
     parts = [f"{name}({_vars(n)}) :- {name}({_vars(n)}) = @sl_in({k}).\n" for k, (name, n) in enumerate(slots)]
+    parts.append(_bridges(slots, kept, "sl_prev"))
     for rule in program.rules:
         if not rule.temporal:
             continue
-        parts.append(f"{_at_now(rule.node)}\n")
+        parts += [f"{_at_now(node)}\n" for node in split_rule(rule.node, temporal)]
         if not rule.anchored:
-            parts.append(f"{_schedule(rule.node)}\n")
+            parts += [f"{node}\n" for node in split_schedule(_schedule(rule.node), temporal)]
     # signature shows are global; the solver reads the shown facts each step's grounding derives
     parts += [f"#show {name}/{n}.\n" for name, n in shown]
     parts.append(f"#show {NEXT}/2.\n")
@@ -82,15 +92,19 @@ def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
 
 
 class _Context:
-    def __init__(self, inputs: list, old: list | None = None):
+    def __init__(self, inputs: list, old: list | None = None, prev: list | None = None):
         self.inputs = inputs
         self.old = old
+        self.prev = prev
 
     def sl_in(self, k):
-        return self.inputs[k.number]
+        return self.inputs[k.number] if self.inputs else []
 
     def sl_old(self, k):
         return self.old[k.number] if self.old else []
+
+    def sl_prev(self, k):
+        return self.prev[k.number] if self.prev else []
 
 
 class Evaluator:
@@ -105,6 +119,9 @@ class Evaluator:
     #: compact once the Control holds this many times the atoms a rebuild keeps (and at least MIN_ATOMS)
     GROWTH = 3
     MIN_ATOMS = 20_000
+    #: ... or once it has ground this many steps: clingo keeps the indices of every step's rules and visits them
+    #: all at each grounding, so a step costs more the more steps the Control has ground, whatever they derived
+    STEPS = 256
 
     def __init__(self, program: Program, retain: int | None = None):
         program.check()
@@ -122,6 +139,8 @@ class Evaluator:
         self.solver.reset()
         self.kept: deque = deque()           # (timestamp, history atoms at it), for a rebuild
         self.kept_atoms = 0
+        self.fresh: list | None = None       # per slot: history atoms of the last step, not yet in the copies
+        self.steps = 0                       # steps ground since the Control was built
         self.rebuilt_at = None
 
     def evaluate(self, now: int, inputs: dict) -> tuple[list[Symbol], list[int]]:
@@ -131,7 +150,8 @@ class Evaluator:
         lists = [[] for _ in self.plan.slots]
         for sig, atoms in inputs.items():
             lists[self.slot[sig]] = atoms
-        found = self.solver.step(now, _Context(lists))
+        found = self.solver.step(now, _Context(lists, prev=self.fresh))
+        self.fresh = None
         atoms, later, history = [], [], []
         shown, kept = self.program.shown, self.kept_sigs
         for sym in found:
@@ -146,6 +166,9 @@ class Evaluator:
         if history:
             self.kept.append((now, history))
             self.kept_atoms += len(history)
+            self.fresh = [[] for _ in self.plan.slots]
+            for a in history:
+                self.fresh[self.slot[(a.name, len(a.arguments))]].append(a)
         return atoms, later
 
     def restore(self, kept: list, rebuilt_at: int | None) -> None:
@@ -161,24 +184,35 @@ class Evaluator:
         if self.rebuilt_at is None:
             self.rebuilt_at = now
             return
-        if self.retain is not None:
-            due = now - self.rebuilt_at >= self.retain
-        else:
-            due = self.solver.atoms() > max(self.MIN_ATOMS, self.GROWTH * self.kept_atoms)
-        if not due:
+        self.steps += 1
+        if self.retain is None:
+            # a compaction keeps every fact, so when it happens does not show in the output nor in the state
+            if self.steps >= self.STEPS or self.solver.atoms() > max(self.MIN_ATOMS, self.GROWTH * self.kept_atoms):
+                self._reset_with_kept()
             return
-        if self.retain is not None:
+        if now - self.rebuilt_at >= self.retain:
             while self.kept and self.kept[0][0] < now - self.retain:
                 self.kept_atoms -= len(self.kept.popleft()[1])
-        self._reset_with_kept()
-        self.rebuilt_at = now
+            self._reset_with_kept()
+            self.rebuilt_at = now
 
     def _reset_with_kept(self) -> None:
         old = [[] for _ in self.plan.slots]
-        for _t, atoms in self.kept:
-            for a in atoms:
-                old[self.slot[(a.name, len(a.arguments))]].append(a)
+        # the history goes by slot; reading a Symbol's arguments is a foreign call per argument, so the
+        # signature is found from the name when no two kept predicates share one
+        by_name = {sig[0]: sig for sig in self.kept_sigs}
+        if len(self.kept_sigs) == 1:
+            old[self.slot[next(iter(self.kept_sigs))]] = [a for _t, atoms in self.kept for a in atoms]
+        elif len(by_name) == len(self.kept_sigs):
+            for _t, atoms in self.kept:
+                for a in atoms:
+                    old[self.slot[by_name[a.name]]].append(a)
+        else:
+            for _t, atoms in self.kept:
+                for a in atoms:
+                    old[self.slot[(a.name, len(a.arguments))]].append(a)
         self.solver.reset(_Context([], old))
+        self.fresh, self.steps = None, 0
 
 
 def _located(message: str, file: str) -> ProgramError:

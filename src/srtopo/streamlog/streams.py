@@ -204,17 +204,26 @@ class Streamlog:
 
     # --- state, for a runner that checkpoints it ------------------------------------------------------------------
 
-    def state(self) -> dict:
+    def state(self, after: int | None = None) -> dict:
         """Everything the evaluation of later lines depends on, as JSON-ready data: each stream's progress, the
         facts of timestamps not yet complete, the last evaluated timestamp, the arrival counter of ``uts`` facts
-        and the history the evaluator keeps (``Evaluator.kept``). Atoms are written as clingo prints them."""
+        and the history the evaluator keeps (``Evaluator.kept``). Atoms are written as clingo prints them.
+
+        ``after``: only the history of timestamps later than it (a delta over a state that has the rest, so that
+        writing it costs what changed); ``kept_from`` says where the history now starts (``retain`` drops)."""
         def number(x):
             return None if x == -math.inf else ("inf" if x == math.inf else x)
+        kept = self.evaluator.kept
+        recent = []
+        for ts, atoms in reversed(kept):
+            if after is not None and ts <= after:
+                break
+            recent.append([ts, [str(a) for a in atoms]])
         return {"sources": [[s.last, number(s.data_passed), number(s.punct_passed), s.closed] for s in self.sources],
                 "pending": [[ts, [str(a) for atoms in slot.values() for a in atoms]] for ts, slot in
                             sorted(self.pending.items())],
                 "evaluated": number(self.evaluated), "arrivals": self.arrivals,
-                "kept": [[ts, [str(a) for a in atoms]] for ts, atoms in self.evaluator.kept],
+                "kept": recent[::-1], "kept_from": kept[0][0] if kept else None,
                 "rebuilt_at": self.evaluator.rebuilt_at}
 
     def restore(self, state: dict) -> None:

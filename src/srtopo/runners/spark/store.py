@@ -11,7 +11,9 @@ returns, so a crash at any point re-runs the uncommitted batch with the same id 
 same files. Where a kind's output is not such a function (a choice program's answer sets), a replayed batch
 whose entry is complete already reads its outcome back from it instead (``MicroBatchJob.reuse``): the entry is
 completed before the sinks receive anything, so what they received is what the replay hands over again. Entry
-b-1 is deleted only while batch b+1 runs (after b committed).
+b-1 is deleted only while batch b+1 runs (after b committed). An entry whose content builds on older ones (a
+state written as a delta) names the oldest it needs in its meta (``needs``): entries from that one on are kept
+as long as it may be read.
 """
 from __future__ import annotations
 
@@ -61,9 +63,10 @@ class BatchStore:
         """Write the batch's meta (the entry is complete) and delete the entries no replay can need."""
         self.fs.write_text(f"{self.entry(batch_id)}/_meta.json", json.dumps(meta))
         self._last = (int(batch_id), meta)
-        if previous is not None:   # previous stays until this batch commits; older entries can go
+        if previous is not None:   # previous (and what it needs) stays until this batch commits; older can go
+            floor = min(previous[0], previous[1].get("needs", previous[0]))
             for name in self.fs.list_names(self.root):
-                if name.isdigit() and int(name) < previous[0]:
+                if name.isdigit() and int(name) < floor:
                     self.fs.delete(self.entry(int(name)))
 
     def forget(self) -> None:

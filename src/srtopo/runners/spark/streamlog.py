@@ -3,12 +3,17 @@ store, exactly-once.
 
 Spark reads the streams (files and directories, or ``tcp://HOST:PORT``) into one streaming query. A micro-batch
 collects its lines, keeps each source's order (file order, then line), and feeds them source by source to a
-``streamlog.streams.Streamlog`` restored from the state the last completed batch wrote (``Streamlog.state``:
-each stream's progress, the facts of incomplete timestamps, the history later timestamps read). The timestamps
-that became complete are evaluated and written as models, with the rejected lines and the new state, into the
-batch's store entry; the next batch starts from that state. At the end of input every stream is closed and what
-is still pending is evaluated (``close``). The state is the only thing carried between batches, so a restart
-(or a replay of an uncommitted batch) gives the same output as an uninterrupted run.
+``streamlog.streams.Streamlog`` as the last completed batch left it (``Streamlog.state``: each stream's
+progress, the facts of incomplete timestamps, the history later timestamps read). The timestamps that became
+complete are evaluated and written as models, with the rejected lines and the new state, into the batch's store
+entry; the next batch starts from that state. At the end of input every stream is closed and what is still
+pending is evaluated (``close``). The state is the only thing carried between batches, so a restart (or a replay
+of an uncommitted batch) gives the same output as an uninterrupted run.
+
+A batch costs what it reads, not the length of the history: the driver keeps the evaluator in memory while it
+is exactly the last completed entry's (restoring it from the store only in a new process, or to replay a batch),
+and an entry holds the state as a delta over the entry before, with a full snapshot every ``slstate.EVERY``
+entries (``slstate``).
 
 Under the synchronized and sort-merge unions the output does not depend on how the streams interleave, so it
 equals the local runner's; under the plain union, which rejects facts of timestamps already evaluated, it depends
@@ -26,12 +31,12 @@ from srtopo.io.sources import AtomLog, FactLines, Lines, TntFiles
 from srtopo.io.tnt import REPLACEMENT, NotUtf8
 from srtopo.ir.records import Model, RejectedRecord
 from srtopo.ir.topology import Topology
+from srtopo.runners.spark import slstate
 from srtopo.runners.spark.kind import ModelKind
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob
 
 MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>"
-STATE_FILE = "state.json"
 
 
 class StreamlogJob(MicroBatchJob):
@@ -44,22 +49,35 @@ class StreamlogJob(MicroBatchJob):
         self.names = names
         stage = topology.stages[0]
         self.program = parse_program(stage.program, stage.file).check()
+        self._held = None            # (entry id, evaluator): the evaluator as that entry's state has it
+        self._kept_upto = None       # the last history timestamp of the entry the batch continues
 
     def _streamlog(self, previous, rejected: list):
-        """The evaluator as the batch ``previous`` (id, meta) left it, or a new one."""
-        from srtopo.streamlog.streams import Streamlog
+        """The evaluator as the batch ``previous`` (id, meta) left it, or a new one: the one in memory when it is
+        that entry's (the driver runs the batches of a query one after the other), else restored from the store.
+        The one in memory is taken out while a batch changes it, so that a batch that fails is replayed from the
+        store."""
+        from srtopo.streamlog.streams import Counters, Streamlog
+        held, self._held = self._held, None
+        if held is not None and previous is not None and held[0] == previous[0]:
+            engine = held[1]
+            engine.on_reject = rejected.append
+            engine.counters = Counters()           # this batch's
+            self._kept_upto = slstate.last_kept(engine)
+            return engine
         stage = self.topology.stages[0]
         engine = Streamlog(self.program, self.names, self.topology.source.union, stage.retain,
                            on_reject=rejected.append)
         if previous is not None:
-            text = self.fs.read_text(f"{self.store.entry(previous[0])}/{STATE_FILE}")
-            if text is not None:
-                engine.restore(json.loads(text))
+            state = slstate.read(self.fs, self.store, previous[0])
+            if state is not None:
+                engine.restore(state)
+        self._kept_upto = slstate.last_kept(engine)
         return engine
 
-    def _write(self, batch_id, models: list, rejected: list, engine) -> tuple:
+    def _write(self, batch_id, models: list, rejected: list, engine, previous) -> tuple:
         entry = self.store.entry(batch_id)
-        self.fs.write_text(f"{entry}/{STATE_FILE}", json.dumps(engine.state()))
+        chain = slstate.write(self.fs, self.store, batch_id, engine, previous, self._kept_upto)
         outputs = rejects = None
         if models:
             self.fs.write_text(f"{entry}/kind=model/part-00000.json",
@@ -71,7 +89,7 @@ class StreamlogJob(MicroBatchJob):
                                                    "reason": r.reason}, ensure_ascii=False) + "\n"
                                        for r in rejected))
             rejects = WrittenFiles(f"{entry}/kind=rejected", REJECTED_COLUMNS)
-        return outputs, rejects
+        return outputs, rejects, chain
 
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
         started = _time.perf_counter()
@@ -88,7 +106,8 @@ class StreamlogJob(MicroBatchJob):
             if REPLACEMENT in raw:      # Spark's text source decodes bytes that are not UTF-8 as U+FFFD
                 raw = NotUtf8(raw)
             models += engine.push(row["src"], raw, row["line"], row["file"])
-        outputs, rejects = self._write(batch_id, models, rejected, engine)
+        outputs, rejects, chain = self._write(batch_id, models, rejected, engine, previous)
+        self._held = (int(batch_id), engine)       # what the entry holds, once it is complete
         c = engine.counters
         record = {"tuples": c.facts, "malformed": c.rejected, "irrelevant": c.unused, "reports": len(models),
                   "late": 0, "lines": len(rows),
@@ -96,7 +115,8 @@ class StreamlogJob(MicroBatchJob):
                   "stages": {self.topology.stages[0].id: {"records_in": c.facts, "derived": len(models)}},
                   "phases_s": {"collect": round(read - started, 4),
                                "evaluate_write": round(_time.perf_counter() - read, 4)}}
-        return BatchOutcome({"lines": len(rows)}, record, outputs, rejects)
+        record["extra"]["state_snapshots"] = int(chain["depth"] == 0)
+        return BatchOutcome({"lines": len(rows), **chain}, record, outputs, rejects)
 
     def close(self, last):
         """End of input: every stream closed, the pending timestamps evaluated (written as ``batch=final``)."""
