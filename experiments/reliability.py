@@ -5,8 +5,8 @@
     python -m experiments.reliability --quick    # 300 examples per parser, 2 kills per kind (~4 min)
 
 Sections: ``fuzz`` (``experiments.fuzz``), ``hostile`` (``experiments.hostile``: a stream with hostile lines
-against the clean one, on the local runner and Spark's two plans, and a real I-DLV-sr log), ``checkpoint`` (a
-checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
+against the clean one, on the local runner and Spark's two plans, a real I-DLV-sr log and a Streamlog stream),
+``checkpoint`` (a checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
 (``experiments.interrupt_campaign``: Ctrl-C and SIGTERM on every command and runner) and ``memory`` (what the
 choice-part benchmark measured over 10,000 time points, read from its results). The fast parts of each run in
 the test suite (tests/reliability, tests/spark).
@@ -82,6 +82,36 @@ def hostile_rows() -> list[dict]:
             same = reasons["local"] == reasons["spark"]
             rows.append(_row("hostile lines", "rules: local and Spark reject alike", "the same hostile log",
                              len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
+        rows += _streamlog_hostile_rows(Path(tmp))
+    return rows
+
+
+def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
+    from experiments.hostile import far_ahead_case, streamlog_case
+    from srtopo.runners import SparkOptions
+    rows, reasons, far = [], {}, {}
+    for engine, options in (("local", None), ("spark", SparkOptions())):
+        got = streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
+        reasons[engine] = got["reasons"]
+        ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
+        rows.append(_row("hostile lines", f"Streamlog (examples/sensors.sl), {engine}",
+                         f"4,000 fact lines + {got['hostile']} hostile lines of {got['kinds']} kinds", got["hostile"],
+                         f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean stream's "
+                         f"({got['outputs']}); {got['rejected']} rejected records, one per hostile line"
+                         + ("" if ok else f"; missed {got['missed']}"), ok))
+        far[engine] = far_ahead_case(engine, options, tmp / f"far-{engine}")
+    same = reasons["local"] == reasons["spark"]
+    rows.append(_row("hostile lines", "Streamlog: local and Spark reject alike", "the same hostile stream",
+                     len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
+    got = far["local"]
+    ok = got["rejected_itself"] and got["good_lines_rejected"] == 0 and got["identical"]
+    taken = ("rejected" if got["rejected_itself"] else "taken") + (", on both runners alike" if far["spark"] == got
+                                                                  else "; the runners DIFFER")
+    rows.append(_row("hostile lines", "Streamlog: a timestamp mistyped 10^9 ahead, local and Spark",
+                     f"`{got['text']}` at line {got['line']} of 400 fact lines", 1,
+                     f"{taken}: {got['good_lines_rejected']} of the {got['good_lines_after']} good lines after it "
+                     f"rejected as earlier than it, models {'identical' if got['identical'] else 'DIFFER'} "
+                     "(no largest gap for Streamlog streams)", ok and far["spark"] == got))
     return rows
 
 
