@@ -1,6 +1,6 @@
 """Exactly-once under kill -9: the Spark CLI killed at seeded random points and restarted, many times.
 
-    python -m experiments.kill_campaign                  # 20 trials each for consistency and rules
+    python -m experiments.kill_campaign                  # 20 trials each for consistency, rules and streamlog
     python -m experiments.kill_campaign --trials 3 --kinds rules
 
 A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch),
@@ -221,7 +221,7 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--kinds", default="consistency,rules")
+    parser.add_argument("--kinds", default=",".join(INPUTS))
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--out", default=str(RESULTS / "kill_campaign.json"))
     args = parser.parse_args(argv)
