@@ -97,7 +97,7 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
         rows.append(_row("hostile lines", f"Streamlog (examples/sensors.sl), {engine}",
                          f"4,000 fact lines + {got['hostile']} hostile lines of {got['kinds']} kinds", got["hostile"],
                          f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean stream's "
-                         f"({got['outputs']}); {got['rejected']} rejected records, one per hostile line"
+                         f"({got['outputs']:,}); {got['rejected']} rejected records, one per hostile line"
                          + ("" if ok else f"; missed {got['missed']}"), ok))
         far[engine] = far_ahead_case(engine, options, tmp / f"far-{engine}")
     same = reasons["local"] == reasons["spark"]
