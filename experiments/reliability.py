@@ -190,7 +190,8 @@ def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
         n = r["trials"]
         within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
         tried = f"seeded random points ({within} of {n} before the run ended)"
-        outcome = f"{r['identical']}/{n} final outputs identical to the uninterrupted run's ({r['reference_lines']:,} lines)"
+        outcome = (f"{r['identical']}/{n} final outputs identical to the uninterrupted run's "
+                   f"({r['reference_lines']:,} lines)")
         ok = r["identical"] == n
         if "reference_equals_local" in r:
             tried += ", a per-sensor program over two streams"
@@ -335,7 +336,8 @@ def main(argv=None) -> int:
     previous = json.loads(Path(args.out).read_text(encoding="utf-8")).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
-                "kill": lambda: kill_rows(args.kills, args.kill_results), "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
+                "kill": lambda: kill_rows(args.kills, args.kill_results),
+                "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
                 "overload": overload_rows, "memory": memory_rows}
     for section in sections:
         built = [dict(r, section=section, date=r.get("date") or time.strftime("%Y-%m-%d")) for r in builders[section]()]
