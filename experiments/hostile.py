@@ -51,6 +51,37 @@ def log_kinds(stamp: str, foreign: list[str]) -> list:
     ] + [("timestamp of another kind", f.encode("ascii") + b" p(1)") for f in foreign]
 
 
+def fact_kinds(stamp: int) -> list:
+    """(kind, line) for Streamlog fact lines of ``reading(T,S,V)`` (examples/sensors.sl) whose timestamps are at
+    least ``stamp``: each is rejected wherever it stands after a stream's first line. A timestamp mistyped far
+    ahead is not among them: it is a well-formed fact (see ``far_ahead_case``)."""
+    s = str(stamp).encode("ascii")
+    return [
+        ("garbage bytes", None),
+        ("invalid UTF-8", b"reading(" + s + b",s\xff\xfe,3)."),
+        ("NUL", b"reading(" + s + b",s1,3)\x00. reading(" + s + b",s2,4)."),
+        ("truncated fact", b"reading(" + s + b",s1,"),
+        ("fact without its period", b"reading(" + s + b",s1,3)"),
+        ("bad atom", b"reading(" + s + b",s1,)."),
+        ("non-ASCII name", "réading(".encode("utf-8") + s + b",s1,3)."),
+        ("two facts on a line", b"reading(" + s + b",s1,3). reading(" + s + b",s2,4)."),
+        ("non-integer timestamp", b"reading(x" + s + b",s1,3)."),
+        ("decimal timestamp", b"reading(" + s + b".5,s1,3)."),
+        ("date-time timestamp", b"reading(2026-01-01T00:00:00,s1,3)."),
+        ("string timestamp", b'reading("' + s + b'",s1,3).'),
+        ("timestamp beyond 64 bits", b"reading(99999999999999999999999,s1,3)."),
+        ("negative timestamp beyond 64 bits", b"reading(-9223372036854775809,s1,3)."),
+        ("integer beyond 32 bits", b"reading(" + s + b",s1,1099511627776)."),
+        ("timestamp before the stream's", b"reading(-1,s1,3)."),
+        ("200 kB line", b"reading(" + s + b",s1," + b"1," * (BIG // 2)),
+        ("program injection", b'p(1) :- q. #script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
+        ("script directive", b'#script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
+        ("rule injection", b"reading(T,s1,3) :- reading(T,s2,_)."),
+        ("directive injection", b"#const maxlen = 1000."),
+        ("bad punctuation", b"#punctuation soon."),
+    ]
+
+
 def _far_ahead(stamp: str) -> str:
     """``stamp`` with a mistyped digit that puts it years ahead (2031 for 2021; a number 10^9 larger)."""
     if stamp[:4].isdigit() and stamp[4:5] == "-":
@@ -167,3 +198,52 @@ def _compare(got: dict, where: dict, outputs, what: str) -> dict:
             "rejected_at_the_hostile_lines": rejected_lines == sorted(where),
             "missed": sorted({where[n] for n in set(where) - set(rejected_lines)}),
             "reasons": sorted({(r.line, r.reason) for r in dirty.rejected})}
+
+
+def clean_facts(n: int, seed: int) -> list[bytes]:
+    """``n`` lines of ``reading(T,S,V)`` for examples/sensors.sl: 12 sensors whose readings drift upwards (so
+    that records are frequent), timestamps that rise by 0 to 2, a ``#punctuation`` line now and then."""
+    rng = random.Random(seed)
+    out, t = [], 1
+    while len(out) < n:
+        t += rng.randint(0, 2)
+        if rng.random() < 0.03:
+            out.append(f"#punctuation {t}.".encode())
+        out.append(f"reading({t},s{rng.randrange(12)},{t // 3 + rng.randint(0, 40)}).".encode())
+    return out[:n]
+
+
+def _streamlog_runs(engine: str, options, folder: Path, streams: dict) -> dict:
+    """{name: RunResult} of examples/sensors.sl over each stream (a list of lines, written to a file)."""
+    from srtopo.io.sources import FactLines
+    from srtopo.runners import get_runner
+    from srtopo.streamlog.compile import topology_from_file
+    from srtopo.testing import run_topology
+    topology = topology_from_file(str(EXAMPLES / "sensors.sl"))
+    runner = get_runner(engine)
+    return {name: run_topology(runner, topology, [FactLines(str(_write(folder / name, "readings.txt", lines)))],
+                               options=options) for name, lines in streams.items()}
+
+
+def streamlog_case(engine: str, options, folder: Path, facts: int = 2000, count: int = 200, seed: int = 10) -> dict:
+    """A Streamlog stream (examples/sensors.sl) clean and with ``count`` hostile lines, on one runner."""
+    clean = clean_facts(facts, seed)
+    stamp = int(clean[0][len(b"reading("):].split(b",")[0])
+    dirty, where = mixed(clean, hostile_lines(fact_kinds(stamp), count, seed), seed + 1)
+    got = _streamlog_runs(engine, options, folder, {"clean": clean, "dirty": dirty})
+    return _compare(got, where, lambda r: [m.to_dict() for m in r.models], "models")
+
+
+def far_ahead_case(engine: str, options, folder: Path, facts: int = 400, seed: int = 12) -> dict:
+    """One fact whose timestamp is mistyped 10^9 ahead, in the middle of a clean Streamlog stream: whether it is
+    rejected, and what it does to the good lines after it."""
+    clean = clean_facts(facts, seed)
+    at = len(clean) // 2
+    stamp = int(clean[at][len(b"reading("):].split(b",")[0])
+    far = f"reading({_far_ahead(str(stamp))},s1,3).".encode()
+    got = _streamlog_runs(engine, options, folder, {"clean": clean, "dirty": clean[:at] + [far] + clean[at:]})
+    rejected = got["dirty"].rejected
+    return {"line": at + 1, "text": far.decode(), "rejected_itself": any(r.line == at + 1 for r in rejected),
+            "good_lines_rejected": sum(r.line != at + 1 for r in rejected), "good_lines_after": len(clean) - at,
+            "identical": [m.to_dict() for m in got["dirty"].models] == [m.to_dict() for m in got["clean"].models],
+            "reasons": sorted({(r.line, r.reason) for r in rejected})}

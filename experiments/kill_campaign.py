@@ -1,14 +1,17 @@
 """Exactly-once under kill -9: the Spark CLI killed at seeded random points and restarted, many times.
 
-    python -m experiments.kill_campaign                  # 20 trials each for consistency and rules
+    python -m experiments.kill_campaign                  # 20 trials each for consistency, rules and streamlog
     python -m experiments.kill_campaign --trials 3 --kinds rules
 
-A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch) or
-``srtopo reason`` (a window program over 210 time points in 6 files) on Spark with a checkpoint, kills its
+A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch),
+``srtopo reason`` (a window program over 210 time points in 6 files) or ``srtopo streamlog`` (a per-sensor
+program over two streams, readings and limits, 6 files each) on Spark with a checkpoint, kills its
 process group with SIGKILL at a random point (after a random number of batches have written their store entry,
 plus a random delay of up to a second, so that some kills fall into a batch's sink or commit), restarts it on
 the same checkpoint and lets it finish. Its output directory, as a multiset of lines, must equal that of one
-uninterrupted run of the same command. Results: ``results/kill_campaign.json``.
+uninterrupted run of the same command; for ``streamlog``, whose models are written once their timestamp is
+complete, the models read in batch order must also come in increasing time, each once, and the uninterrupted
+run must equal the local runner's. Results: ``results/kill_campaign.json``.
 """
 from __future__ import annotations
 
@@ -70,7 +73,44 @@ def _rules_input(folder: Path, rng: random.Random) -> list[str]:
     return ["reason", "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"), "--partitions", "2"]
 
 
-INPUTS = {"consistency": _consistency_input, "rules": _rules_input}
+#: readings of sensors and, on a stream of their own, each sensor's limit, which changes now and then: a reading is
+#: over when it is above the latest limit of its sensor; a record when it is above every earlier reading
+STREAMLOG = """earlier(T,S) :- reading(T,S,_), reading(T0,S,_), T0 < T.
+record(T,S,V) :- reading(T,S,V), earlier(T,S), #count{ T0 : reading(T0,S,V0), T0 < T, V0 >= V } = 0.
+newer(T,S,T0) :- reading(T,S,_), limit(T0,S,_), limit(T1,S,_), T0 < T1, T1 <= T.
+over(T,S,V) :- reading(T,S,V), limit(T0,S,L), T0 <= T, not newer(T,S,T0), V > L.
+#show record/3.
+#show over/3.
+"""
+
+
+def _write_files(folder: Path, parts: list[list[str]]) -> None:
+    """One file per part, listed (by modification time) in order."""
+    folder.mkdir(parents=True)
+    for k, lines in enumerate(parts):
+        path = folder / f"part-{k:02d}.txt"
+        path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+        os.utime(path, (1_600_000_000 + k, 1_600_000_000 + k))
+
+
+def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
+    """Both streams cut at the same timestamps, so that each micro-batch completes a sixth of the timeline."""
+    (folder / "p.sl").write_text(STREAMLOG, encoding="utf-8")
+    points = 240
+    readings, limits = [[] for _ in range(FILES)], [[] for _ in range(FILES)]
+    limits[0] = [f"limit(0,s{s},{rng.randint(40, 70)})." for s in range(10)]
+    for t in range(1, points + 1):
+        k = (t - 1) * FILES // points
+        readings[k] += [f"reading({t},s{s},{t // 4 + rng.randint(0, 60)})." for s in range(10) if rng.random() < 0.4]
+        if rng.random() < 0.2:
+            limits[k].append(f"limit({t},s{rng.randrange(10)},{t // 4 + rng.randint(30, 70)}).")
+    _write_files(folder / "readings", readings)
+    _write_files(folder / "limits", limits)
+    return ["streamlog", "--program", str(folder / "p.sl"), "--stream", str(folder / "readings"),
+            "--also-stream", str(folder / "limits")]
+
+
+INPUTS = {"consistency": _consistency_input, "rules": _rules_input, "streamlog": _streamlog_input}
 
 
 def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
@@ -93,6 +133,27 @@ def output_lines(out: Path) -> Counter:
         with open(path, encoding="utf-8") as handle:
             lines.update(line.strip() for line in handle if line.strip())
     return lines
+
+
+def times_in_batch_order(out: Path) -> list[int]:
+    """The time of every model written under ``out``, reading batch=0, 1, ... and batch=final in that order."""
+    def order(path: Path):
+        n = path.name.split("=", 1)[1]
+        return (0, int(n)) if n.isdigit() else (1, 0)
+    times = []
+    for batch in sorted(out.glob("batch=*"), key=order):
+        for path in sorted(batch.glob("*.json")):
+            times += [json.loads(x)["time"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return times
+
+
+def _local_models(base: list[str]) -> Counter:
+    """The models of one local run of ``base`` (a ``streamlog`` command), as JSON values."""
+    done = subprocess.run([sys.executable, "-m", "srtopo", *base], env=cli_env(), capture_output=True, text=True,
+                          timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"the local run failed: {done.stderr[-2000:]}")
+    return Counter(json.dumps(json.loads(x), sort_keys=True) for x in done.stdout.splitlines() if x.strip())
 
 
 def _finish(command: list[str]) -> None:
@@ -136,31 +197,47 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
         started = time.perf_counter()
         _finish(_command(base, folder / "ref-ck", folder / "ref"))
         reference = output_lines(folder / "ref")
+        timed = kind == "streamlog"
+        extra = {}
+        if timed:
+            ordered = times_in_batch_order(folder / "ref")
+            extra["reference_in_time_order"] = ordered == sorted(set(ordered))
+            extra["reference_equals_local"] = _local_models(base) == Counter(
+                json.dumps(json.loads(x), sort_keys=True) for x in reference.elements())
         rows = []
         for _ in progress(range(trials), desc=f"kill -9 ({kind})"):
             row = trial(base, folder, rng)
             row["identical"] = row.pop("output") == reference
+            if timed:       # each model once, in time order, over the batches of both runs
+                times = times_in_batch_order(folder / "out")
+                row["in_time_order"] = times == sorted(set(times))
+                row["identical"] = row["identical"] and row["in_time_order"]
             rows.append(row)
         return {"kind": kind, "trials": trials, "identical": sum(r["identical"] for r in rows),
-                "reference_lines": sum(reference.values()), "seconds": round(time.perf_counter() - started, 1),
-                "rows": rows}
+                "reference_lines": sum(reference.values()), **extra,
+                "seconds": round(time.perf_counter() - started, 1), "rows": rows}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--kinds", default="consistency,rules")
+    parser.add_argument("--kinds", default=",".join(INPUTS))
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--out", default=str(RESULTS / "kill_campaign.json"))
     args = parser.parse_args(argv)
     results = [campaign(kind, args.trials, args.seed) for kind in args.kinds.split(",")]
     for r in results:
+        also = ""
+        if "reference_equals_local" in r:
+            also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
+                    f"local runner's, {'in' if r['reference_in_time_order'] else 'NOT in'} time order")
         print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "
-              f"({r['reference_lines']} lines, {r['seconds']} s)", file=sys.stderr)
+              f"({r['reference_lines']} lines, {r['seconds']} s){also}", file=sys.stderr)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "seed": args.seed, "campaigns": results},
                                          indent=1) + "\n", encoding="utf-8")
-    return 0 if all(r["identical"] == r["trials"] for r in results) else 1
+    return 0 if all(r["identical"] == r["trials"] and r.get("reference_equals_local", True)
+                    and r.get("reference_in_time_order", True) for r in results) else 1
 
 
 if __name__ == "__main__":

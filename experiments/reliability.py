@@ -5,8 +5,8 @@
     python -m experiments.reliability --quick    # 300 examples per parser, 2 kills per kind (~4 min)
 
 Sections: ``fuzz`` (``experiments.fuzz``), ``hostile`` (``experiments.hostile``: a stream with hostile lines
-against the clean one, on the local runner and Spark's two plans, and a real I-DLV-sr log), ``checkpoint`` (a
-checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
+against the clean one, on the local runner and Spark's two plans, a real I-DLV-sr log and a Streamlog stream),
+``checkpoint`` (a checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
 (``experiments.interrupt_campaign``: Ctrl-C and SIGTERM on every command and runner) and ``memory`` (what the
 choice-part benchmark measured over 10,000 time points, read from its results). The fast parts of each run in
 the test suite (tests/reliability, tests/spark).
@@ -82,6 +82,36 @@ def hostile_rows() -> list[dict]:
             same = reasons["local"] == reasons["spark"]
             rows.append(_row("hostile lines", "rules: local and Spark reject alike", "the same hostile log",
                              len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
+        rows += _streamlog_hostile_rows(Path(tmp))
+    return rows
+
+
+def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
+    from experiments.hostile import far_ahead_case, streamlog_case
+    from srtopo.runners import SparkOptions
+    rows, reasons, far = [], {}, {}
+    for engine, options in (("local", None), ("spark", SparkOptions())):
+        got = streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
+        reasons[engine] = got["reasons"]
+        ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
+        rows.append(_row("hostile lines", f"Streamlog (examples/sensors.sl), {engine}",
+                         f"4,000 fact lines + {got['hostile']} hostile lines of {got['kinds']} kinds", got["hostile"],
+                         f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean stream's "
+                         f"({got['outputs']:,}); {got['rejected']} rejected records, one per hostile line"
+                         + ("" if ok else f"; missed {got['missed']}"), ok))
+        far[engine] = far_ahead_case(engine, options, tmp / f"far-{engine}")
+    same = reasons["local"] == reasons["spark"]
+    rows.append(_row("hostile lines", "Streamlog: local and Spark reject alike", "the same hostile stream",
+                     len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
+    got = far["local"]
+    ok = got["rejected_itself"] and got["good_lines_rejected"] == 0 and got["identical"]
+    taken = ("rejected" if got["rejected_itself"] else "taken") + (", on both runners alike" if far["spark"] == got
+                                                                  else "; the runners DIFFER")
+    rows.append(_row("hostile lines", "Streamlog: a timestamp mistyped 10^9 ahead, local and Spark",
+                     f"`{got['text']}` at line {got['line']} of 400 fact lines", 1,
+                     f"{taken}: {got['good_lines_rejected']} of the {got['good_lines_after']} good lines after it "
+                     f"rejected as earlier than it, models {'identical' if got['identical'] else 'DIFFER'} "
+                     "(no largest gap for Streamlog streams)", ok and far["spark"] == got))
     return rows
 
 
@@ -144,16 +174,32 @@ def disk_rows() -> list[dict]:
     return rows
 
 
-def kill_rows(trials: int) -> list[dict]:
-    from experiments.kill_campaign import campaign
+def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
+    """The kill campaign's rows: run now, or read from the campaign's own results file (``saved``, written by
+    ``python -m experiments.kill_campaign``) for the kinds it holds."""
+    from experiments.kill_campaign import INPUTS, campaign
+    done, date = {}, None
+    if saved is not None:
+        results = json.loads(Path(saved).read_text(encoding="utf-8"))
+        done, date = {r["kind"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
-    for kind in ("consistency", "rules"):
-        r = campaign(kind, trials, seed=20)
+    for kind in INPUTS:
+        if saved is not None and kind not in done:
+            continue
+        r = done.get(kind) or campaign(kind, trials, seed=20)
+        n = r["trials"]
         within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
-        rows.append(_row("crashes", f"kill -9 and restart, {kind} on Spark",
-                         f"seeded random points ({within} of {trials} before the run ended)", trials,
-                         f"{r['identical']}/{trials} final outputs identical to the uninterrupted run's "
-                         f"({r['reference_lines']:,} lines)", r["identical"] == trials))
+        tried = f"seeded random points ({within} of {n} before the run ended)"
+        outcome = (f"{r['identical']}/{n} final outputs identical to the uninterrupted run's "
+                   f"({r['reference_lines']:,} lines)")
+        ok = r["identical"] == n
+        if "reference_equals_local" in r:
+            tried += ", a per-sensor program over two streams"
+            outcome += (", each model once and in time order over the batches; the uninterrupted run "
+                        f"{'equals' if r['reference_equals_local'] else 'DIFFERS from'} the local runner's")
+            ok = ok and r["reference_equals_local"] and r["reference_in_time_order"]
+        rows.append(dict(_row("crashes", f"kill -9 and restart, {kind} on Spark", tried, n, outcome, ok),
+                         **({"date": date} if date and kind in done else {})))
     return rows
 
 
@@ -161,20 +207,27 @@ def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
     by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
     from experiments.interrupt_campaign import CASES, campaign
-    done = {}
+    done, date = {}, None
     if saved is not None:
-        done = {r["case"]: r for r in json.loads(Path(saved).read_text(encoding="utf-8"))["campaigns"]}
+        results = json.loads(Path(saved).read_text(encoding="utf-8"))
+        done, date = {r["case"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
     for name, case in CASES.items():
         r = done.get(name) or campaign(case, trials, seed=130)
         n = r["trials"]
         left = sum(x["left_processes"] for x in r["rows"])
-        rows.append(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} runner",
-                         f"seeded random moments in {case.moments[0]}-{case.moments[1]} s, SIGINT to the group and "
-                         f"SIGTERM to the process in turn", n,
-                         f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes "
-                         "left" + (", the --once restart goes on from the checkpoint" if case.engine == "spark"
-                                   else ""), r["clean"] == n))
+        outcome = f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes left"
+        if case.engine == "spark":
+            started = sum("before the query started" not in x["last_line"] for x in r["rows"])
+            outcome += f", the --once restart goes on from the checkpoint; {started} of {n} stopped a running query"
+            stops = [x["stop_s"] for x in r["rows"] if "stop_s" in x and not x["ended_before_signal"]]
+            if stops:       # a signal while Spark starts is acted on once it has started
+                outcome += f"; exit {max(stops):.0f} s after the signal at most"
+        measured = r.get("date", date) if name in done else None
+        rows.append(dict(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} runner",
+                              f"seeded random moments in {case.moments[0]}-{case.moments[1]} s, SIGINT to the group "
+                              "and SIGTERM to the process in turn", n, outcome, r["clean"] == n),
+                         **({"date": measured} if measured else {})))
     return rows
 
 
@@ -266,6 +319,9 @@ def main(argv=None) -> int:
     parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and runner")
     parser.add_argument("--interrupt-results", metavar="JSON",
                         help="build the interrupt rows from a saved interrupt_campaign run instead of running it")
+    parser.add_argument("--kill-results", metavar="JSON",
+                        help="build the kill rows of the kinds a saved kill_campaign run holds instead of running "
+                             "them (the other kinds' rows are kept from the last run)")
     parser.add_argument("--quick", action="store_true", help="300 fuzz examples, 2 kills per kind")
     parser.add_argument("--markdown", default=str(ROOT / "RELIABILITY.md"))
     parser.add_argument("--out", default=str(RESULTS / "reliability.json"))
@@ -280,10 +336,14 @@ def main(argv=None) -> int:
     previous = json.loads(Path(args.out).read_text(encoding="utf-8")).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
-                "kill": lambda: kill_rows(args.kills), "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
+                "kill": lambda: kill_rows(args.kills, args.kill_results),
+                "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
                 "overload": overload_rows, "memory": memory_rows}
     for section in sections:
-        rows += [dict(r, section=section, date=time.strftime("%Y-%m-%d")) for r in builders[section]()]
+        built = [dict(r, section=section, date=r.get("date") or time.strftime("%Y-%m-%d")) for r in builders[section]()]
+        if section == "kill" and args.kill_results:      # the kinds the saved run does not hold
+            rows += [r for r in previous if r.get("section") == section and r["test"] not in {b["test"] for b in built}]
+        rows += built
     rows.sort(key=lambda r: SECTIONS.index(r["section"]))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")

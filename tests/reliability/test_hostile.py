@@ -2,12 +2,12 @@
 on every runner, a 4,000-statement stream with 400 hostile lines mixed in gives exactly the clean stream's
 reports and exactly 400 rejected records, one at each hostile line; the same for a real I-DLV-sr log (the ICLP
 2021 Content Caching input) with 120 hostile lines, on the local runner and on Spark, which reject the same
-lines for the same reasons."""
+lines for the same reasons; the same for a Streamlog stream of sensor readings with hostile fact lines."""
 from __future__ import annotations
 
 import pytest
 
-from experiments.hostile import TNT, consistency_case, rules_case
+from experiments.hostile import TNT, consistency_case, far_ahead_case, fact_kinds, rules_case, streamlog_case
 from srtopo.runners import SparkOptions
 
 
@@ -30,3 +30,20 @@ def test_hostile_lines_in_a_real_idlvsr_log_change_no_model(spark, tmp_path):
         assert got["clean_rejected"] == 0 and got["rejected"] == got["hostile"] == 120
         assert got["rejected_at_the_hostile_lines"], got["missed"]
     assert on_spark["reasons"] == local["reasons"]
+
+
+def test_hostile_fact_lines_in_a_streamlog_stream_change_no_model(spark, tmp_path):
+    local = streamlog_case("local", None, tmp_path / "local", facts=1500, count=150)
+    on_spark = streamlog_case("spark", SparkOptions(), tmp_path / "spark", facts=1500, count=150)
+    for got in (local, on_spark):
+        assert got["outputs"] > 100 and got["identical"], got
+        assert got["kinds"] == len(fact_kinds(1))
+        assert got["clean_rejected"] == 0 and got["rejected"] == got["hostile"] == 150
+        assert got["rejected_at_the_hostile_lines"], got["missed"]
+    assert on_spark["reasons"] == local["reasons"]
+
+
+def test_a_streamlog_timestamp_mistyped_far_ahead_is_taken_alike_on_both_runners(spark, tmp_path):
+    """A well-formed fact whatever its timestamp: both runners decide the same for it and for the lines after it."""
+    local = far_ahead_case("local", None, tmp_path / "local", facts=100)
+    assert far_ahead_case("spark", SparkOptions(), tmp_path / "spark", facts=100) == local

@@ -8,10 +8,10 @@ import pytest
 
 from experiments.interrupt_campaign import CASES, trial
 
-#: (case, moment in seconds, SIGTERM?): local runs once each way; Spark once after its first batches and once
-#: during the JVM's start-up (restarts from a checkpoint: tests/spark/test_kill.py and the campaign)
+#: (case, moment in seconds, SIGTERM?): local runs once each way; Spark after its first batches (check, streamlog)
+#: and during the JVM's start-up (reason) (restarts from a checkpoint: tests/spark/test_kill.py and the campaign)
 SLICE = [("check-local", 1.5, False), ("reason-local", 1.5, True), ("streamlog-local", 1.5, False),
-         ("check-spark", 14.0, False), ("reason-spark", 1.0, True)]
+         ("check-spark", 14.0, False), ("reason-spark", 1.0, True), ("streamlog-spark", 20.0, True)]
 
 
 @pytest.mark.parametrize("name,moment,sigterm", SLICE, ids=[f"{c}-{'term' if t else 'int'}" for c, _, t in SLICE])
