@@ -111,7 +111,7 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
                      f"`{got['text']}` at line {got['line']} of 400 fact lines", 1,
                      f"{taken}: {got['good_lines_rejected']} of the {got['good_lines_after']} good lines after it "
                      f"rejected as earlier than it, models {'identical' if got['identical'] else 'DIFFER'} "
-                     "(no largest gap for Streamlog streams)", ok and far["spark"] == got))
+                     "(--max-gap, default 86,400 timestamps)", ok and far["spark"] == got))
     return rows
 
 

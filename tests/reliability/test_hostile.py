@@ -43,7 +43,10 @@ def test_hostile_fact_lines_in_a_streamlog_stream_change_no_model(spark, tmp_pat
     assert on_spark["reasons"] == local["reasons"]
 
 
-def test_a_streamlog_timestamp_mistyped_far_ahead_is_taken_alike_on_both_runners(spark, tmp_path):
-    """A well-formed fact whatever its timestamp: both runners decide the same for it and for the lines after it."""
+def test_a_streamlog_timestamp_mistyped_far_ahead_is_rejected_alike_on_both_runners(spark, tmp_path):
+    """A fact more than --max-gap timestamps after its stream's latest is one rejected record, and every good line
+    after it is taken as if it had not been sent, on both runners."""
     local = far_ahead_case("local", None, tmp_path / "local", facts=100)
+    assert local["rejected_itself"] and local["good_lines_rejected"] == 0 and local["identical"], local
+    assert any("ahead: timestamp" in reason for _line, reason in local["reasons"])
     assert far_ahead_case("spark", SparkOptions(), tmp_path / "spark", facts=100) == local

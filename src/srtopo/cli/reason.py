@@ -1,7 +1,6 @@
 """``srtopo reason``: run an I-DLV-sr program over a stream with clingo, one JSON line per time point."""
 from __future__ import annotations
 
-import argparse
 import sys
 
 from srtopo.cli import running
@@ -10,7 +9,7 @@ from srtopo.cli.parsing import Refused
 from srtopo.errors import UsageError
 from srtopo.io.sources import AtomLog
 from srtopo.ir.run import MAX_GAP
-from srtopo.runners.protocol import positive
+from srtopo.runners.protocol import max_gap, positive
 
 
 def register(subparsers, parents=()) -> None:
@@ -34,7 +33,7 @@ def register(subparsers, parents=()) -> None:
                         help="allowed lateness in time points: a record more than this behind the latest time point "
                              "of its own stream is rejected as late (default 0: a log line is evaluated on arrival, "
                              "as in I-DLV-sr, and one behind its stream's latest is late)")
-    parser.add_argument("--max-gap", type=_gap, default=MAX_GAP, metavar="N|none",
+    parser.add_argument("--max-gap", type=max_gap, default=MAX_GAP, metavar="N|none",
                         help=f"reject a record more than N time points after the latest of its stream, as a mistyped "
                              f"timestamp would be (default {MAX_GAP}: a day of seconds; 'none' accepts any gap)")
     parser.add_argument("--t-duplicate", dest="duplicates", action="store_true",
@@ -83,16 +82,6 @@ def refuse_idle_strategy(args, topology) -> None:
         raise UsageError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
                          f"unstratified negation); {args.program} has none",
                          hint="leave --strategy out, or give auto, incremental or restart")
-
-
-def _gap(text: str) -> int | None:
-    """A count >= 1 (``positive``), or ``none``."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        return positive(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'none', got {text!r}") from None
 
 
 def run(args) -> int:

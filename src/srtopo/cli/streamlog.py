@@ -8,7 +8,8 @@ from srtopo.cli import running
 from srtopo.cli.running import NothingUsable
 from srtopo.errors import UsageError
 from srtopo.io.sources import FactLines
-from srtopo.runners.protocol import positive
+from srtopo.ir.run import MAX_GAP
+from srtopo.runners.protocol import max_gap, positive
 from srtopo.streamlog import UNIONS, explain, load_program
 from srtopo.streamlog.compile import compile_program
 
@@ -32,6 +33,9 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--retain", type=int, default=None, metavar="N",
                         help="keep only the last N timestamps of facts (bounded state for long runs; rules that "
                              "look further back then see less)")
+    parser.add_argument("--max-gap", type=max_gap, default=MAX_GAP, metavar="N|none",
+                        help=f"reject a fact more than N timestamps after the latest of its stream, as a mistyped "
+                             f"timestamp would be (default {MAX_GAP}; 'none' accepts any gap)")
     parser.add_argument("--files-per-batch", type=positive, default=None,
                         help="spark: at most this many new files of a directory per micro-batch (the batch size)")
     parser.add_argument("--explain", action="store_true",
@@ -62,7 +66,7 @@ def run(args) -> int:
             return 0
         raise UsageError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT")
     topology = compile_program(program, union=args.union, retain=args.retain)
-    runner, config, sink = running.start(args, kind="streamlog")
+    runner, config, sink = running.start(args, max_gap=args.max_gap, kind="streamlog")
     specs = [args.stream] + list(args.also_stream)
     result = runner.run(topology, [FactLines(spec, args.idle, args.files_per_batch) for spec in specs], config, sink)
     running.finish(sink, args.rejected_out)

@@ -83,3 +83,14 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return value
+
+
+def max_gap(text: str) -> int | None:
+    """``--max-gap``: a count >= 1 (``positive``), or ``none``."""
+    import argparse
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return positive(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 or 'none', got {text!r}") from None

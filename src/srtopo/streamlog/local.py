@@ -17,7 +17,7 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
     stage = topology.stages[0]
     program = parse_program(stage.program, stage.file).check()
     streamlog = Streamlog(program, [s.describe() for s in sources], topology.source.union, stage.retain,
-                          on_reject=sink.reject)
+                          on_reject=sink.reject, max_gap=config.max_gap)
     counters.stages = [StageCounters(stage.id, tasks=1, seconds=None, window_rows=None, window_peak=None)]
     idle = next((s.idle for s in sources if getattr(s, "idle", None)), None)
     try:

@@ -81,14 +81,17 @@ class Streamlog:
     timestamps that became complete. ``rejected`` holds the lines that could not be used."""
 
     def __init__(self, program: Program, streams=("stream",), union: str = "synchronized",
-                 retain: int | None = None, on_reject=None):
+                 retain: int | None = None, on_reject=None, max_gap: int | None = None):
         """``on_reject``: called with each RejectedRecord as it happens (then ``rejected`` stays empty, so that a
-        long run does not keep them all)."""
+        long run does not keep them all). ``max_gap``: a fact more than this many timestamps after the latest of
+        its stream is rejected (None: any gap), since a mistyped timestamp far ahead would otherwise make every
+        later good fact of the stream out of order."""
         if union not in UNIONS:
             raise TopologyError(f"unknown union {union!r}", hint="use one of " + ", ".join(UNIONS))
         if not streams:
             raise TopologyError("a Streamlog run reads at least one stream")
         self.program = program
+        self.max_gap = max_gap
         self.evaluator = Evaluator(program, retain)
         self.union = union
         self.sources = [_Source(str(name)) for name in streams]
@@ -177,6 +180,10 @@ class Streamlog:
         if source.last is not None and ts < source.last:
             return (f"timestamp {ts} is earlier than {source.last}, already seen in this stream (a stream's facts "
                     "come in non-decreasing timestamp order)")
+        if self.max_gap is not None and source.last is not None and ts - source.last > self.max_gap:
+            return (f"ahead: timestamp {ts} is more than {self.max_gap} after {source.last}, the latest of this "
+                    "stream (a mistyped timestamp? if the stream has gaps this long, raise --max-gap or give "
+                    "--max-gap none)")
         if ts <= source.punct_passed:
             return f"timestamp {ts} is below this stream's punctuation {int(source.punct_passed) + 1}"
         if ts <= self.evaluated:

@@ -42,11 +42,13 @@ MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>"
 class StreamlogJob(MicroBatchJob):
     output_columns = MODEL_COLUMNS
 
-    def __init__(self, spark, topology: Topology, names: list[str], history: int = 10000):
+    def __init__(self, spark, topology: Topology, names: list[str], history: int = 10000,
+                 max_gap: int | None = None):
         super().__init__(spark, history)
         from srtopo.streamlog.program import parse_program
         self.topology = topology
         self.names = names
+        self.max_gap = max_gap
         stage = topology.stages[0]
         self.program = parse_program(stage.program, stage.file).check()
         self._held = None            # (entry id, evaluator): the evaluator as that entry's state has it
@@ -67,7 +69,7 @@ class StreamlogJob(MicroBatchJob):
             return engine
         stage = self.topology.stages[0]
         engine = Streamlog(self.program, self.names, self.topology.source.union, stage.retain,
-                           on_reject=rejected.append)
+                           on_reject=rejected.append, max_gap=self.max_gap)
         if previous is not None:
             state = slstate.read(self.fs, self.store, previous[0])
             if state is not None:
@@ -179,7 +181,8 @@ class StreamlogOnSpark(ModelKind):
         return out
 
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
-        return StreamlogJob(spark, topology, [f"stream {k + 1}" for k in range(n_sources)])   # rows name their file
+        return StreamlogJob(spark, topology, [f"stream {k + 1}" for k in range(n_sources)],   # rows name their file
+                            max_gap=config.max_gap)
 
 
 JOB = StreamlogOnSpark()
