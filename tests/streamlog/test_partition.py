@@ -101,14 +101,15 @@ def sensor_feed(seed: int, sensors: int = 12, hostile: bool = False) -> list:
         lines, t = [], rng.randint(0, 3) + 4 * k
         for _ in range(25):
             lines += [f"reading({t},s{rng.randint(1, sensors)},{rng.randint(0, 99)})." for _ in range(rng.randint(1, 4))]
+            following = t + rng.choice((0, 1, 1, 2))
             if rng.random() < 0.2:
-                lines.append(f"#punctuation {t + 1}.")
+                lines.append(f"#punctuation {following}.")
             if hostile and rng.random() < 0.3:
                 lines.append(rng.choice([NotUtf8("reading(\ufffd,s1,3)."), "reading(5,s1,3", "reading(x,s1,2).",
                                          f"reading({t},s1,99999999999999999999).", "#comment.", "small(3).",
                                          f"reading({t - 2},s2,1).", "reading(99999999,s3,1).", "% skipped", "",
                                          "reading(3).", f"other({t},s4)."]))
-            t += rng.choice((0, 1, 1, 2))
+            t = following
         per.append(lines)
     return sorted([(k, n, line) for k, lines in enumerate(per) for n, line in enumerate(lines, start=1)],
                   key=lambda x: (x[1], x[0]))
