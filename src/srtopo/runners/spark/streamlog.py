@@ -156,7 +156,8 @@ ROUTED_COLUMNS = ("part INT, src INT, fo BIGINT, file STRING, seq BIGINT, line B
                   "raw STRING")
 ROUTED_FIELDS = ("part", "src", "fo", "file", "seq", "line", "what", "ts", "raw")
 #: what a partition's task returns: model parts, rejected records (with their place, for the sort), its state,
-#: its counters (``atoms``: facts, rejected, unused, punctuations, lines)
+#: its counters (``atoms``: facts, rejected, unused, punctuations, lines pushed, 1 if its evaluator was built
+#: (restored from the state) rather than kept from the batch before)
 PART_COLUMNS = ("kind STRING, part INT, time BIGINT, atoms ARRAY<STRING>, src INT, fo BIGINT, file STRING, "
                 "seq BIGINT, source STRING, line BIGINT, text STRING, reason STRING")
 STATE, HELLO = "state", "hello"
@@ -181,6 +182,12 @@ _KEEP = 16
 _PROGRAMS: dict = {}
 
 
+def _literal(path: str) -> str:
+    """A path Spark's reader takes as it is, not as a glob (a checkpoint may be named ``ck-local[2]``)."""
+    from srtopo.runners.spark.sources import _GLOB_CHARS
+    return "".join("\\" + c if c in _GLOB_CHARS else c for c in path)
+
+
 def _evaluator(spec: PartitionSpec, part: int, continues: str | None, state: str | None, on_reject):
     """The partition's evaluator as the entry with token ``continues`` left it: kept from that batch, or
     restored from ``state`` (None: a new one)."""
@@ -190,14 +197,14 @@ def _evaluator(spec: PartitionSpec, part: int, continues: str | None, state: str
     if kept is not None and continues is not None and kept[0] == continues:
         engine = kept[1]
         engine.on_reject = on_reject
-        return engine
+        return engine, False
     program = _PROGRAMS.get(spec.key)
     if program is None:
         program = _PROGRAMS[spec.key] = parse_program(spec.program, spec.file).check()
     engine = KeyPartition(program, spec.streams, spec.union, spec.retain, spec.routing, part, on_reject)
     if state is not None:
         engine.restore(json.loads(state))
-    return engine
+    return engine, True
 
 
 def _keep(spec: PartitionSpec, part: int, token: str, engine) -> None:
@@ -244,7 +251,7 @@ def partition_task(spec: PartitionSpec, continues: str | None, token: str, finis
 
         def reject(record):
             rejected.append((*place[0], record))
-        engine = _evaluator(spec, part, continues, state, reject)
+        engine, built = _evaluator(spec, part, continues, state, reject)
         before = engine.counters.to_dict()
         engine.visited = []
         atoms: dict = {}
@@ -266,7 +273,8 @@ def partition_task(spec: PartitionSpec, continues: str | None, token: str, finis
                for t in engine.visited]
         out += [("rejected", part, None, None, src, fo, file, seq, r.source, r.line, r.text, r.reason)
                 for src, fo, file, seq, r in rejected]
-        out.append(("metrics", part, None, [str(n) for n in counts + [sum(r[6] == PUSH for r in lines)]],
+        counts += [sum(r[6] == PUSH for r in lines), int(built)]
+        out.append(("metrics", part, None, [str(n) for n in counts],
                     None, None, None, None, None, None, None, None))
         if not finish:
             out.append((STATE, part, None, None, None, None, None, None, None, None, json.dumps(engine.state()),
@@ -319,6 +327,7 @@ class KeyedStreamlogJob(MicroBatchJob):
         written = got["written"]
         record = {"tuples": got["facts"], "malformed": got["rejected"], "irrelevant": got["unused"],
                   "reports": written, "late": 0, "lines": got["lines"],
+                  "evaluators_built": got["built"],      # the others were kept in their worker from the batch before
                   "extra": {"timestamps": got["timestamps"], "punctuations": got["punctuations"]},
                   "stages": {self.stage.id: {"records_in": got["facts"], "derived": written,
                                              "tasks": self.partitions}},
@@ -353,7 +362,7 @@ class KeyedStreamlogJob(MicroBatchJob):
                               f"FROM range({n})").selectExpr(*self._routed_casts())
             if previous is not None:
                 states = spark.read.schema("part INT, text STRING") \
-                    .json(f"{self.store.entry(previous[0])}/kind={STATE}")
+                    .json(_literal(f"{self.store.entry(previous[0])}/kind={STATE}"))
                 frame = frame.unionByName(states.selectExpr(
                     "part", "NULL AS src", "NULL AS fo", "NULL AS file", "NULL AS seq", "NULL AS line",
                     f"{q(STATE)} AS what", "NULL AS ts", "text AS raw").selectExpr(*self._routed_casts()))
@@ -371,7 +380,7 @@ class KeyedStreamlogJob(MicroBatchJob):
         rejected records in the sources' order, each partition's state; the counters summed."""
         merged: dict = {}
         rejected, states = [], []
-        totals = dict.fromkeys(("facts", "rejected", "unused", "punctuations", "lines"), 0)
+        totals = dict.fromkeys(("facts", "rejected", "unused", "punctuations", "lines", "built"), 0)
         for tag, part, time, atoms, src, fo, file, seq, source, line, text, reason in rows:
             if tag == "model":
                 merged.setdefault(time, set()).update(atoms or ())
