@@ -98,3 +98,6 @@ def test_skewed_sources_hostile_lines_and_a_restart_over_a_growing_stream(spark,
     assert _rejected(tmp_path / "rejected") == expected
     out_of_order = [r for r in expected if "earlier than 99999999" in r[3]]
     assert len(expected) - len(out_of_order) == len(hostile) and len(out_of_order) > 20
+    # the checkpoint holds three partitions' states: another number of partitions is refused, in one line
+    assert main(args[:args.index("--partitions")] + ["--partitions", "2"] + args[args.index("--partitions") + 2:]) == 2
+    assert "holds the state of 3 partition(s)" in capsys.readouterr().err

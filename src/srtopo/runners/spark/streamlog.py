@@ -57,6 +57,7 @@ from srtopo.runners.spark.kind import ModelKind
 from srtopo.runners.spark.rules import BATCH_CONF, _arrow_batch, _arrow_rows, arrow_schema, representatives
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.sql import sql_string as q
+from srtopo.runners.spark.store import BatchStore
 from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, session_conf
 from srtopo.runners.spark.streaming import columns as _columns
 from srtopo.streamlog.partition import PUSH, Routing
@@ -76,12 +77,24 @@ class StreamlogJob(MicroBatchJob):
         stage = topology.stages[0]
         self.program = parse_program(stage.program, stage.file).check()
 
+    def start(self, frames: list, checkpoint: str, sinks, **kwargs):
+        """A checkpoint of a keyed run is refused before the query starts (its error would be a batch's)."""
+        self._check(BatchStore(self.fs, checkpoint.rstrip("/") + "/store").last_completed())
+        return super().start(frames, checkpoint, sinks, **kwargs)
+
+    @staticmethod
+    def _check(previous) -> None:
+        if previous is not None and previous[1].get("partitions"):
+            raise TopologyError(f"the checkpoint holds the states of {previous[1]['partitions']} key partitions; "
+                                "this run evaluates the program in one", hint="start a new checkpoint")
+
     def _streamlog(self, previous, rejected: list):
         """The evaluator as the batch ``previous`` (id, meta) left it, or a new one."""
         from srtopo.streamlog.streams import Streamlog
         stage = self.topology.stages[0]
         engine = Streamlog(self.program, self.names, self.topology.source.union, stage.retain,
                            on_reject=rejected.append)
+        self._check(previous)
         if previous is not None:
             text = self.fs.read_text(f"{self.store.entry(previous[0])}/{STATE_FILE}")
             if text is not None:
@@ -308,6 +321,11 @@ class KeyedStreamlogJob(MicroBatchJob):
             self._spec = PartitionSpec(stage.program, stage.file, self.names, self.topology.source.union,
                                        stage.retain, self.routing, hashlib.sha256(ident.encode()).hexdigest()[:16])
         return self._spec
+
+    def start(self, frames: list, checkpoint: str, sinks, **kwargs):
+        """A checkpoint of another number of partitions is refused before the query starts."""
+        self._check(BatchStore(self.fs, checkpoint.rstrip("/") + "/store").last_completed())
+        return super().start(frames, checkpoint, sinks, **kwargs)
 
     def _check(self, previous) -> None:
         if previous is not None and previous[1].get("partitions") != self.partitions:
