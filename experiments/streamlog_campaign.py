@@ -1,7 +1,8 @@
 """Streamlog on every runner against the whole-stream oracle: random sequential programs (each on one source and
 on two skewed sources with punctuation, cut into micro-batches) and the slides' examples, on the local runner and
 on Spark local[2], compared with the oracle of ``tests.streamlog.test_differential`` (the program and every fact
-solved once by clingo). The suite runs a slice of this (tests/runners/test_streamlog.py).
+solved once by clingo). A keyed program (``streamlog.partition.keyed``) runs on Spark in key partitions: in two
+and in three. The suite runs a slice of this (tests/runners/test_streamlog.py, tests/spark/test_streamlog_keys.py).
 
     python -m experiments.streamlog_campaign --programs 120      # results in experiments/results/streamlog_campaign.json
 """
@@ -30,12 +31,16 @@ def main(argv=None) -> int:
     from srtopo.runners.spark.session import get_session
     from srtopo.streamlog import parse_program
     from srtopo.streamlog.compile import compile_program
+    from srtopo.streamlog.partition import keyed
     from srtopo.testing import run_topology
     from tests.runners.test_streamlog import per_source
     from tests.streamlog.test_differential import EXAMPLES, first_difference, oracle, random_case
 
     get_session(master=args.master, app_name="srtopo-streamlog-campaign", shuffle_partitions=2)
     runners = {"local": (get_runner("local"), LocalOptions()), "spark": (get_runner("spark"), SparkOptions())}
+    #: a keyed case runs on Spark in two and in three key partitions (one run each, in place of the default)
+    in_partitions = {"spark[2]": (get_runner("spark"), SparkOptions(partitions=2)),
+                     "spark[3]": (get_runner("spark"), SparkOptions(partitions=3))}
     cases = []
     for seed in range(args.programs):
         text, _features, feeds = random_case(seed)
@@ -44,27 +49,39 @@ def main(argv=None) -> int:
     for name, (text, oracle_text, make_feed, nsources) in EXAMPLES.items():
         for seed in range(3):
             cases.append((f"{name}, seed {seed}", text, oracle_text, make_feed(seed), nsources, 2))
-    failures, seconds = [], {name: 0.0 for name in runners}
+    failures, seconds = [], {name: 0.0 for name in list(runners) + list(in_partitions)}
+    counts = {"keyed": 0, "unkeyed": 0, "runs": 0}
     started = time.perf_counter()
     for where, text, oracle_text, feed, nsources, batches in progress(cases, desc="streamlog cases"):
         expected = oracle(oracle_text or text, [x for _s, _n, x in feed if not x.startswith("#")])
-        topology = compile_program(parse_program(text, "case.sl"))
-        for name, (runner, options) in runners.items():
+        program = parse_program(text, "case.sl")
+        topology = compile_program(program)
+        split = keyed(program, topology.stages[0].key, topology.source.union, None)
+        counts["keyed" if split else "unkeyed"] += 1
+        chosen = dict(runners, **in_partitions) if split else runners
+        if split:
+            del chosen["spark"]
+        for name, (runner, options) in chosen.items():
+            counts["runs"] += 1
             t0 = time.perf_counter()
             result = run_topology(runner, topology, per_source(feed, nsources, batches), options=options)
             seconds[name] += time.perf_counter() - t0
             got = [(m.time, m.atoms) for m in result.models]
+            if name != "local" and split and result.counters.stages[0].tasks != options.partitions:
+                failures.append({"case": where, "runner": name, "difference": "not run in key partitions"})
             if got != expected or result.rejected:
                 failures.append({"case": where, "runner": name, "difference": first_difference(got, expected),
                                  "rejected": [str(r) for r in result.rejected][:5]})
                 log(f"FAILED {where} on {name}: {failures[-1]['difference']}")
     report = {"date": time.strftime("%Y-%m-%d"), "master": args.master, "programs": args.programs,
-              "cases": len(cases), "runs": len(cases) * len(runners), "failures": failures,
+              "cases": len(cases), "keyed_cases": counts["keyed"], "unkeyed_cases": counts["unkeyed"],
+              "runs": counts["runs"], "failures": failures,
               "seconds": {k: round(v, 1) for k, v in seconds.items()},
               "wall_s": round(time.perf_counter() - started, 1)}
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    log(f"{len(cases)} cases on {', '.join(runners)}: {len(failures)} differences from the oracle "
-        f"(local {seconds['local']:.0f} s, spark {seconds['spark']:.0f} s); written to {args.out}")
+    log(f"{len(cases)} cases ({counts['keyed']} keyed: on Spark in 2 and in 3 key partitions; {counts['unkeyed']} "
+        f"not split: on Spark in one), {counts['runs']} runs: {len(failures)} differences from the oracle "
+        f"({', '.join(f'{k} {v:.0f} s' for k, v in seconds.items())}); written to {args.out}")
     return 1 if failures else 0
 
 

@@ -1,6 +1,7 @@
 """Exactly-once for Streamlog topologies: a stream of per-sensor readings in eight files, ``streamlog --engine
 spark`` killed with SIGKILL as a later batch starts writing its store entry and restarted; the models written
-over both runs equal one local run over the whole stream."""
+over both runs equal one local run over the whole stream. The program is keyed by the sensor, so it runs in key
+partitions (two on local[2]), each with its state in the store."""
 import json
 import os
 import random
@@ -42,3 +43,6 @@ def test_sigkill_then_restart_gives_the_local_models(spark, tmp_path):
                   for f in sorted(part.glob("*.json")) for line in f.read_text().splitlines() if line.strip()),
                  key=lambda m: m["time"])
     assert got == expected and len(expected) > 10
+    entries = sorted(p for p in (tmp_path / "ck" / "store").iterdir() if p.name.isdigit())
+    assert sorted(f.name for f in (entries[-1] / "kind=state").iterdir() if not f.name.startswith(".")) == [
+        "part-00000.json", "part-00001.json"]

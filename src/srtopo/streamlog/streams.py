@@ -255,6 +255,9 @@ class Streamlog:
 
     # --- evaluation -------------------------------------------------------------------------------------------
 
+    def _evaluated(self, now: int) -> None:
+        """Called once per timestamp evaluated (a key partition counts them)."""
+
     def bound(self) -> float:
         """Every timestamp up to this one is complete."""
         passed = [s.passed(self.union) for s in self.sources]
@@ -269,6 +272,7 @@ class Streamlog:
             atoms, later = self.evaluator.evaluate(now, inputs)
             self.evaluated = now
             self.counters.timestamps += 1
+            self._evaluated(now)
             for ts in later:
                 if ts not in self.pending:
                     self.pending[ts] = {}

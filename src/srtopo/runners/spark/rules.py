@@ -162,8 +162,20 @@ def parse_task(origin: dict, unit_us: int, number_scale, width: int, batch: int)
     return parse
 
 
-#: partition count -> a grouping value per shuffle partition (``RulesJob._representatives``)
+#: partition count -> a grouping value per shuffle partition (``representatives``)
 _REPRESENTATIVES: dict[int, list[int]] = {}
+
+
+def representatives(spark, n: int) -> list[int]:
+    """Per partition p, a grouping value that Spark's hash partitioning sends to shuffle partition p: one
+    group per task, whatever Murmur3 does with small integers (found once per driver and partition count:
+    they depend on Spark's hash function alone)."""
+    if n not in _REPRESENTATIVES:
+        rows = spark.sql(f"SELECT p, min(id) AS r FROM (SELECT id, pmod(hash(id), {n}) AS p FROM range({n * 64})) "
+                         "GROUP BY p").collect()
+        reps = {int(r["p"]): int(r["r"]) for r in rows}
+        _REPRESENTATIVES[n] = [reps[p] for p in range(n)]
+    return _REPRESENTATIVES[n]
 
 
 class RulesJob(MicroBatchJob):
@@ -227,16 +239,7 @@ class RulesJob(MicroBatchJob):
         return self._broadcasts
 
     def _representatives(self, spark) -> list[int]:
-        """Per partition p, a grouping value that Spark's hash partitioning sends to shuffle partition p: one
-        group per task, whatever Murmur3 does with small integers (found once per driver and partition count:
-        they depend on Spark's hash function alone)."""
-        n = self.partitions
-        if n not in _REPRESENTATIVES:
-            rows = spark.sql(f"SELECT p, min(id) AS r FROM (SELECT id, pmod(hash(id), {n}) AS p FROM range({n * 64})) "
-                             "GROUP BY p").collect()
-            reps = {int(r["p"]): int(r["r"]) for r in rows}
-            _REPRESENTATIVES[n] = [reps[p] for p in range(n)]
-        return _REPRESENTATIVES[n]
+        return representatives(spark, self.partitions)
 
     def _previous(self, spark, previous) -> None:
         """The previous entry's rows (every kind) as a view, or an empty one."""

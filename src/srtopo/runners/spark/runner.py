@@ -52,8 +52,9 @@ class SparkOptions:
     stage, each with its parallelism); once: process what the sources hold now and stop (else run until
     stopped); trigger: micro-batch interval in seconds (None: as soon as possible); shuffle_partitions: of a
     new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here;
-    partitions: key partitions of keyed rule stages (None: the session's default parallelism); strategy: how
-    rule stages use clingo (``srtopo.solving.STRATEGIES``, the program argument ``reason --strategy``)."""
+    partitions: key partitions of keyed rule and Streamlog stages (None: the session's default parallelism);
+    strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``, the program argument ``reason
+    --strategy``)."""
     master: str | None = None
     physical_plan: str = "fused"
     once: bool = True
@@ -223,7 +224,7 @@ class SparkRunner:
     #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
     flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
                                   "trigger": None, "metrics_out": None, "shuffle_partitions": None,
-                                  "partitions": ("rules",)}
+                                  "partitions": ("rules", "streamlog")}
 
     def __init__(self, spark=None):
         self._spark = spark
@@ -356,7 +357,7 @@ class SparkRunner:
         g.add_argument("--shuffle-partitions", type=positive, default=None,
                        help="spark.sql.shuffle.partitions of a new session (default 4)")
         g.add_argument("--partitions", type=positive, default=None,
-                       help="key partitions of keyed rule stages (default: the session's default parallelism)")
+                       help="key partitions of keyed rule and Streamlog stages (default: the session's default parallelism)")
 
     @staticmethod
     def options_from_args(args) -> SparkOptions:
