@@ -299,6 +299,8 @@ def main(argv=None) -> int:
     parser.add_argument("--per-file", type=int, default=20, help="time points a file (a micro-batch on Spark)")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--restart", default="incremental,rl", help="strategies of the restart runs ('' none)")
+    parser.add_argument("--restart-per-file", type=int, default=10,
+                        help="time points a file in the restart runs (a batch's time on either side of the restart)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
@@ -329,13 +331,34 @@ def main(argv=None) -> int:
     problems = [(p, n) for p, n in (("qc", args.qc), ("pup", args.pup)) if n]
     rows, restart_rows, failures = [], [], []
     started = time.perf_counter()
+
+    def write() -> None:
+        """The results so far (after each problem and each restart run: a stopped run leaves them behind)."""
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shown = {k: v for k, v in vars(args).items() if k != "worker"}
+        out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "args": shown, "cpus": os.cpu_count(),
+                                   "rows": rows, "restart": restart_rows, "failures": failures,
+                                   "wall_s": round(time.perf_counter() - started, 1)}, indent=1) + "\n",
+                       encoding="utf-8")
+        fields = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local",
+                  "latency_p50_ms", "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms",
+                  "per_point_p95_ms", "rss_mb", "driver_mb", "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
+        with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+            writer.writeheader()
+            for r in rows:
+                memory = r.get("memory_mb", {})
+                writer.writerow({**r, "driver_mb": memory.get("driver_python"), "jvm_mb": memory.get("jvm_peak"),
+                                 "workers_mb": memory.get("workers_peak"), "load": " ".join(map(str, r["load_after"]))})
+        _plot(rows, out.with_suffix(".png"))
     with tempfile.TemporaryDirectory(prefix="srtopo-bench-choice-spark-") as tmp:
         for problem, size in problems:
             lines = stream_lines(problem, size, args.points, args.seed)
             folder = Path(tmp, problem, "in")
             write_files(folder, lines, args.per_file)
             half = Path(tmp, problem, "half")
-            restart_at = (len(lines) // args.per_file // 2) * args.per_file
+            restart_at = (len(lines) // args.restart_per_file // 2) * args.restart_per_file
             write_files(half, lines[restart_at:], args.per_file)
             local = {}
             for strategy in progress(strategies, desc=f"{problem} {size} local"):
@@ -371,9 +394,10 @@ def main(argv=None) -> int:
                         row["spark_over_local_whole_run"] = round(r["tps"] / local[strategy]["tps"], 4)
                     rows.append(row)
                     _print(row)
+            write()
             for strategy in progress(restarts, desc=f"{problem} {size} restart"):
                 try:
-                    r = restart_case(problem, size, strategy, lines, args.per_file, Path(tmp, problem),
+                    r = restart_case(problem, size, strategy, lines, args.restart_per_file, Path(tmp, problem),
                                      args.master, args.partitions)
                 except RuntimeError as error:
                     failures.append(f"{problem} {size} {strategy} restart: {error}")
@@ -381,8 +405,8 @@ def main(argv=None) -> int:
                 if strategy in local and "after_restart_ms" in local[strategy]:
                     from srtopo.measure import percentile
                     lat = local[strategy]["latency_ms"]
-                    before = lat[restart_at - AROUND * args.per_file:restart_at]
-                    after = local[strategy]["after_restart_ms"][:AROUND * args.per_file]
+                    before = lat[restart_at - AROUND * args.restart_per_file:restart_at]
+                    after = local[strategy]["after_restart_ms"][:AROUND * args.restart_per_file]
                     r["local_last_before_p50_ms"] = round(percentile(before, 0.5), 3)
                     r["local_first_after_p50_ms"] = round(percentile(after, 0.5), 3)
                     r["local_first_after_point_ms"] = after[0] if after else None
@@ -390,30 +414,14 @@ def main(argv=None) -> int:
                     failures.append(f"{problem} {size} {strategy} restart: {r['problems'][:3]}, committed batches "
                                     f"changed: {r['committed_changed']}")
                 restart_rows.append(r)
+                write()
                 print(f"{problem} {size} {strategy:13} restart: last {AROUND} batches before p50 "
                       f"{r['last_before_p50_s']} s, first {AROUND} after p50 {r['first_after_p50_s']} s (first "
                       f"{r['first_after_batch_s']} s); local p50 {r.get('local_last_before_p50_ms')} -> "
                       f"{r.get('local_first_after_p50_ms')} ms; committed unchanged "
                       f"{r['committed_before'] - len(r['committed_changed'])}/{r['committed_before']}; load "
                       f"{r['load_after']}", file=sys.stderr)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "args": {k: v for k, v in vars(args).items()
-                                                                              if k != "worker"},
-                               "cpus": os.cpu_count(), "rows": rows, "restart": restart_rows, "failures": failures,
-                               "wall_s": round(time.perf_counter() - started, 1)}, indent=1) + "\n",
-                   encoding="utf-8")
-    fields = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local",
-              "latency_p50_ms", "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms",
-              "per_point_p95_ms", "rss_mb", "driver_mb", "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
-    with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        for r in rows:
-            memory = r.get("memory_mb", {})
-            writer.writerow({**r, "driver_mb": memory.get("driver_python"), "jvm_mb": memory.get("jvm_peak"),
-                             "workers_mb": memory.get("workers_peak"), "load": " ".join(map(str, r["load_after"]))})
-    _plot(rows, out.with_suffix(".png"))
+    write()
     for line in failures:
         print("FAILED: " + line, file=sys.stderr)
     return 1 if failures else 0
