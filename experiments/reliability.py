@@ -166,7 +166,7 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
         r = next((c for c in json.loads(Path(saved).read_text(encoding="utf-8"))["campaigns"]
                   if c["kind"] == "choice"), None)
     r = r or choice_campaign(trials, seed=20)
-    n = r["trials"]
+    n, k = r["trials"], r["committed_batches_compared"]
     within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
     planned = r.get("planned", n)
     tried = (f"seeded random points ({within} of {n} before the run ended; "
@@ -176,8 +176,8 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
                             f"{' and '.join(CHOICE_STRATEGIES)} in turn)", tried, n,
                  f"{r['passed']}/{n} final outputs answer each of the {r['time_points']} time points once, every "
                  f"answer valid by queens.check and the {r['unsatisfiable_points']} without one confirmed by a "
-                 f"fresh clingo; the answers of the {r['committed_batches_compared']} batches committed before the "
-                 f"kills unchanged after the restarts", r["passed"] == n and n > 0)]
+                 f"fresh clingo; the answers of the {k} batch{'es' if k != 1 else ''} committed before the kills "
+                 f"unchanged after the restarts", r["passed"] == n and n > 0)]
 
 
 def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
