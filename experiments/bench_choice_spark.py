@@ -287,6 +287,8 @@ def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_f
             "last_before_s": [round(x, 4) for x in last], "first_after_s": [round(x, 4) for x in first],
             "last_before_p50_s": round(percentile(last, 0.5), 4), "first_after_p50_s": round(percentile(first, 0.5), 4),
             "first_after_batch_s": round(after[0], 4) if after else None,
+            # the first run's first batch starts as cold as the restart's (a new JVM, new Python workers)
+            "first_before_batch_s": round(before[0], 4) if before else None,
             "committed_before": len(before_batches), "committed_changed": changed, "problems": problems[:10],
             "invalid": len(problems), "load_before": load_before, "load_after": load()}
 
