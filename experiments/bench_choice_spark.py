@@ -373,7 +373,7 @@ def main(argv=None) -> int:
                     continue
                 local[strategy] = dict(got, strategy=strategy, load_before=load_before, load_after=load())
             spark = {}
-            groups = [strategies] if args.spark_processes == "one" else [[s] for s in strategies]
+            groups = [strategies] if args.spark_processes == "one" and strategies else [[s] for s in strategies]
             for group in progress(groups, desc=f"{problem} {size} spark"):
                 got = run_worker("experiments.bench_choice_spark",
                                  ["spark", problem, str(size), ",".join(group), str(folder), str(Path(tmp, problem)),
