@@ -191,7 +191,9 @@ def local_worker(problem: str, size: int, strategy: str, folder: str, half_folde
     if half_folder:
         _r, half_sink, after = run(half_folder)
         first = len(lines) - len(half_sink.outputs)
-        shifted = [dict(a, time=a["time"] - first) for a in _answers(half_sink.outputs)]
+        # a new run numbers its time points from its own first line
+        zero = min((m.time for m in half_sink.outputs), default=0)
+        shifted = [dict(a, time=a["time"] - zero) for a in _answers(half_sink.outputs)]
         row["restart_problems"] = validate(problem, size, lines[first:], shifted)[:10]
         row["restart_at"] = first
         row["after_restart_ms"] = [round(1000 * s, 3) for s in after]
@@ -303,6 +305,7 @@ def main(argv=None) -> int:
     parser.add_argument("--restart", default="incremental,rl", help="strategies of the restart runs ('' none)")
     parser.add_argument("--restart-per-file", type=int, default=10,
                         help="time points a file in the restart runs (a batch's time on either side of the restart)")
+    parser.add_argument("--runners", default="local,spark", help="the runners to measure")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
@@ -363,7 +366,8 @@ def main(argv=None) -> int:
             restart_at = (len(lines) // args.restart_per_file // 2) * args.restart_per_file
             write_files(half, lines[restart_at:], args.per_file)
             local = {}
-            for strategy in progress(strategies, desc=f"{problem} {size} local"):
+            runners = args.runners.split(",")
+            for strategy in progress(strategies if "local" in runners else [], desc=f"{problem} {size} local"):
                 load_before = load()
                 got = run_worker("experiments.bench_choice_spark",
                                  ["local", problem, str(size), strategy, str(folder),
@@ -374,6 +378,7 @@ def main(argv=None) -> int:
                 local[strategy] = dict(got, strategy=strategy, load_before=load_before, load_after=load())
             spark = {}
             groups = [strategies] if args.spark_processes == "one" and strategies else [[s] for s in strategies]
+            groups = groups if "spark" in runners else []
             for group in progress(groups, desc=f"{problem} {size} spark"):
                 got = run_worker("experiments.bench_choice_spark",
                                  ["spark", problem, str(size), ",".join(group), str(folder), str(Path(tmp, problem)),
@@ -397,7 +402,7 @@ def main(argv=None) -> int:
                     rows.append(row)
                     _print(row)
             write()
-            for strategy in progress(restarts, desc=f"{problem} {size} restart"):
+            for strategy in progress(restarts if "spark" in runners else [], desc=f"{problem} {size} restart"):
                 try:
                     r = restart_case(problem, size, strategy, lines, args.restart_per_file, Path(tmp, problem),
                                      args.master, args.partitions)
