@@ -2,6 +2,7 @@
 
     python -m experiments.kill_campaign                  # 20 trials each for consistency, rules and streamlog
     python -m experiments.kill_campaign --trials 3 --kinds rules
+    python -m experiments.kill_campaign --kinds choice   # n-Queens Completion, a choice part on Spark
 
 A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch),
 ``srtopo reason`` (a window program over 210 time points in 6 files) or ``srtopo streamlog`` (a per-sensor
@@ -12,6 +13,13 @@ the same checkpoint and lets it finish. Its output directory, as a multiset of l
 uninterrupted run of the same command; for ``streamlog``, whose models are written once their timestamp is
 complete, the models read in batch order must also come in increasing time, each once, and the uninterrupted
 run must equal the local runner's. Results: ``results/kill_campaign.json``.
+
+``choice`` runs ``srtopo reason`` on an n-Queens Completion stream (a choice part: 48 time points, 4 of them
+unsatisfiable, 6 files) with ``--strategy incremental`` and ``rl`` in turn. The kept solver is rebuilt from
+nothing on restart, so later answers may differ from an uninterrupted run's (any valid answer set is right);
+a trial passes when every time point is answered exactly once in the final output, every answer is valid
+(``queens.check``) and every time point without one has none by a fresh clingo, and the answers of the batches
+committed before the kill are unchanged after the restart. Results: ``results/kill_campaign.json``.
 """
 from __future__ import annotations
 
@@ -110,7 +118,34 @@ def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
             "--also-stream", str(folder / "limits")]
 
 
-INPUTS = {"consistency": _consistency_input, "rules": _rules_input, "streamlog": _streamlog_input}
+
+
+#: the choice kind's n-Queens Completion stream: board size, time points, the strategies trials alternate
+CHOICE_N, CHOICE_POINTS, CHOICE_STRATEGIES = 10, 48, ("incremental", "rl")
+
+
+def choice_lines(rng: random.Random) -> list[str]:
+    """A QC stream's log lines with 4 time points replaced by two given queens on a diagonal (no completion)."""
+    from experiments.reconfig import queens
+    lines = queens.log_lines(queens.qc_stream(CHOICE_N, steps=CHOICE_POINTS, seed=rng.randrange(1000)))
+    for t in rng.sample(range(1, CHOICE_POINTS), 4):
+        lines[t] = f"{t} given(1,1); given(2,2)"
+    return lines
+
+
+def _choice_input(folder: Path, rng: random.Random) -> list[str]:
+    from experiments.reconfig import queens
+    from srtopo.io.tnt import write_tnt
+    (folder / "qc.lp").write_text(queens.program(CHOICE_N), encoding="utf-8")
+    lines = choice_lines(rng)
+    (folder / "stream.log").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
+    return ["reason", "--program", str(folder / "qc.lp"), "--stream", str(folder / "in"), "--partitions", "2"]
+
+
+
+INPUTS = {"consistency": _consistency_input, "rules": _rules_input, "streamlog": _streamlog_input,
+          "choice": _choice_input}
 
 
 def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
@@ -163,8 +198,8 @@ def _finish(command: list[str]) -> None:
 
 
 def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
-    """One kill at a random point, a restart to the end; what was killed when, and whether the output is the
-    reference's (compared by the caller)."""
+    """One kill at a random point, a restart to the end; what was killed when, the final output (compared by
+    the caller) and the answers of the batches committed before the restart, then and after it."""
     checkpoint, out = folder / "ck", folder / "out"
     shutil.rmtree(checkpoint, ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
@@ -184,12 +219,26 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
             pass
         proc.wait()
     killed_at = _store_entries(checkpoint)
+    from experiments.reconfig.validate import committed, out_batches
+    before_batches = committed(str(checkpoint))
+    written = out_batches(str(out))
+    before = {b: _sorted_rows(written.get(b)) for b in before_batches}
     _finish(_command(base, checkpoint, out))
+    written = out_batches(str(out))
+    changed = [b for b in before_batches if before[b] is None or _sorted_rows(written.get(b)) != before[b]]
     return {"after_batches": after, "delay_s": delay, "store_entry_at_kill": killed_at,
-            "ended_before_kill": finished_first, "output": output_lines(out)}
+            "ended_before_kill": finished_first, "committed_at_kill": len(before_batches),
+            "committed_changed": changed, "output": output_lines(out),
+            "answers": [row for rows in written.values() for row in rows]}
+
+
+def _sorted_rows(rows):
+    return None if rows is None else sorted(json.dumps(r, sort_keys=True) for r in rows)
 
 
 def campaign(kind: str, trials: int, seed: int) -> dict:
+    if kind == "choice":
+        return choice_campaign(trials, seed)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix=f"srtopo-kill-{kind}-") as tmp:
         folder = Path(tmp)
@@ -207,6 +256,7 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
         rows = []
         for _ in progress(range(trials), desc=f"kill -9 ({kind})"):
             row = trial(base, folder, rng)
+            row.pop("answers")
             row["identical"] = row.pop("output") == reference
             if timed:       # each model once, in time order, over the batches of both runs
                 times = times_in_batch_order(folder / "out")
@@ -218,6 +268,48 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
                 "seconds": round(time.perf_counter() - started, 1), "rows": rows}
 
 
+def choice_campaign(trials: int, seed: int, save=None) -> dict:
+    """The choice kind: no reference run (a restarted solver may pick other valid answers); each trial's final
+    output validated, and the committed batches compared across the restart. ``save`` receives the summary so
+    far after every trial (a long campaign leaves its trials behind if it is stopped)."""
+    from experiments.reconfig.validate import validate
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="srtopo-kill-choice-") as tmp:
+        folder = Path(tmp)
+        base = _choice_input(folder, random.Random(seed + 1))
+        lines = (folder / "stream.log").read_text(encoding="utf-8").splitlines()
+        started = time.perf_counter()
+        rows: list = []
+
+        def summary() -> dict:
+            return {"kind": "choice", "trials": len(rows), "planned": trials, "passed": sum(r["passed"] for r in rows),
+                    "identical": sum(r["passed"] for r in rows), "time_points": len(lines),
+                    "unsatisfiable_points": sum(1 for x in lines if "given(1,1); given(2,2)" in x),
+                    "committed_batches_compared": sum(r["committed_at_kill"] for r in rows),
+                    "reference_lines": len(lines), "seconds": round(time.perf_counter() - started, 1),
+                    "rows": rows}
+        for i in progress(range(trials), desc="kill -9 (choice)"):
+            strategy = CHOICE_STRATEGIES[i % len(CHOICE_STRATEGIES)]
+            row = trial([*base, "--strategy", strategy], folder, rng)
+            row.pop("output")
+            problems = validate("qc", CHOICE_N, lines, row.pop("answers"))
+            row.update(strategy=strategy, problems=problems[:10],
+                       passed=not problems and not row["committed_changed"], load=list(os.getloadavg()))
+            rows.append(row)
+            print(f"trial {i} ({strategy}): killed at store entry {row['store_entry_at_kill']}, "
+                  f"{row['committed_at_kill']} batches committed, changed {row['committed_changed']}, "
+                  f"{len(problems)} problems {problems[:3]}", file=sys.stderr)
+            if save is not None:
+                save(summary())
+        return summary()
+
+
+def _write(path: str, seed: int, results: list[dict]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "seed": seed, "campaigns": results},
+                                     indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20)
@@ -225,17 +317,26 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--out", default=str(RESULTS / "kill_campaign.json"))
     args = parser.parse_args(argv)
-    results = [campaign(kind, args.trials, args.seed) for kind in args.kinds.split(",")]
+    results: list[dict] = []
+    for kind in args.kinds.split(","):
+        if kind == "choice":
+            results.append(choice_campaign(args.trials, args.seed,
+                                           save=lambda partial: _write(args.out, args.seed, results + [partial])))
+        else:
+            results.append(campaign(kind, args.trials, args.seed))
     for r in results:
+        if r["kind"] == "choice":
+            print(f"choice: {r['passed']}/{r['trials']} restarts answered each of {r['time_points']} time points "
+                  f"once and validly, committed batches unchanged ({r['committed_batches_compared']} compared, "
+                  f"{r['seconds']} s)", file=sys.stderr)
+            continue
         also = ""
         if "reference_equals_local" in r:
             also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
                     f"local runner's, {'in' if r['reference_in_time_order'] else 'NOT in'} time order")
         print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "
               f"({r['reference_lines']} lines, {r['seconds']} s){also}", file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "seed": args.seed, "campaigns": results},
-                                         indent=1) + "\n", encoding="utf-8")
+    _write(args.out, args.seed, results)
     return 0 if all(r["identical"] == r["trials"] and r.get("reference_equals_local", True)
                     and r.get("reference_in_time_order", True) for r in results) else 1
 

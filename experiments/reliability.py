@@ -24,7 +24,7 @@ from experiments.common import progress
 
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
-SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "interrupt", "overload", "memory")
+SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "kill-choice", "interrupt", "overload", "memory")
 
 
 def _row(area: str, test: str, tried: str, count, outcome: str, ok: bool) -> dict:
@@ -203,6 +203,29 @@ def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
     return rows
 
 
+def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
+    """The choice kind of the kill campaign: run now, or read from a saved campaign (``saved``, written by
+    ``python -m experiments.kill_campaign --kinds choice``)."""
+    from experiments.kill_campaign import CHOICE_STRATEGIES, choice_campaign
+    r = None
+    if saved is not None:
+        r = next((c for c in json.loads(Path(saved).read_text(encoding="utf-8"))["campaigns"]
+                  if c["kind"] == "choice"), None)
+    r = r or choice_campaign(trials, seed=20)
+    n, k = r["trials"], r["committed_batches_compared"]
+    within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
+    planned = r.get("planned", n)
+    tried = (f"seeded random points ({within} of {n} before the run ended; "
+             f"{n} of {planned} planned trials run)" if planned != n else
+             f"seeded random points ({within} of {n} before the run ended)")
+    return [_row("crashes", f"kill -9 and restart, a choice part on Spark (n-Queens Completion, "
+                            f"{' and '.join(CHOICE_STRATEGIES)} in turn)", tried, n,
+                 f"{r['passed']}/{n} final outputs answer each of the {r['time_points']} time points once, every "
+                 f"answer valid by queens.check and the {r['unsatisfiable_points']} without one confirmed by a "
+                 f"fresh clingo; the answers of the {k} batch{'es' if k != 1 else ''} committed before the kills "
+                 f"unchanged after the restarts", r["passed"] == n and n > 0)]
+
+
 def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
     by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
@@ -317,6 +340,8 @@ def main(argv=None) -> int:
     parser.add_argument("--examples", type=int, default=10_000, help="fuzz examples per parser")
     parser.add_argument("--kills", type=int, default=20, help="kill -9 trials per kind")
     parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and runner")
+    parser.add_argument("--kill-choice-results", metavar="JSON",
+                        help="build the kill-choice row from a saved kill_campaign --kinds choice run")
     parser.add_argument("--interrupt-results", metavar="JSON",
                         help="build the interrupt rows from a saved interrupt_campaign run instead of running it")
     parser.add_argument("--kill-results", metavar="JSON",
@@ -337,6 +362,7 @@ def main(argv=None) -> int:
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
                 "kill": lambda: kill_rows(args.kills, args.kill_results),
+                "kill-choice": lambda: kill_choice_rows(args.kills, args.kill_choice_results),
                 "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
                 "overload": overload_rows, "memory": memory_rows}
     for section in sections:

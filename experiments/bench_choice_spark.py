@@ -1,0 +1,476 @@
+"""Programs with a choice part, the local runner against Spark in one run: n-Queens Completion (QC) and Partner
+Units (PUP) streams (``experiments.reconfig``), every strategy of the choice part on the same stream.
+
+    python -m experiments.bench_choice_spark                   # QC 20, PUP 8, 200 time points, 20 a file
+    python -m experiments.bench_choice_spark --quick           # a small slice (the test runs it)
+
+The stream is written once per problem as files of ``--per-file`` time points. Each local run is a process of
+its own; the Spark runs of a problem share one process and session (``--spark-processes each``: one process
+per run, with memory of its own, at a JVM's start-up per run):
+
+* local: ``LocalRunner`` reads the directory; a time point's latency is the time between its model and the one
+  before (the first from the run's start); throughput is time points over the run;
+* spark: ``SparkRunner`` on ``--master`` (``--once``, one file per micro-batch); a micro-batch's time is Spark's
+  trigger (file listing, the batch, the commit); per time point is that over ``--per-file``; throughput over
+  the batches after the first (the first also builds the worker's solver) and over the whole run; memory is
+  the driver, the JVM and its Python workers (their peak while the run goes, sampled).
+
+Every answer of every run is validated (``reconfig.validate``: the problem's checker, a fresh clingo where a
+time point has no answer, each time point answered once); an invalid answer fails the run.
+
+``--restart`` (default incremental,rl; not in ``--quick``): each strategy on Spark through the CLI over the
+first half of the files with a checkpoint, then again with all of them on the same checkpoint (a new process:
+the kept solver is rebuilt from nothing). Reported: micro-batch times of the last batches before the restart
+and the first after it; the answers of the batches committed before the restart must be unchanged in the out
+directory. The local runner's counterpart: the second half run alone by a new runner, against the same time
+points in the uninterrupted run.
+
+Results: ``results/bench_choice_spark.{json,csv,png}``; the machine's load average is recorded with every row.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from experiments.common import progress, run_worker
+
+RESULTS = Path(__file__).parent / "results"
+STRATEGIES = ("restart", "incremental", "forget-lemmas", "progress", "rl", "auto")
+#: batches compared on either side of a restart
+AROUND = 5
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def stream_lines(problem: str, size: int, points: int, seed: int) -> list[str]:
+    from experiments.reconfig import pup, queens
+    if problem == "qc":
+        return queens.log_lines(queens.qc_stream(size, steps=points, seed=seed))
+    return pup.log_lines(pup.pup_stream(size, steps=points, seed=seed))
+
+
+def write_files(folder: Path, lines: list[str], per_file: int, first: int = 0) -> list[Path]:
+    """``per_file`` lines a file, listed in order by name and by modification time (Spark reads the latter)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k in range(0, len(lines), per_file):
+        n = first + k // per_file
+        path = folder / f"part-{n:05d}.log"
+        path.write_text("".join(x + "\n" for x in lines[k:k + per_file]), encoding="utf-8")
+        os.utime(path, (1_700_000_000 + n, 1_700_000_000 + n))
+        paths.append(path)
+    return paths
+
+
+def _tree(pid: int) -> list[int]:
+    """The processes under ``pid`` (the JVM is started by a thread of this process, its workers by the JVM's)."""
+    parents: dict = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parents.setdefault(int(handle.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            except OSError:
+                continue
+    found, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class Sampler:
+    """The peak resident memory of this process's JVM child and of the Python processes under it (Spark's
+    workers), sampled every half second while a run goes."""
+
+    def __init__(self):
+        self.peak = {"jvm": 0.0, "workers": 0.0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> dict:
+        from srtopo.measure import rss_mb
+        jvm = workers = 0.0
+        for pid in _tree(os.getpid()):
+            command = _cmdline(pid)
+            if "java" in command.split("\0")[0]:
+                jvm += rss_mb(pid) or 0.0
+            elif "python" in command:
+                workers += rss_mb(pid) or 0.0
+        return {"jvm": round(jvm, 1), "workers": round(workers, 1)}
+
+    def _run(self):
+        while not self._stop.wait(0.5):
+            now = self.sample()
+            for k, v in now.items():
+                self.peak[k] = max(self.peak[k], v)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+class TimedSink:
+    """Keeps the models and when each arrived (the local runner emits a time point's model when it is done)."""
+
+    def __init__(self):
+        from srtopo.io.sinks import MemorySink
+        self.inner = MemorySink()
+        self.outputs = self.inner.outputs
+        self.rejected = self.inner.rejected
+        self.at: list[float] = []
+
+    def emit(self, output) -> None:
+        self.at.append(time.perf_counter())
+        self.inner.emit(output)
+
+    def reject(self, record) -> None:
+        self.inner.reject(record)
+
+
+def _topology(problem: str, size: int):
+    from experiments.reconfig.validate import program_of
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_program
+    return compile_program(parse_program(program_of(problem, size), f"{problem}.lp"))
+
+
+def _answers(models) -> list[dict]:
+    return [{"time": m.time, "atoms": list(m.atoms), **({} if m.satisfiable else {"unsatisfiable": True})}
+            for m in models]
+
+
+def local_worker(problem: str, size: int, strategy: str, folder: str, half_folder: str | None) -> dict:
+    """One local run over the directory (and, with ``half_folder``, a new runner over the second half)."""
+    from experiments.reconfig.validate import validate
+    from srtopo.io.sources import AtomLog
+    from srtopo.measure import percentile, rss_mb
+    from srtopo.runners import LocalOptions, LocalRunner, RunConfig
+    lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
+
+    def run(where: str):
+        sink = TimedSink()
+        started = time.perf_counter()
+        result = LocalRunner().run(_topology(problem, size), [AtomLog(where)],
+                                   RunConfig(lateness=0, options=LocalOptions(strategy=strategy)), sink=sink)
+        seconds = [b - a for a, b in zip([started] + sink.at, sink.at)]
+        return result, sink, seconds
+
+    result, sink, seconds = run(folder)
+    problems = validate(problem, size, lines, _answers(sink.outputs))
+    row = {"runner": "local", "points": len(sink.outputs), "seconds": round(result.seconds, 4),
+           "tps": round(len(sink.outputs) / result.seconds, 2),
+           "latency_p50_ms": round(1000 * percentile(seconds, 0.5), 3),
+           "latency_p95_ms": round(1000 * percentile(seconds, 0.95), 3),
+           "latency_ms": [round(1000 * s, 3) for s in seconds], "rss_mb": rss_mb(), "problems": problems[:10],
+           "invalid": len(problems), "unsatisfiable": sum(1 for m in sink.outputs if not m.satisfiable)}
+    if half_folder:
+        _r, half_sink, after = run(half_folder)
+        first = len(lines) - len(half_sink.outputs)
+        # a new run numbers its time points from its own first line
+        zero = min((m.time for m in half_sink.outputs), default=0)
+        shifted = [dict(a, time=a["time"] - zero) for a in _answers(half_sink.outputs)]
+        row["restart_problems"] = validate(problem, size, lines[first:], shifted)[:10]
+        row["restart_at"] = first
+        row["after_restart_ms"] = [round(1000 * s, 3) for s in after]
+    return row
+
+
+def spark_worker(problem: str, size: int, strategies: list[str], folder: str, work: str, master: str,
+                 partitions: int, per_file: int) -> list[dict]:
+    """Spark runs of ``strategies`` over the directory, one after the other on this process's session."""
+    from experiments.reconfig.validate import out_batches, validate
+    from srtopo.io.sources import AtomLog
+    from srtopo.measure import percentile
+    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
+    lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
+    rows = []
+    runner = SparkRunner()
+    for strategy in strategies:
+        ck, out = Path(work, f"ck-{strategy}"), Path(work, f"out-{strategy}")
+        shutil.rmtree(ck, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+        load_before = load()
+        with Sampler() as sampler:
+            result = runner.run(_topology(problem, size), [AtomLog(folder, files_per_batch=1)],
+                                RunConfig(lateness=0, checkpoint=str(ck), out=str(out),
+                                          options=SparkOptions(master=master, once=True, partitions=partitions,
+                                                               strategy=strategy)))
+        answers = [r for rs in out_batches(str(out)).values() for r in rs]
+        problems = validate(problem, size, lines, answers)
+        returned = validate(problem, size, lines, _answers(result.models))
+        if returned != problems:
+            problems += [f"the run's result: {p}" for p in returned[:5]] or ["the result differs from the out dir"]
+        batches = [b.seconds for b in result.batches if b.batch != "final"]
+        steady = batches[1:] or batches
+        rows.append({"runner": "spark", "strategy": strategy, "points": len(answers),
+                     "seconds": round(result.seconds, 3), "tps": round(len(answers) / result.seconds, 2),
+                     "steady_tps": round(per_file * len(steady) / sum(steady), 2) if sum(steady) else None,
+                     "batches": len(batches), "batch_s": [round(b, 4) for b in batches],
+                     "batch_p50_s": round(percentile(batches, 0.5), 4),
+                     "batch_p95_s": round(percentile(batches, 0.95), 4),
+                     "per_point_p50_ms": round(1000 * percentile(batches, 0.5) / per_file, 3),
+                     "per_point_p95_ms": round(1000 * percentile(batches, 0.95) / per_file, 3),
+                     "memory_mb": {**result.memory_mb, "jvm_peak": sampler.peak["jvm"],
+                                   "workers_peak": sampler.peak["workers"]},
+                     "problems": problems[:10], "invalid": len(problems),
+                     "unsatisfiable": sum(1 for a in answers if a.get("unsatisfiable")),
+                     "load_before": load_before, "load_after": load()})
+    return rows
+
+
+def _cli(args: list[str]) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
+    done = subprocess.run([sys.executable, "-m", "srtopo", *args], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).resolve().parents[1], timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"srtopo {' '.join(args[:3])} failed: {done.stderr[-2000:]}")
+    return done
+
+
+def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_file: int, work: Path,
+                 master: str, partitions: int) -> dict:
+    """The first half of the files with a checkpoint, then all of them on it in a new process."""
+    from experiments.reconfig.validate import committed, out_batches, program_of, validate
+    from srtopo.measure import percentile
+    folder = work / f"restart-{strategy}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "p.lp").write_text(program_of(problem, size), encoding="utf-8")
+    half = (len(lines) // per_file // 2) * per_file
+    write_files(folder / "in", lines[:half], per_file)
+    ck, out = folder / "ck", folder / "out"
+    base = ["reason", "--engine", "spark", "--program", str(folder / "p.lp"), "--stream", str(folder / "in"),
+            "--strategy", strategy, "--once", "--files-per-batch", "1", "--master", master,
+            "--partitions", str(partitions), "--checkpoint", str(ck), "--out", str(out)]
+    load_before = load()
+    _cli(base + ["--metrics-out", str(folder / "before.jsonl")])
+    before_batches = committed(str(ck))
+    written = out_batches(str(out))
+    kept = {b: sorted(json.dumps(r, sort_keys=True) for r in written.get(b, [])) for b in before_batches}
+    write_files(folder / "in", lines[half:], per_file, first=half // per_file)
+    _cli(base + ["--metrics-out", str(folder / "after.jsonl")])
+    written = out_batches(str(out))
+    changed = [b for b in before_batches
+               if not kept[b] or sorted(json.dumps(r, sort_keys=True) for r in written.get(b, [])) != kept[b]]
+    problems = validate(problem, size, lines, [r for rs in written.values() for r in rs])
+
+    def seconds(name):
+        rows = [json.loads(x) for x in (folder / name).read_text().splitlines() if x.strip()]
+        return [r.get("trigger_s", r["duration_s"]) for r in rows if isinstance(r.get("batch"), int)]
+    before, after = seconds("before.jsonl"), seconds("after.jsonl")
+    last, first = before[-AROUND:], after[:AROUND]
+    return {"problem": problem, "size": size, "strategy": strategy, "restart_at_point": half,
+            "batches_before": len(before), "batches_after": len(after),
+            "last_before_s": [round(x, 4) for x in last], "first_after_s": [round(x, 4) for x in first],
+            "last_before_p50_s": round(percentile(last, 0.5), 4), "first_after_p50_s": round(percentile(first, 0.5), 4),
+            "first_after_batch_s": round(after[0], 4) if after else None,
+            # the first run's first batch starts as cold as the restart's (a new JVM, new Python workers)
+            "first_before_batch_s": round(before[0], 4) if before else None,
+            "committed_before": len(before_batches), "committed_changed": changed, "problems": problems[:10],
+            "invalid": len(problems), "load_before": load_before, "load_after": load()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--qc", type=int, default=20, help="board size (0: no QC)")
+    parser.add_argument("--pup", type=int, default=8, help="row length of the double instance (0: no PUP)")
+    parser.add_argument("--points", type=int, default=200, help="time points of each stream")
+    parser.add_argument("--per-file", type=int, default=20, help="time points a file (a micro-batch on Spark)")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument("--restart", default="incremental,rl", help="strategies of the restart runs ('' none)")
+    parser.add_argument("--restart-per-file", type=int, default=10,
+                        help="time points a file in the restart runs (a batch's time on either side of the restart)")
+    parser.add_argument("--runners", default="local,spark", help="the runners to measure")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--spark-processes", choices=("one", "each"), default="one",
+                        help="the Spark runs of a problem in one process (one session; its workers' memory then "
+                             "adds up over the strategies run before) or each in a process of its own")
+    parser.add_argument("--quick", action="store_true",
+                        help="QC 8 and PUP 4, 8 time points, 4 a file, incremental and rl")
+    parser.add_argument("--out", default=str(RESULTS / "bench_choice_spark.json"))
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        kind, problem, size, *rest = args.worker
+        if kind == "local":
+            strategy, folder, half = rest
+            print(json.dumps(local_worker(problem, int(size), strategy, folder, half or None)))
+        else:
+            strategies, folder, work, master, partitions, per_file = rest
+            print(json.dumps(spark_worker(problem, int(size), strategies.split(","), folder, work, master,
+                                          int(partitions), int(per_file))))
+        return 0
+    if args.quick:
+        args.qc, args.pup, args.points, args.per_file = 8, 4, 8, 4
+        args.strategies, args.restart = "incremental,rl", ""
+    strategies = [s for s in args.strategies.split(",") if s]
+    restarts = [s for s in args.restart.split(",") if s]
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    problems = [(p, n) for p, n in (("qc", args.qc), ("pup", args.pup)) if n]
+    rows, restart_rows, failures = [], [], []
+    started = time.perf_counter()
+
+    def write() -> None:
+        """The results so far (after each problem and each restart run: a stopped run leaves them behind)."""
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shown = {k: v for k, v in vars(args).items() if k != "worker"}
+        out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "args": shown, "cpus": os.cpu_count(),
+                                   "rows": rows, "restart": restart_rows, "failures": failures,
+                                   "wall_s": round(time.perf_counter() - started, 1)}, indent=1) + "\n",
+                       encoding="utf-8")
+        fields = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local",
+                  "latency_p50_ms", "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms",
+                  "per_point_p95_ms", "rss_mb", "driver_mb", "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
+        with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+            writer.writeheader()
+            for r in rows:
+                memory = r.get("memory_mb", {})
+                writer.writerow({**r, "driver_mb": memory.get("driver_python"), "jvm_mb": memory.get("jvm_peak"),
+                                 "workers_mb": memory.get("workers_peak"), "load": " ".join(map(str, r["load_after"]))})
+        _plot(rows, out.with_suffix(".png"))
+    with tempfile.TemporaryDirectory(prefix="srtopo-bench-choice-spark-") as tmp:
+        for problem, size in problems:
+            lines = stream_lines(problem, size, args.points, args.seed)
+            folder = Path(tmp, problem, "in")
+            write_files(folder, lines, args.per_file)
+            half = Path(tmp, problem, "half")
+            restart_at = (len(lines) // args.restart_per_file // 2) * args.restart_per_file
+            write_files(half, lines[restart_at:], args.per_file)
+            local = {}
+            runners = args.runners.split(",")
+            for strategy in progress(strategies if "local" in runners else [], desc=f"{problem} {size} local"):
+                load_before = load()
+                got = run_worker("experiments.bench_choice_spark",
+                                 ["local", problem, str(size), strategy, str(folder),
+                                  str(half) if strategy in restarts else ""])
+                if got is None:
+                    failures.append(f"{problem} {size} {strategy} local: the run failed")
+                    continue
+                local[strategy] = dict(got, strategy=strategy, load_before=load_before, load_after=load())
+            spark = {}
+            groups = [strategies] if args.spark_processes == "one" and strategies else [[s] for s in strategies]
+            groups = groups if "spark" in runners else []
+            for group in progress(groups, desc=f"{problem} {size} spark"):
+                got = run_worker("experiments.bench_choice_spark",
+                                 ["spark", problem, str(size), ",".join(group), str(folder), str(Path(tmp, problem)),
+                                  args.master, str(args.partitions), str(args.per_file)])
+                if got is None:
+                    failures.append(f"{problem} {size} {','.join(group)} spark: the run failed")
+                    continue
+                spark.update({r["strategy"]: r for r in got})
+            for strategy in strategies:
+                for r in (local.get(strategy), spark.get(strategy)):
+                    if r is None:
+                        continue
+                    row = {"problem": problem, "size": size, "per_file": args.per_file, **r}
+                    if r["invalid"] or r.get("restart_problems"):
+                        failures.append(f"{problem} {size} {strategy} {r['runner']}: "
+                                        f"{(r['problems'] or r['restart_problems'])[:3]}")
+                    if r["runner"] == "spark" and strategy in local:
+                        row["spark_over_local"] = round(r["steady_tps"] / local[strategy]["tps"], 4) \
+                            if r["steady_tps"] else None
+                        row["spark_over_local_whole_run"] = round(r["tps"] / local[strategy]["tps"], 4)
+                    rows.append(row)
+                    _print(row)
+            write()
+            for strategy in progress(restarts if "spark" in runners else [], desc=f"{problem} {size} restart"):
+                try:
+                    r = restart_case(problem, size, strategy, lines, args.restart_per_file, Path(tmp, problem),
+                                     args.master, args.partitions)
+                except RuntimeError as error:
+                    failures.append(f"{problem} {size} {strategy} restart: {error}")
+                    continue
+                if strategy in local and "after_restart_ms" in local[strategy]:
+                    from srtopo.measure import percentile
+                    lat = local[strategy]["latency_ms"]
+                    before = lat[restart_at - AROUND * args.restart_per_file:restart_at]
+                    after = local[strategy]["after_restart_ms"][:AROUND * args.restart_per_file]
+                    r["local_last_before_p50_ms"] = round(percentile(before, 0.5), 3)
+                    r["local_first_after_p50_ms"] = round(percentile(after, 0.5), 3)
+                    r["local_first_after_point_ms"] = after[0] if after else None
+                if r["invalid"] or r["committed_changed"]:
+                    failures.append(f"{problem} {size} {strategy} restart: {r['problems'][:3]}, committed batches "
+                                    f"changed: {r['committed_changed']}")
+                restart_rows.append(r)
+                write()
+                print(f"{problem} {size} {strategy:13} restart: last {AROUND} batches before p50 "
+                      f"{r['last_before_p50_s']} s, first {AROUND} after p50 {r['first_after_p50_s']} s (first "
+                      f"{r['first_after_batch_s']} s); local p50 {r.get('local_last_before_p50_ms')} -> "
+                      f"{r.get('local_first_after_p50_ms')} ms; committed unchanged "
+                      f"{r['committed_before'] - len(r['committed_changed'])}/{r['committed_before']}; load "
+                      f"{r['load_after']}", file=sys.stderr)
+    write()
+    for line in failures:
+        print("FAILED: " + line, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _print(r: dict) -> None:
+    if r["runner"] == "local":
+        print(f"{r['problem']} {r['size']} {r['strategy']:13} local  {r['tps']:9.1f} tp/s  latency p50 "
+              f"{r['latency_p50_ms']} ms p95 {r['latency_p95_ms']} ms  RSS {r['rss_mb']} MB  invalid {r['invalid']}  "
+              f"load {r['load_after']}", file=sys.stderr)
+    else:
+        m = r["memory_mb"]
+        print(f"{r['problem']} {r['size']} {r['strategy']:13} spark  {r['steady_tps']:9.1f} tp/s (whole run "
+              f"{r['tps']})  batch p50 {r['batch_p50_s']} s p95 {r['batch_p95_s']} s  x{r.get('spark_over_local')}  "
+              f"driver {m.get('driver_python')} jvm {m.get('jvm_peak')} workers {m.get('workers_peak')} MB  "
+              f"invalid {r['invalid']}  load {r['load_after']}", file=sys.stderr)
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    groups = sorted({(r["problem"], r["size"]) for r in rows})
+    if not groups:
+        return
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4), squeeze=False)
+    for ax, (problem, size) in zip(axes[0], groups):
+        mine = [r for r in rows if (r["problem"], r["size"]) == (problem, size)]
+        strategies = list(dict.fromkeys(r["strategy"] for r in mine))
+        for offset, runner, key in ((-0.2, "local", "tps"), (0.2, "spark", "steady_tps")):
+            values = [next((r[key] or 0 for r in mine if r["strategy"] == s and r["runner"] == runner), 0)
+                      for s in strategies]
+            ax.bar([i + offset for i in range(len(strategies))], values, width=0.4, label=runner)
+        ax.set_xticks(range(len(strategies)), strategies, rotation=30, fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("time points / s")
+        ax.set_title(f"{problem.upper()} {size}: local vs Spark", fontsize=9)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
