@@ -11,7 +11,7 @@ from experiments.interrupt_campaign import CASES, trial
 #: (case, moment in seconds, SIGTERM?): local runs once each way; Spark after its first batches (check, streamlog)
 #: and during the JVM's start-up (reason) (restarts from a checkpoint: tests/spark/test_kill.py and the campaign)
 SLICE = [("check-local", 1.5, False), ("reason-local", 1.5, True), ("streamlog-local", 1.5, False),
-         ("check-spark", 14.0, False), ("reason-spark", 1.0, True), ("streamlog-spark", 20.0, True)]
+         ("check-spark", 14.0, False), ("reason-spark", 1.0, True), ("streamlog-spark", 12.0, True)]
 
 
 @pytest.mark.parametrize("name,moment,sigterm", SLICE, ids=[f"{c}-{'term' if t else 'int'}" for c, _, t in SLICE])
