@@ -10,6 +10,7 @@ import clingo
 import pytest
 
 from experiments.reconfig import pup, queens
+from experiments.reconfig.validate import pairs, satisfiable  # noqa: F401 (tests.spark uses them from here)
 from srtopo.errors import ProgramError
 from srtopo.io.sources import AtomLog
 from srtopo.rules.compile import compile_program
@@ -23,23 +24,6 @@ def run(tmp_path, program: str, lines: list[str]):
     log.write_text("\n".join(lines) + "\n")
     topology = compile_program(parse_program(program, "p.idlvsr"))
     return LocalRunner().run(topology, [AtomLog(str(log))], RunConfig(lateness=0)).models
-
-
-def pairs(atoms, name: str) -> set:
-    out = set()
-    for text in atoms:
-        symbol = clingo.parse_term(text)
-        if symbol.name == name:
-            out.add(tuple(a.number for a in symbol.arguments))
-    return out
-
-
-def satisfiable(program: str, facts: list[str]) -> bool:
-    """A fresh clingo's verdict on the program with the facts (the independent check of unsatisfiability)."""
-    ctl = clingo.Control(["--warn=none"])
-    ctl.add("base", [], program + "".join(f"{f}.\n" for f in facts))
-    ctl.ground([("base", [])])
-    return ctl.solve().satisfiable
 
 
 @pytest.mark.parametrize("n,seed", [(8, 1), (10, 5)])

@@ -22,7 +22,7 @@ from clingo import ast
 
 from srtopo.rules.ir import term_signature
 from srtopo.streamlog.order import EARLIER, EQUAL, NOT_LATER, TimeOrder
-from srtopo.streamlog.program import now_term
+from srtopo.streamlog.program import _order, now_term
 
 OLD = "__sl_old_"
 _T = ast.ASTType
@@ -31,14 +31,6 @@ _OPS = ast.ComparisonOperator
 
 def old_name(name: str) -> str:
     return OLD + name
-
-
-def _order(literals) -> TimeOrder:
-    order = TimeOrder()
-    for lit in literals:
-        if lit.ast_type == _T.Literal and lit.sign == ast.Sign.NoSign and lit.atom.ast_type == _T.Comparison:
-            order.add_comparison(lit.atom)
-    return order
 
 
 def _compare(loc, left, op, right):
