@@ -32,11 +32,18 @@ def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path)
     got = [key(x) for x in res.stdout.splitlines() if x.strip()]
     assert len(got) == len(set(got)) and set(got) == want and want
     # the tasks ran in the workers' executors: the master saw an application with 2 cores
+    # (the master learns that the driver is gone asynchronously: ask until it lists the application)
+    import time
     import urllib.request
-    with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as r:
-        apps = json.load(r).get("completedapps", []) + json.load(urllib.request.urlopen(
-            f"http://127.0.0.1:{webui}/json/", timeout=5)).get("activeapps", [])
-    assert apps and max(a.get("cores", 0) for a in apps) == 2
+    deadline = time.monotonic() + 60
+    while True:
+        with urllib.request.urlopen(f"http://127.0.0.1:{webui}/json/", timeout=5) as r:
+            state = json.load(r)
+        apps = state.get("completedapps", []) + state.get("activeapps", [])
+        if apps or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert apps and max(a.get("cores", 0) for a in apps) == 2, state
 
     # a keyed rule program: the per-sensor stage runs in two key partitions in the workers' executors
     (tmp_path / "p.idlvsr").write_text("hot(S) :- temp(S,V) always in [2 sec], V > 20.\n"
