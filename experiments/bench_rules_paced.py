@@ -3,9 +3,10 @@
     python -m experiments.bench_rules_paced                                  # a subset at 1 tp/s
     python -m experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
 
-A replayer delivers the input log one line (one time point) per ``--period`` seconds, as the I-DLV-sr
-project's ``stream_socket_service`` does: to the local runner over a TCP socket (``tcp://``), to Spark as one
-new file per time point in a watched directory (written aside and renamed in, the file source's contract).
+A replayer delivers the input log one line (one time point) per ``--period`` seconds over a TCP socket, as
+the I-DLV-sr project's ``stream_socket_service`` (``sender.py``) does, to either engine (``tcp://``; ``--feed
+files`` gives Spark one new file per time point in a watched directory instead, written aside and renamed in).
+``experiments/replay.py`` does the same against the ``srtopo reason`` command line, in a process of its own.
 The query runs until every time point's output has appeared. Per input and engine:
 
 * **accepted requests**: time points whose output appeared before the next time point arrived (the paper's
@@ -154,7 +155,7 @@ def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
 
 
 def run_one(engine: str, name: str, period: float, partitions: int, workdir: str, master: str | None = None,
-            warmup: int = WARMUP) -> dict:
+            warmup: int = WARMUP, feed: str = "socket") -> dict:
     """One engine on one input at one period (0: full speed), in this process (``master``: a given Spark master;
     ``warmup``: time points a Spark engine processes first, one per micro-batch, in a query of its own)."""
     from srtopo.io.sources import AtomLog
@@ -175,7 +176,7 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
     elif ENGINES.get(engine) == "standalone":
         from srtopo.runners.spark.standalone import standalone_cluster
         with standalone_cluster(workers=2, cores=1, workdir=os.path.join(workdir, "cluster")) as (master, _ui):
-            return run_one("spark", name, period, partitions, workdir, master, warmup) | {"engine": engine}
+            return run_one("spark", name, period, partitions, workdir, master, warmup, feed) | {"engine": engine}
     else:
         from srtopo.runners.spark.session import get_session
         spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions, collector="latency")
@@ -192,14 +193,21 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
         if warmup:
             runner.run(topology, [AtomLog(warm + "/in", "log", 1)],
                        RunConfig(lateness=0, checkpoint=warm + "/ck", options=SparkOptions(partitions=partitions)))
-        folder = os.path.join(workdir, f"in-{engine}")
-        os.makedirs(folder)
-        # paced: a batch takes every file that has arrived; full speed: one file (time point) per batch
-        handle = runner.start(topology, [AtomLog(folder, "log", 1 if period == 0 else None)],
-                              RunConfig(lateness=0, checkpoint=os.path.join(workdir, f"ck-{engine}"), options=options),
-                              sink)
-        started = time.perf_counter()
-        thread = _file_replayer(lines, period, folder, sent)
+        checkpoint = os.path.join(workdir, f"ck-{engine}")
+        if feed == "socket":
+            # a batch takes every line that has arrived: under a backlog, every time point that is ready
+            port, thread = _socket_replayer(lines, period, sent)
+            handle = runner.start(topology, [AtomLog(f"tcp://127.0.0.1:{port}", "log")],
+                                  RunConfig(lateness=0, checkpoint=checkpoint, options=options), sink)
+            started = time.perf_counter()
+        else:
+            folder = os.path.join(workdir, f"in-{engine}")
+            os.makedirs(folder)
+            # paced: a batch takes every file that has arrived; full speed: one file (time point) per batch
+            handle = runner.start(topology, [AtomLog(folder, "log", 1 if period == 0 else None)],
+                                  RunConfig(lateness=0, checkpoint=checkpoint, options=options), sink)
+            started = time.perf_counter()
+            thread = _file_replayer(lines, period, folder, sent)
         sink.done.wait(timeout=max(120.0, len(lines) * max(period, 0.2) * 20))
         thread.join()
         handle.stop()
@@ -235,14 +243,18 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_rules_paced.json"))
     parser.add_argument("--warmup", type=int, default=WARMUP,
                         help="time points a Spark engine processes first, one per micro-batch, in a query of its own")
-    parser.add_argument("--worker", nargs=5, metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS", "WARMUP"),
+    parser.add_argument("--feed", choices=("socket", "files"), default="socket",
+                        help="how Spark gets the log: a TCP socket, as the local engine (default), or a new file per "
+                             "time point in a watched directory")
+    parser.add_argument("--worker", nargs=6, metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS", "WARMUP", "FEED"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        engine, name, period, partitions, warmup = args.worker
+        engine, name, period, partitions, warmup, feed = args.worker
         workdir = tempfile.mkdtemp(prefix="srtopo-paced-")
         try:
-            print(json.dumps(run_one(engine, name, float(period), int(partitions), workdir, warmup=int(warmup))))
+            print(json.dumps(run_one(engine, name, float(period), int(partitions), workdir, warmup=int(warmup),
+                                     feed=feed)))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         return 0
@@ -264,7 +276,7 @@ def main(argv=None) -> int:
         period = float(period)
         print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
         row = run_worker("experiments.bench_rules_paced",
-                         [engine, name, str(period), str(args.partitions), str(args.warmup)])
+                         [engine, name, str(period), str(args.partitions), str(args.warmup), args.feed])
         if row is None:
             return 1
         rows.append(row)

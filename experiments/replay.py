@@ -1,0 +1,199 @@
+"""Replay a log over TCP to ``srtopo reason``, as the I-DLV-sr project's ``sender.py`` does, and time each answer.
+
+    python -m experiments.replay --program P.idlvsr --log L.log --period 1 --engine spark
+    python -m experiments.replay --program P.idlvsr --log L.log --period 0 --events 200 --engine local
+
+The sender serves one connection on 127.0.0.1 and writes one log line (one time point) per ``--period``
+seconds (0: all at once), like ``sender.py <period> <n_events> <log> <port>``. The reasoner is the command line,
+``srtopo reason --hostname 127.0.0.1 --port-number P --engine E``, in a process of its own; its stdout (a JSON
+line per time point) is read as it comes. A time point's **latency** runs from its line being sent to its
+output line being read: the whole path, the socket, the engine, the output and the pipe included.
+
+A Spark process is a running service when it is measured: ``--warmup N`` (default 20 for Spark) first sends the
+log's first N lines at ``--warmup-period`` and waits for their answers (a new JVM's first micro-batches take
+several times longer than the next ones); the measured time points are the next ``--events``. Printed: one JSON
+object (per time point: sent and answered times, latency; p50 / p95 / max latency, the largest backlog, time
+points lost, total time from the first measured line to the last answer).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from srtopo.measure import percentile
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def log_lines(path: str) -> list[str]:
+    """The log's time points: its non-blank lines (a directory: its first ``.log`` file by name)."""
+    from experiments.common import first_log
+    text = Path(first_log(path)).read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip()]
+
+
+class Sender:
+    """A one-connection TCP server writing lines at a period (``sender.py``), with the time each line left."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0):
+        self.server = socket.socket()
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind((host, port))
+        self.server.listen(1)
+        self.port = self.server.getsockname()[1]
+        self.conn = None
+        self.connected = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        try:
+            self.conn, _ = self.server.accept()
+            self.conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            return
+        self.connected.set()
+
+    def send(self, lines: list[str], period: float, sent: dict, first_index: int = 0) -> None:
+        """Write ``lines`` a period apart (the schedule does not drift: line i leaves at start + i * period);
+        ``sent[first_index + i]`` is when line i left."""
+        start = time.perf_counter()
+        for i, line in enumerate(lines):
+            delay = start + i * period - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self.conn.sendall((line + "\n").encode("utf-8"))
+            sent[first_index + i] = time.perf_counter()
+
+    def close(self) -> None:
+        for s in (self.conn, self.server):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+
+def reason_command(program: str, port: int, engine: str, master: str | None, partitions: int | None,
+                   extra: list[str]) -> list[str]:
+    cmd = [sys.executable, "-m", "srtopo", "reason", "--program", program, "--hostname", "127.0.0.1",
+           "--port-number", str(port), "--engine", engine]
+    if engine == "spark":
+        cmd += ["--master", master or "local[2]"]
+        if partitions:
+            cmd += ["--partitions", str(partitions)]
+    return cmd + list(extra)
+
+
+def replay(program: str, lines: list[str], period: float, engine: str = "local", master: str | None = None,
+           partitions: int | None = None, warmup: int = 0, warmup_period: float = 0.5, events: int | None = None,
+           timeout: float | None = None, extra: list[str] = ()) -> dict:
+    """Serve ``lines`` to ``srtopo reason`` (warm-up lines first, then ``events`` measured lines a period apart)
+    and return the timings. The log is assumed to have a line per time point, time points 0, 1, 2, ..."""
+    warm = lines[:warmup]
+    measured = lines[warmup:warmup + events] if events else lines[warmup:]
+    sender = Sender()
+    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(reason_command(program, sender.port, engine, master, partitions, list(extra)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    seen: dict[int, float] = {}
+    got = threading.Condition()
+    stderr: list[str] = []
+
+    def read_out():
+        for line in proc.stdout:
+            at = time.perf_counter()
+            try:
+                t = int(json.loads(line)["time"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            with got:
+                seen.setdefault(t, at)
+                got.notify_all()
+
+    def read_err():
+        for line in proc.stderr:
+            stderr.append(line)
+    threading.Thread(target=read_out, daemon=True).start()
+    threading.Thread(target=read_err, daemon=True).start()
+
+    def wait_for(last: int, limit: float) -> bool:
+        deadline = time.monotonic() + limit
+        with got:
+            while not all(t in seen for t in range(last + 1)):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    return False
+                got.wait(0.05)
+        return True
+    sent: dict[int, float] = {}
+    limit = timeout or max(300.0, 20 * len(lines) * max(period, 0.2))
+    try:
+        if not sender.connected.wait(timeout=300):
+            raise RuntimeError("the reasoner never connected:\n" + "".join(stderr[-20:]))
+        if warm:
+            sender.send(warm, warmup_period, {})
+            if not wait_for(len(warm) - 1, limit):
+                raise RuntimeError("the warm-up time points were not all answered:\n" + "".join(stderr[-20:]))
+        started = time.perf_counter()
+        sender.send(measured, period, sent, first_index=len(warm))
+        # with lateness 0 the last time point closes when its line is complete: nothing more needs to arrive
+        wait_for(len(warm) + len(measured) - 1, limit)
+        ended = max((seen[t] for t in sent if t in seen), default=time.perf_counter())
+    finally:
+        sender.close()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    latencies = [seen[t] - sent[t] for t in sorted(sent) if t in seen]
+    answered_at = sorted(seen[t] for t in sent if t in seen)
+    import bisect
+    backlog = [i + 1 - bisect.bisect_right(answered_at, sent[t]) for i, t in enumerate(sorted(sent))]
+    return {"engine": engine, "master": (master or "local[2]") if engine == "spark" else None, "period_s": period,
+            "warmup": len(warm), "time_points": len(measured), "answered": len(latencies),
+            "lost": len(sent) - len(latencies),
+            "accepted": sum(1 for x in latencies if period and x <= period) if period else None,
+            "latency_p50_s": round(percentile(latencies, 0.5), 4) if latencies else None,
+            "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
+            "latency_max_s": round(max(latencies), 4) if latencies else None,
+            "backlog_max": max(backlog, default=0), "total_s": round(ended - started, 3),
+            "latencies": [round(x, 4) for x in latencies], "backlog": backlog,
+            "stderr_tail": "".join(stderr[-5:])}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--program", required=True)
+    p.add_argument("--log", required=True, help="the log to send (a file, or a directory of .log files)")
+    p.add_argument("--period", type=float, default=1.0, help="seconds between lines (0: all at once)")
+    p.add_argument("--events", type=int, default=None, help="measured lines (default: the rest of the log)")
+    p.add_argument("--engine", choices=("local", "spark"), default="local")
+    p.add_argument("--master", default=None, help="Spark master (default local[2])")
+    p.add_argument("--partitions", type=int, default=None)
+    p.add_argument("--warmup", type=int, default=None, help="lines sent first and not measured (Spark: 20)")
+    p.add_argument("--warmup-period", type=float, default=0.5)
+    p.add_argument("--out", default=None, help="write the result as JSON here")
+    args, extra = p.parse_known_args(argv)
+    warmup = args.warmup if args.warmup is not None else (20 if args.engine == "spark" else 0)
+    result = replay(args.program, log_lines(args.log), args.period, args.engine, args.master, args.partitions,
+                    warmup, args.warmup_period, args.events, extra=extra)
+    text = json.dumps(result)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    summary = {k: v for k, v in result.items() if k not in ("latencies", "backlog", "stderr_tail")}
+    print(json.dumps(summary))
+    return 0 if result["answered"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
