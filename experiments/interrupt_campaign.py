@@ -152,7 +152,8 @@ def command_line(case: Case, folder: Path, once: bool = False) -> list[str]:
     # a live run takes a file per micro-batch; the restart takes what is left in one
     pace = ["--once"] if once else ["--files-per-batch", "1"]
     return [sys.executable, "-m", "srtopo", *base, "--engine", "spark", "--master", "local[2]",
-            "--stream", str(folder / "in"), "--checkpoint", str(folder / "ck"), "--out", str(folder / "out"), *pace]
+            "--stream", str(folder / "in"), "--checkpoint", str(folder / "ck"), "--out", str(folder / "out"),
+            "--metrics-out", str(folder / "metrics.jsonl"), *pace]
 
 
 class Feeder(threading.Thread):
@@ -247,13 +248,16 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
         time.sleep(0.25)
     left = tagged_processes(tag)
     whole, outputs = whole_outputs(case, folder)
-    litter = sorted(p.name for p in folder.iterdir() if p.name not in ("in", "ck", "out", "out.jsonl", "p.idlvsr"))
+    litter = sorted(p.name for p in folder.iterdir()
+                    if p.name not in ("in", "ck", "out", "out.jsonl", "p.idlvsr", "metrics.jsonl"))
+    metrics = folder / "metrics.jsonl"      # a Spark run's per-batch metrics, written when it is stopped too
+    metrics_lines = len(metrics.read_text(encoding="utf-8").splitlines()) if metrics.exists() else 0
     stopped_line = bool(lines) and lines[-1].startswith(f"srtopo: stopped by {sent.name}")
     quiet = all(x.startswith("srtopo: ") for x in lines) and not any(n in err for n in _NOISE)
     row = {"moment_s": moment, "signal": sent.name, "exit": proc.returncode, "stop_s": stop_s, "outputs": outputs,
            "ended_before_signal": ended_before, "left_processes": len(left), "whole_outputs": whole,
            "one_line": stopped_line and sum("stopped by" in x for x in lines) == 1, "quiet": quiet, "litter": litter,
-           "last_line": lines[-1] if lines else ""}
+           "last_line": lines[-1] if lines else "", "metrics_lines": metrics_lines}
     if left:
         for pid in left:
             try:

@@ -2,6 +2,7 @@
 traceback, no process left, only whole outputs (the fast slice of experiments/interrupt_campaign.py, which
 tries 20 random moments per command and runner)."""
 import random
+import re
 import signal
 
 import pytest
@@ -27,3 +28,6 @@ def test_a_signal_stops_the_run_cleanly(tmp_path, name, moment, sigterm):
     assert row["left_processes"] == 0
     assert row["whole_outputs"] and not row["litter"]       # no spark-warehouse, no log in the working folder
     assert row["clean"]
+    if case.engine == "spark":      # --metrics-out has a line per micro-batch the stopped run committed
+        committed = re.search(r"(\d+) micro-batch", row["last_line"])
+        assert row["metrics_lines"] == (int(committed.group(1)) if committed else 0), row["last_line"]

@@ -83,6 +83,7 @@ class SparkRun:
         self.resumed = False        # batches were committed on the checkpoint before this run
         self.hand_over = hand_over  # a running query's hand-over of written records to the sink
         self.kind = kind_of(topology).spark_job()
+        self._metrics_written = False    # metrics_out is appended to once per run
 
     def flush(self) -> None:
         """Wait until every batch written so far has reached the sink (a running query hands them over on a
@@ -141,6 +142,25 @@ class SparkRun:
     def rejected(self):
         return self.job.sinks.rejected(self.job.spark)
 
+    def write_metrics(self) -> list[dict]:
+        """The batches' metrics, each with its trigger's duration where Spark still remembers it (offsets log,
+        file listing, the batch, commit log); appended to ``metrics_out`` once per run, at its end or when it is
+        stopped by a signal."""
+        metrics = list(self.job.batch_metrics)
+        triggers = {int(p["batchId"]): p["durationMs"].get("triggerExecution")
+                    for p in (self.job.query.recentProgress if self.job.query is not None else [])
+                    if "addBatch" in p["durationMs"]}
+        for m in metrics:
+            if triggers.get(m["batch"]) is not None:
+                m["trigger_s"] = round(triggers[m["batch"]] / 1000, 4)
+        path = self.config.options.metrics_out
+        if path and not self._metrics_written:
+            self._metrics_written = True
+            with open(path, "a", encoding="utf-8") as handle:
+                for record in metrics:
+                    handle.write(json.dumps(record) + "\n")
+        return metrics
+
     def result(self, collect: bool = True) -> RunResult:
         """The run's result; with ``collect`` the outputs and rejected records are read back (sorted by time
         and subject) into the sink given to ``start`` (by default a MemorySink that the result keeps)."""
@@ -154,19 +174,7 @@ class SparkRun:
             rejected = sorted(self.job.sinks.written_rows(rejected=True),
                               key=lambda row: (row.get("source") or "", row.get("line") or 0))
             emitted = len(records) + _hand_over(self.sink, outputs, rejected, self.origins, self.kind, self.job.fs)
-        metrics = list(self.job.batch_metrics)
-        # a batch's duration as Spark's trigger measured it (offsets log, file listing, the batch, commit log);
-        # the batch function's own duration for batches the query no longer remembers
-        triggers = {int(p["batchId"]): p["durationMs"].get("triggerExecution")
-                    for p in (self.job.query.recentProgress if self.job.query is not None else [])
-                    if "addBatch" in p["durationMs"]}
-        for m in metrics:
-            if triggers.get(m["batch"]) is not None:
-                m["trigger_s"] = round(triggers[m["batch"]] / 1000, 4)
-        if options.metrics_out:
-            with open(options.metrics_out, "a", encoding="utf-8") as handle:
-                for record in metrics:
-                    handle.write(json.dumps(record) + "\n")
+        metrics = self.write_metrics()
         counters = spark_counters(self.topology, self.kind, metrics,
                                   self.runner.stage_tasks(self.topology, self.config))
         if emitted is not None:      # the reports closed at the end of input are in no batch's metrics
@@ -272,6 +280,7 @@ class SparkRunner:
                 except KeyboardInterrupt as stop:     # the flag, or Python's own handler in a library user's process
                     handle.stop()
                     handle.flush()
+                    handle.write_metrics()
                     raise interrupt.Interrupted(getattr(stop, "signum", signal.SIGINT),
                                                 handle.interrupted_note()) from None
                 if handle.config.options.once:
