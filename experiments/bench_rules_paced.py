@@ -302,6 +302,7 @@ def main(argv=None) -> int:
               f"{r['latency_p95_s'] or 0:7.3f} {r['latency_max_s'] or 0:7.3f} {r['tps'] or 0:7.2f} "
               f"{r.get('backlog_max', 0):7d} {r.get('lost', 0):4d} {r['memory_mb']:6.0f} {r['same_models_as_local']}")
     _plot(rows, out.with_suffix(".png"))
+    _plot_periods(rows, out.with_name(out.stem + "_periods.png"))
     return 0
 
 
@@ -336,6 +337,41 @@ def _plot(rows: list[dict], path: Path) -> None:
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def _plot_periods(rows: list[dict], path: Path) -> None:
+    """Total time and latency against the period, a line per input and engine (the paper's Figure 4, a.1 and a.2);
+    drawn when some input was fed at two periods or more."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paced = [r for r in rows if r["period_s"]]
+    lines = {}
+    for r in paced:
+        lines.setdefault((r["input"], r["engine"]), []).append(r)
+    lines = {k: sorted(v, key=lambda r: r["period_s"]) for k, v in lines.items() if len(v) > 1}
+    if not lines:
+        return
+    fig, (total, latency) = plt.subplots(1, 2, figsize=(11, 4.2))
+    colours = {name: f"C{i % 10}" for i, name in enumerate(dict.fromkeys(name for name, _ in sorted(lines)))}
+    for (name, engine), series in sorted(lines.items()):
+        periods = [r["period_s"] for r in series]
+        style = dict(color=colours[name], linestyle="-" if engine == "local" else "--")
+        total.plot(periods, [r["seconds"] for r in series], marker="o", label=f"{name} {engine}", **style)
+        latency.plot(periods, [r["latency_p50_s"] for r in series], marker="o", label=f"{name} {engine} p50", **style)
+        latency.plot(periods, [r["latency_p95_s"] for r in series], marker="x", alpha=0.45, **style)
+    total.set_xlabel("period (s)")
+    total.set_ylabel("total time (s)")
+    total.set_title("(a.1) total time")
+    latency.set_xlabel("period (s)")
+    latency.set_ylabel("latency (s)")
+    latency.set_yscale("log")
+    latency.set_title("(a.2) latency: p50 (o), p95 (x)")
+    total.legend(fontsize=6)
+    latency.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 from a line leaving the sender to the batch that read it returning (one line per second, warm JVM).
 
 **The parts of a rule micro-batch** (``srtopo reason --engine spark`` over a socket, one time point per period,
-after a warm-up query): Spark's trigger (``durationMs`` of the query's progress: the offsets log entry
+after a warm-up query over the log's first time points; the measured query is a new one from the log's start): Spark's trigger (``durationMs`` of the query's progress: the offsets log entry
 ``walCommit``, the commit log entry ``commitOffsets``, the rest), the driver building the batch's DataFrames,
 the write's planning (from the write call to its job's submission), the job's stages (Spark's REST interface:
 each stage's wall time and task count), what follows the job, the store's meta and the sink. Medians over the
@@ -135,7 +135,7 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
             values.clear()
         writes.clear()
         job_from = time.time()
-        latencies, progress = run(log[warmup:warmup + lines], period)
+        latencies, progress = run(log[:lines], period)      # a new query: its time points start at 0 again
     finally:
         DataFrameWriter.json = original_json
         for owner, attr, original in patched:
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     p.add_argument("--inputs", default="cc-500")
     p.add_argument("--lines", type=int, default=40, help="measured time points per input")
     p.add_argument("--period", type=float, default=1.0)
-    p.add_argument("--warmup", type=int, default=60, help="time points of the warm-up query")
+    p.add_argument("--warmup", type=int, default=60, help="time points of the warm-up query (the log's first)")
     p.add_argument("--partitions", type=int, default=2)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--no-floor", action="store_true")
