@@ -13,7 +13,7 @@ A Spark process is a running service when it is measured: ``--warmup N`` (defaul
 log's first N lines at ``--warmup-period`` and waits for their answers (a new JVM's first micro-batches take
 several times longer than the next ones); the measured time points are the next ``--events``. Printed: one JSON
 object (per time point: sent and answered times, latency; p50 / p95 / max latency, the largest backlog, time
-points lost, total time from the first measured line to the last answer).
+points lost, total time from the first measured line to the last answer, a digest of the measured models).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+from experiments.common import models_digest
 from srtopo.measure import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +105,7 @@ def replay(program: str, lines: list[str], period: float, engine: str = "local",
     proc = subprocess.Popen(reason_command(program, sender.port, engine, master, partitions, list(extra)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     seen: dict[int, float] = {}
+    atoms: dict[int, list] = {}
     got = threading.Condition()
     stderr: list[str] = []
 
@@ -111,11 +113,13 @@ def replay(program: str, lines: list[str], period: float, engine: str = "local",
         for line in proc.stdout:
             at = time.perf_counter()
             try:
-                t = int(json.loads(line)["time"])
+                model = json.loads(line)
+                t = int(model["time"])
             except (ValueError, KeyError, TypeError):
                 continue
             with got:
                 seen.setdefault(t, at)
+                atoms.setdefault(t, model.get("atoms"))
                 got.notify_all()
 
     def read_err():
@@ -167,6 +171,7 @@ def replay(program: str, lines: list[str], period: float, engine: str = "local",
             "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
             "latency_max_s": round(max(latencies), 4) if latencies else None,
             "backlog_max": max(backlog, default=0), "total_s": round(ended - started, 3),
+            "digest": models_digest([atoms.get(t) for t in sorted(sent)]),
             "latencies": [round(x, 4) for x in latencies], "backlog": backlog,
             "stderr_tail": "".join(stderr[-5:])}
 

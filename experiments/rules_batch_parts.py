@@ -7,9 +7,10 @@
 (``repartition(2)``), then with one Python pass over Arrow batches (``mapInArrow``) before the shuffle: the time
 from a line leaving the sender to the batch that read it returning (one line per second, warm JVM).
 
-**The parts of a rule micro-batch** (``srtopo reason --engine spark`` over a socket, one time point per period,
-after a warm-up query over the log's first time points; the measured query is a new one from the log's start): Spark's trigger (``durationMs`` of the query's progress: the offsets log entry
-``walCommit``, the commit log entry ``commitOffsets``, the rest), the driver building the batch's DataFrames,
+**The parts of a rule micro-batch** (the Spark runner ``srtopo reason --engine spark`` uses, in this process, fed
+over a socket, one time point per period, after a warm-up query over the log's first time points; the measured
+query is a new one from the log's start): Spark's trigger (``durationMs`` of the query's progress: the offsets
+log entry ``walCommit``, the commit log entry ``commitOffsets``, the rest), the driver building the batch's DataFrames,
 the write's planning (from the write call to its job's submission), the job's stages (Spark's REST interface:
 each stage's wall time and task count), what follows the job, the store's meta and the sink. Medians over the
 measured batches. Results: one JSON object on stdout (``--out`` writes it too).
@@ -170,7 +171,8 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
                        for key in ("triggerExecution", "walCommit", "addBatch", "commitOffsets", "latestOffset",
                                    "queryPlanning")},
         "batch_function_ms": _median(batch_fn),
-        "driver_build_ms": round(_median(build_write) - _median(write_total), 1) if build_write and write_total else None,
+        "driver_build_ms": (round(_median(build_write) - _median(write_total), 1)
+                            if build_write and write_total else None),
         "write_planning_ms": _median(before), "job_ms": _median(job_wall), "after_job_ms": _median(after),
         "stages": {str(k): {"wall_ms": _median([w for w, _ in v]), "tasks": v[0][1]} for k, v in per_stage.items()},
         "batch_rest_ms": round(_median(batch_fn) - _median(build_write), 1) if batch_fn and build_write else None,
