@@ -4,6 +4,10 @@ physical plans), NTM and the least skewed LTM split, all reading the same files.
     .venv/bin/python -m experiments.bench_consistency --tuples 4000000 --plans local,fused --methods ntm \\
         --files-per-batch 20 --jvm-warmup-tuples 1000000 --out bench.json
 
+``--plans spark`` is the default Spark plan. After the plans, Spark's own limits on the same stream
+(``experiments/spark_limits.py``: scan, parse, one shuffle, self-join over one micro-batch's files, in the same
+session) are printed beside each Spark plan's steady rate.
+
 Stream: every subject has a home class H (a satisfiable named class); a tuple asserts a random superclass
 of H (consistent), except a fraction ``--noise`` that asserts a class disjoint with one of H's
 superclasses (each such tuple makes the subject inconsistent at that time). Event time = tuple index //
@@ -127,6 +131,7 @@ def variants(args) -> dict:
     """--plans names -> (runner, its options)."""
     spark = dict(master=args.master, shuffle_partitions=args.shuffle_partitions)
     return {"local": ("local", LocalOptions()),
+            "spark": ("spark", SparkOptions(**spark)),          # the default plan, whatever it is named
             "fused": ("spark", SparkOptions(physical_plan="fused", **spark)),
             "staged": ("spark", SparkOptions(physical_plan="staged", **spark))}
 
@@ -207,7 +212,11 @@ def main(argv=None) -> int:
     p.add_argument("--jvm-warmup-tuples", type=int, default=0,
                    help="before measuring, run every variant once on the stream's first N tuples (a warmed-up "
                         "JVM: what a long-running query sees after its first minutes; 0 = measure from a cold JVM)")
-    p.add_argument("--plans", default="local,staged,fused", help="variants to measure: local, staged, fused")
+    p.add_argument("--plans", default="local,staged,fused",
+                   help="variants to measure: local, spark (the default Spark plan), staged, fused")
+    p.add_argument("--no-limits", action="store_true",
+                   help="skip Spark's own limits on the stream (scan, parse, one shuffle, self-join: "
+                        "experiments/spark_limits.py), measured after the plans on one micro-batch's files")
     p.add_argument("--methods", default="ntm,ltm")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--shuffle-partitions", type=int, default=4)
@@ -258,6 +267,14 @@ def main(argv=None) -> int:
             res["stage_ops"] = topo.conjunction_counts
             results.append(res)
             print(json.dumps({k: v for k, v in res.items() if k != "stages"}), file=sys.stderr, flush=True)
+    limits = None
+    if not args.no_limits and any(variants(args)[plan][0] == "spark" for plan in plans):
+        from experiments.spark_limits import measure_limits
+        from srtopo.runners.spark.session import get_session
+        batch_files = [os.path.join(stream_dir, n) for n in sorted(os.listdir(stream_dir))][:args.files_per_batch]
+        limits = measure_limits(get_session(args.master), batch_files, args.file_tuples * len(batch_files),
+                                args.window)
+        print(json.dumps({"limits": limits}), file=sys.stderr, flush=True)
     for topo in topologies:
         base = [r for r in results if r["method"] == topo.label and r["plan"] == "local"]
         for r in results:
@@ -272,9 +289,24 @@ def main(argv=None) -> int:
         print(f"{r['method']:12} {r['plan']:7} {r['tuples_per_s']:>9} {r['steady_tuples_per_s']:>9} "
               f"{r['batch_p50_s']!s:>7} {r['batch_p95_s']!s:>7} {r['batches']:>7} {r['cached_tuples']:>8} "
               f"{rss!s:>8} {r['reports']:>8} {r.get('steady_over_local', '-')!s:>7} {r.get('same_reports_as_local', '-')}")
+    for r in results:
+        if r["phases_s"]:
+            print(f"{r['method']:12} {r['plan']:7} phases per steady batch (s): "
+                  + ", ".join(f"{k} {v}" for k, v in r["phases_s"].items()))
+    if limits:
+        shuffle = next(x["lines_per_s"] for x in limits if "one shuffle" in x["query"])
+        print(f"Spark's limits on one micro-batch's files ({limits[0]['lines']:,} lines, best of 3), and each "
+              f"Spark plan's steady rate against the one-shuffle query:")
+        for x in limits:
+            print(f"  {x['query']:48} {x['lines_per_s']:>10,} lines/s  ({x['best_s']} s)")
+        for r in results:
+            if r["engine"] == "spark":
+                r["over_one_shuffle"] = round(r["steady_tuples_per_s"] / shuffle, 3)
+                print(f"  plan {r['plan']} ({r['method']}){'':31} {r['steady_tuples_per_s']:>10,} tuples/s  "
+                      f"({r['over_one_shuffle']}x the one-shuffle query)")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
-            json.dump({"setup": setup, "results": results}, handle, indent=2)
+            json.dump({"setup": setup, "results": results, "limits": limits}, handle, indent=2)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
