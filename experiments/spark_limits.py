@@ -28,7 +28,8 @@ def _lines(spark, files: list[str]):
 
 
 def limit_queries(spark, files: list[str], window: int) -> dict:
-    """name -> a function running the query once."""
+    """name -> a function running the query once and returning its count: the lines; the tuples; the subjects;
+    the pairs of a subject's tuples in one time bucket (each tuple paired with itself too)."""
     from srtopo.runners.spark.sources import parse_lines
 
     def parsed():
@@ -40,12 +41,14 @@ def limit_queries(spark, files: list[str], window: int) -> dict:
         t = parsed().selectExpr("subject", "concept", "time", f"CAST(floor(time / {int(window)}) AS BIGINT) AS b",
                                 "ik")
         t = t.where("ik = 't'")
-        return t.alias("a").join(t.alias("o"), ["subject", "b"]).selectExpr("count(*)").collect()
+        return t.alias("a").join(t.alias("o"), ["subject", "b"]).selectExpr("count(*)").collect()[0][0]
     return {
-        "scan and count": lambda: _lines(spark, files).selectExpr("count(*)", "sum(length(raw))").collect(),
-        "parse": lambda: parsed().selectExpr("count_if(ik = 't')", "max(time)", "count(DISTINCT concept)").collect(),
-        "parse and group by subject (one shuffle)": lambda: parsed().groupBy("subject")
-            .agg({"time": "max", "ik": "count"}).selectExpr("count(*)").collect(),
+        "scan and count": lambda: _lines(spark, files).where("raw <> ''")
+            .selectExpr("count(*)", "sum(length(raw))").collect()[0][0],
+        "parse": lambda: parsed().selectExpr("count_if(ik = 't')", "max(time)", "count(DISTINCT concept)")
+            .collect()[0][0],
+        "parse and group by subject (one shuffle)": lambda: parsed().where("ik = 't'").groupBy("subject")
+            .agg({"time": "max", "ik": "count"}).selectExpr("count(*)").collect()[0][0],
         "parse and self-join on (subject, time bucket)": self_join,
     }
 
@@ -54,9 +57,10 @@ def measure_limits(spark, files: list[str], lines: int, window: int, repeats: in
     """Each limit query over ``files`` (``lines`` lines in all): best of ``repeats`` after one warm-up run."""
     rows = []
     for name, query in limit_queries(spark, files, window).items():
-        query()
+        count = query()
         best = min(_timed(query) for _ in range(repeats))
-        rows.append({"query": name, "lines": lines, "best_s": round(best, 3), "lines_per_s": round(lines / best)})
+        rows.append({"query": name, "lines": lines, "count": int(count), "best_s": round(best, 3),
+                     "lines_per_s": round(lines / best)})
     return rows
 
 
