@@ -139,8 +139,11 @@ def replay(program: str, lines: list[str], period: float, engine: str = "local",
     sent: dict[int, float] = {}
     limit = timeout or max(300.0, 20 * len(lines) * max(period, 0.2))
     try:
-        if not sender.connected.wait(timeout=300):
-            raise RuntimeError("the reasoner never connected:\n" + "".join(stderr[-20:]))
+        deadline = time.monotonic() + 300
+        while not sender.connected.wait(timeout=0.1):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                time.sleep(0.2)         # the rest of its error output
+                raise RuntimeError("the reasoner never connected:\n" + "".join(stderr[-20:]).rstrip())
         if warm:
             sender.send(warm, warmup_period, {})
             if not wait_for(len(warm) - 1, limit):
@@ -190,8 +193,13 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="write the result as JSON here")
     args, extra = p.parse_known_args(argv)
     warmup = args.warmup if args.warmup is not None else (20 if args.engine == "spark" else 0)
-    result = replay(args.program, log_lines(args.log), args.period, args.engine, args.master, args.partitions,
-                    warmup, args.warmup_period, args.events, extra=extra)
+    try:
+        lines = log_lines(args.log)
+        result = replay(args.program, lines, args.period, args.engine, args.master, args.partitions,
+                        warmup, args.warmup_period, args.events, extra=extra)
+    except (OSError, UnicodeDecodeError, RuntimeError) as error:
+        print(f"replay: {error}", file=sys.stderr)
+        return 1
     text = json.dumps(result)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
