@@ -39,14 +39,15 @@ import csv
 import json
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from experiments.common import first_log, models_digest, run_worker
+from experiments.common import models_digest, run_worker
+from experiments.replay import Sender
+from experiments.replay import log_lines as replay_lines
 from srtopo.measure import percentile, rss_mb
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments"
@@ -83,8 +84,7 @@ WARMUP = 20
 
 def log_lines(name: str) -> tuple[str, list[str]]:
     program, log = INPUTS[name]
-    text = Path(first_log(DATA / log)).read_text(encoding="utf-8")
-    return str(DATA / program), [line for line in text.splitlines() if line.strip()]
+    return str(DATA / program), replay_lines(str(DATA / log))
 
 
 class TimedSink:
@@ -107,25 +107,18 @@ class TimedSink:
 
 
 def _socket_replayer(lines: list[str], period: float, sent: dict):
-    """A one-connection server sending a line per period; returns (port, thread)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
+    """A one-connection server sending a line per period (``replay.Sender``); returns (port, thread)."""
+    sender = Sender()
 
     def serve():
-        conn, _ = server.accept()
-        with conn:
-            start = time.perf_counter()
-            for i, line in enumerate(lines):
-                delay = start + i * period - time.perf_counter()
-                if delay > 0:
-                    time.sleep(delay)
-                sent[i] = time.perf_counter()
-                conn.sendall((line + "\n").encode("utf-8"))
-        server.close()
+        sender.connected.wait()
+        try:
+            sender.send(lines, period, sent)
+        finally:
+            sender.close()
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
-    return server.getsockname()[1], thread
+    return sender.port, thread
 
 
 def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
