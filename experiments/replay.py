@@ -194,7 +194,13 @@ def main(argv=None) -> int:
     args, extra = p.parse_known_args(argv)
     warmup = args.warmup if args.warmup is not None else (20 if args.engine == "spark" else 0)
     try:
-        lines = log_lines(args.log)
+        try:
+            lines = log_lines(args.log)
+        except (OSError, UnicodeDecodeError) as error:
+            raise RuntimeError(f"{args.log}: cannot read the log: {error}") from None
+        if len(lines) <= warmup:
+            raise RuntimeError(f"{args.log}: {len(lines)} time points, none left to measure after {warmup} of "
+                               "warm-up (give --warmup 0 or a longer log)")
         result = replay(args.program, lines, args.period, args.engine, args.master, args.partitions,
                         warmup, args.warmup_period, args.events, extra=extra)
     except (OSError, UnicodeDecodeError, RuntimeError) as error:
