@@ -76,11 +76,14 @@ def floor(spark, lines: int, period: float) -> dict:
     return out
 
 
-def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partitions: int) -> dict:
-    """One input at one period through the rules job, timed part by part (see the module doc)."""
+def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partitions: int,
+               driver_lines: int = 0) -> dict:
+    """One input at one period through the rules job, timed part by part (see the module doc); ``driver_lines``
+    as ``SparkOptions.driver_lines`` (0: the executors' plan)."""
     from pyspark.sql.readwriter import DataFrameWriter
 
     import srtopo.runners.spark.rules as rules_job
+    import srtopo.runners.spark.rules_driver as rules_driver
     import srtopo.runners.spark.streaming as streaming
     from experiments.bench_rules_paced import TimedSink, log_lines
     from srtopo.io.sources import AtomLog
@@ -106,6 +109,11 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
         patched.append((owner, attr, original))
     timed(streaming.MicroBatchJob, "_run_batch", "batch function")
     timed(rules_job.RulesJob, "_write", "build and write")
+    timed(rules_job, "collect_small", "collect")
+    timed(rules_driver.DriverPasses, "run", "driver passes and write")
+    timed(rules_driver.DriverPasses, "_write", "driver write")
+    timed(streaming.BatchStore, "complete", "store meta")
+    timed(streaming.BatchSinks, "write", "sink")
     original_json = DataFrameWriter.json
 
     def json_write(self, *args, **kwargs):
@@ -123,7 +131,8 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
             sent: dict = {}
             sender = Sender()
             handle = runner.start(topology, [AtomLog(f"tcp://127.0.0.1:{sender.port}", "log")],
-                                  RunConfig(lateness=0, options=SparkOptions(partitions=partitions, once=False)), sink)
+                                  RunConfig(lateness=0, options=SparkOptions(partitions=partitions, once=False,
+                                                                           driver_lines=driver_lines)), sink)
             sender.connected.wait(120)
             sender.send(lines_, period_, sent)
             sink.done.wait(timeout=60 + 20 * len(lines_) * max(period_, 0.2))
@@ -163,8 +172,17 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
     batch_fn = timings.get("batch function", [])
     build_write = timings.get("build and write", [])
     write_total = [e - s for s, e in writes]
+    driver = {}
+    if driver_lines:
+        passes = timings.get("driver passes and write", [])
+        driver = {"collect_ms": _median(timings.get("collect", [])),
+                  "driver_passes_ms": (round(_median(passes) - _median(timings.get("driver write", [])), 1)
+                                       if passes else None),
+                  "entry_write_ms": _median(timings.get("driver write", [])),
+                  "store_meta_ms": _median(timings.get("store meta", [])),
+                  "sink_ms": _median(timings.get("sink", []))}
     return {
-        "input": name, "period_s": period, "time_points": len(latencies),
+        "input": name, "period_s": period, "time_points": len(latencies), "driver_lines": driver_lines, **driver,
         "latency_p50_ms": _median(latencies),
         "latency_p95_ms": round(1000 * percentile(sorted(latencies), 0.95), 1) if latencies else None,
         "trigger_ms": {key: _median([t.get(key, 0) / 1000 for t in triggers])
@@ -188,6 +206,8 @@ def main(argv=None) -> int:
     p.add_argument("--partitions", type=int, default=2)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--no-floor", action="store_true")
+    p.add_argument("--driver-lines", default="0,2000",
+                   help="comma-separated --driver-lines values to measure (0: the executors' plan)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     from srtopo.runners.spark.session import get_session
@@ -198,9 +218,10 @@ def main(argv=None) -> int:
         print(json.dumps({"floor_ms": result["floor_ms"]}), file=sys.stderr, flush=True)
     result["inputs"] = []
     for name in [x.strip() for x in args.inputs.split(",") if x.strip()]:
-        parts = rule_parts(spark, name, args.lines, args.period, args.warmup, args.partitions)
-        result["inputs"].append(parts)
-        print(json.dumps(parts), file=sys.stderr, flush=True)
+        for driver_lines in [int(x) for x in args.driver_lines.split(",") if x.strip()]:
+            parts = rule_parts(spark, name, args.lines, args.period, args.warmup, args.partitions, driver_lines)
+            result["inputs"].append(parts)
+            print(json.dumps(parts), file=sys.stderr, flush=True)
     text = json.dumps(result, indent=2)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:

@@ -23,6 +23,10 @@ from srtopo.testing import lines, run_topology, timeline
 from tests.rules.conftest import IDLVSR, oracle, random_case
 
 SPARK = SparkOptions(partitions=2)
+#: every micro-batch in executor tasks (the default evaluates small ones on the driver: ``spark.rules_driver``)
+EXECUTORS = SparkOptions(partitions=2, driver_lines=0)
+#: per block of random programs: where its micro-batches are evaluated, and the ``driver_lines`` giving that
+BLOCK_PLANS = [({"executors"}, 0), ({"driver"}, 2000), ({"executors"}, 0), ({"driver", "executors"}, 6)]
 _NAME = re.compile(r"\b([a-z][A-Za-z0-9_]*)\(")
 
 
@@ -74,7 +78,8 @@ def _merged_random_cases(seeds):
 
 @pytest.mark.parametrize("block", range(4))
 def test_random_programs_match_the_oracle_on_spark_and_local(spark, block):
-    """120 random stratified programs (30 per query), out of order within the lateness, over two sources."""
+    """120 random stratified programs (30 per query), out of order within the lateness, over two sources;
+    evaluated in executor tasks, on the driver, and both in one query (batch by batch, by size)."""
     rng = random.Random(block)
     program_text, points, cases = _merged_random_cases(range(block * 30, block * 30 + 30))
     topology = compile_program(parse_program(program_text, f"merged-{block}"), strategy="restart")
@@ -84,7 +89,10 @@ def test_random_programs_match_the_oracle_on_spark_and_local(spark, block):
     for r in records:
         (first if rng.random() < 0.5 else second).append(r)
     sources = [lines(first, batches=3, name="first"), lines(second, batches=2, name="second")]
-    result = spark_run(spark, topology, sources, lateness=lateness)
+    plans, driver_lines = BLOCK_PLANS[block]
+    result = spark_run(spark, topology, sources, lateness=lateness,
+                       options=SparkOptions(partitions=2, driver_lines=driver_lines))
+    assert {b.detail["evaluated_on"] for b in result.batches} == plans
     local = LocalRunner().run(topology, sources, RunConfig(lateness=lateness))
     assert result.rejected == [] and local.rejected == []
     got, want = models_by_time(result), models_by_time(local)
@@ -164,7 +172,7 @@ def test_iclp_inputs_on_spark_give_the_local_models(spark, program_path, log_pat
     topology = compile_program(parse_file(ICLP / program_path))
     assert all(stage.key.keyed == keyed for stage in topology.stages)
     log = AtomLog(str(ICLP / log_path))
-    result = spark_run(spark, topology, [log], lateness=0)
+    result = spark_run(spark, topology, [log], lateness=0, options=EXECUTORS if keyed else SPARK)
     local = LocalRunner().run(topology, [log], RunConfig(lateness=0))
     assert [m.to_dict() for m in result.models] == [m.to_dict() for m in local.models]
     assert sum(len(m.atoms) for m in local.models) > 0

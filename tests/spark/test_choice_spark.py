@@ -63,8 +63,11 @@ def check_qc(models, lines) -> None:
 def test_every_strategy_answers_qc_validly_on_spark(spark, tmp_path, strategy):
     lines = qc_lines()
     topology = compile_program(parse_program(queens.program(N), "qc.lp"))
+    # half of the strategies in executor tasks, half on the driver (``spark.rules_driver``)
+    driver_lines = 0 if STRATEGIES.index(strategy) % 2 else 2000
     result = run_topology(get_runner("spark"), topology, [write_batches(tmp_path / "in", lines, 6)], lateness=0,
-                          options=SparkOptions(partitions=2, strategy=strategy))
+                          options=SparkOptions(partitions=2, strategy=strategy, driver_lines=driver_lines))
+    assert {b.detail["evaluated_on"] for b in result.batches} == {"executors" if driver_lines == 0 else "driver"}
     check_qc(result.models, lines)
     assert sum(1 for m in result.models if not m.satisfiable) == 2
 
@@ -190,5 +193,5 @@ def test_a_choice_part_that_splits_by_key_runs_one_problem_per_key_partition(spa
     assert [(m.satisfiable, m.atoms) for m in local.models] == expected
     for strategy, partitions in (("incremental", 3), ("restart", 2)):
         result = run_topology(get_runner("spark"), topology, [source], lateness=0,
-                              options=SparkOptions(partitions=partitions, strategy=strategy))
+                              options=SparkOptions(partitions=partitions, strategy=strategy, driver_lines=0))
         assert [(m.satisfiable, m.atoms) for m in result.models] == expected, (strategy, partitions)

@@ -85,6 +85,18 @@ def positive(text: str) -> int:
     return value
 
 
+def natural(text: str) -> int:
+    """A command-line count that may be 0."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
 def max_gap(text: str) -> int | None:
     """``--max-gap``: a count >= 1 (``positive``), or ``none``."""
     import argparse

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time as _time
+import uuid
 from fractions import Fraction
 from typing import ClassVar, Sequence
 
@@ -55,6 +56,7 @@ from srtopo.rules.partition import (
 )
 from srtopo.rules.timestamps import unit_micros
 from srtopo.runners.spark.kind import ModelKind
+from srtopo.runners.spark.rules_driver import DRIVER_BYTES, DRIVER_LINES, DriverPasses, collect_small, first_records
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.sql import sql_string as q
 from srtopo.runners.spark.streaming import (
@@ -117,21 +119,9 @@ def origins(lines) -> dict:
     schema = arrow_schema(ORIGIN_COLUMNS)
 
     def first(batches):
-        from srtopo.rules.log import record_row
-        from srtopo.rules.timestamps import GIVEN
-        best: dict = {}
-        arrived = 0
-        for batch in batches:
-            for src, file, line, raw, fmt, dup, fo in _arrow_rows(batch, LINE_FIELDS):
-                if line is None:
-                    line, arrived = arrived, arrived + 1
-                if src in best and record_order(src, best[src][2], best[src][0], best[src][1]) <= \
-                        record_order(src, fo, file, line):
-                    continue
-                row = record_row(raw if raw is not None else "", fmt, bool(dup))
-                if row is not None and row[5] is None and row[0] != GIVEN:
-                    best[src] = (file, line, fo, row[0], row[1])
-        yield _arrow_batch([(src,) + found for src, found in best.items()], schema)
+        from srtopo.runners.spark.rules_driver import first_records
+        found = first_records(row for batch in batches for row in _arrow_rows(batch, LINE_FIELDS))
+        yield _arrow_batch([(src,) + record for src, record in found.items()], schema)
     found: dict = {}
     for r in lines.mapInArrow(first, ORIGIN_COLUMNS).collect():
         key = record_order(r["src"], r["fo"], r["file"], r["line"])
@@ -183,9 +173,11 @@ class RulesJob(MicroBatchJob):
 
     def __init__(self, spark, topology: Topology, lateness: int | None, n_sources: int, partitions: int,
                  strategy: str = "auto", history: int = 10000, print_empty: bool = True,
-                 max_gap: int | None = None):
+                 max_gap: int | None = None, driver_lines: int = DRIVER_LINES):
         super().__init__(spark, history)
         self.topology = topology
+        #: a micro-batch of at most this many lines is evaluated on the driver (0: always in the executors)
+        self.driver_lines = driver_lines
         self.print_empty = print_empty
         number_unit = topology.source.number_unit
         #: numeric timestamps: time points per number unit as a fraction (None: a number counts time points)
@@ -208,6 +200,7 @@ class RulesJob(MicroBatchJob):
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "out")}
         self._broadcasts = None
         self._persisted: list = []
+        self.driver = DriverPasses(self)
 
     def _specs(self) -> list[SegmentSpec]:
         topology = self.topology
@@ -271,32 +264,41 @@ class RulesJob(MicroBatchJob):
         history through the segments, and write the new entry. The bounds of what is evaluated are computed
         inside the first segment's tasks from statistics rows that every partition receives, so the driver
         never waits for an intermediate result (a statistics job and the DataFrames built after it cost
-        ~0.3 s per micro-batch)."""
+        ~0.3 s per micro-batch). A small batch is evaluated on the driver instead (``rules_driver``)."""
         started = _time.perf_counter()
         meta = self._meta(previous)
         closed = int(meta["closed"])
         origin = {int(k): v for k, v in meta["origin"].items()}
         target = self.store.entry(batch_id)
-        try:
-            with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-                if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
-                    for src, value in origins(df).items():
-                        origin.setdefault(int(src), value)
-                self._previous(spark, previous)
-                plan = self._plan(meta, origin)
-                records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, self.unit,
-                                                    self.number_scale, self.specs[0].partitions, int(batch_id)),
-                                         SEGMENT_COLUMNS)
-                outcome = self._write(spark, plan, target, records)
-        finally:
-            self._release(spark)
+        token = uuid.uuid4().hex
+        lines = collect_small(df, LINE_FIELDS, self.driver_lines, DRIVER_BYTES)
+        if lines is not None:
+            if len(origin) < self.n_sources:
+                for src, found in first_records(lines).items():
+                    origin.setdefault(int(src), [found[3], int(found[4])])
+            outcome = self.driver.run(self._plan(meta, origin), lines, origin, batch_id, previous, target, token)
+        else:
+            try:
+                with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
+                    if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
+                        for src, value in origins(df).items():
+                            origin.setdefault(int(src), value)
+                    self._previous(spark, previous)
+                    plan = self._plan(meta, origin)
+                    records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, self.unit,
+                                                        self.number_scale, self.specs[0].partitions, int(batch_id)),
+                                             SEGMENT_COLUMNS)
+                    outcome = self._write(spark, plan, target, records)
+            finally:
+                self._release(spark)
         written = _time.perf_counter()
         got = json.loads(outcome["meta"])
         hi = int(got["hi"])
         meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
-                "clocks": got["clocks"], "closed": hi}
+                "clocks": got["clocks"], "closed": hi, "token": token}
         n_models = max(0, hi - closed)
         record = {"phases_s": {"plan_write": round(written - started, 4)},
+                  "evaluated_on": "driver" if lines is not None else "executors",
                   "tuples": got["atoms"], "malformed": got["malformed"], "late": got["late"],
                   "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
                   "stages": self._segment_metrics(outcome, n_models > 0)}
@@ -589,7 +591,8 @@ class RulesOnSpark(ModelKind):
 
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
         return RulesJob(spark, topology, lateness, n_sources, self.partitions(options, spark),
-                        strategy=options.strategy, print_empty=config.print_empty, max_gap=config.max_gap)
+                        strategy=options.strategy, print_empty=config.print_empty, max_gap=config.max_gap,
+                        driver_lines=options.driver_lines)
 
 
 JOB = RulesOnSpark()

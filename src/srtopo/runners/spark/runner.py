@@ -38,7 +38,8 @@ from srtopo.ir.topology import Topology
 from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
-from srtopo.runners.protocol import positive
+from srtopo.runners.protocol import natural, positive
+from srtopo.runners.spark.rules_driver import DRIVER_LINES
 from srtopo.runners.spark.sinks import row_field
 
 #: the physical plans of consistency topologies (``runners.spark.consistency``)
@@ -54,7 +55,8 @@ class SparkOptions:
     new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here;
     partitions: key partitions of keyed rule and Streamlog stages (None: the session's default parallelism);
     strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``, the program argument ``reason
-    --strategy``)."""
+    --strategy``); driver_lines: a rules micro-batch of at most this many lines (and 1 MB) is evaluated on the
+    driver, a larger one in executor tasks (0: always in executor tasks; ``spark.rules_driver``)."""
     master: str | None = None
     physical_plan: str = "fused"
     once: bool = True
@@ -64,6 +66,7 @@ class SparkOptions:
     metrics_out: str | None = None
     partitions: int | None = None
     strategy: str = "auto"
+    driver_lines: int = DRIVER_LINES
 
 
 class SparkRun:
@@ -367,6 +370,9 @@ class SparkRunner:
                        help="spark.sql.shuffle.partitions of a new session (default 4)")
         g.add_argument("--partitions", type=positive, default=None,
                        help="key partitions of keyed rule and Streamlog stages (default: the session's default parallelism)")
+        g.add_argument("--driver-lines", type=natural, default=DRIVER_LINES,
+                       help="rules: evaluate a micro-batch of at most this many lines (and 1 MB) on the driver, a "
+                            f"larger one in executor tasks; 0: always in executor tasks (default {DRIVER_LINES})")
 
     @staticmethod
     def options_from_args(args) -> SparkOptions:
@@ -374,7 +380,8 @@ class SparkRunner:
                             trigger=args.trigger, shuffle_partitions=args.shuffle_partitions,
                             out_format=args.out_format, metrics_out=args.metrics_out,
                             partitions=getattr(args, "partitions", None),
-                            strategy=getattr(args, "strategy", None) or "auto")
+                            strategy=getattr(args, "strategy", None) or "auto",
+                            driver_lines=getattr(args, "driver_lines", DRIVER_LINES))
 
 
 def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None) -> int:

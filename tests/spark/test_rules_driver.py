@@ -1,0 +1,58 @@
+"""Small rule micro-batches evaluated on the driver, large ones in executor tasks, in one stream: each plan
+continues from the other's store entry (held in memory or read back after a restart), and the model lines are
+byte for byte those of a run entirely in executor tasks, and the local runner's models."""
+import json
+import os
+import random
+
+from experiments.kill_campaign import PROGRAM, output_lines, sensor_lines
+from srtopo.io.sources import AtomLog
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
+
+#: lines per file, one file per micro-batch; at most 10 lines go to the driver
+FIRST_RUN, SECOND_RUN = (3, 40, 2), (4, 35, 5)
+DRIVER_LINES = 10
+
+
+def _write(folder, lines, sizes, start):
+    folder.mkdir(exist_ok=True)
+    at = 0
+    for k, size in enumerate(sizes):
+        path = folder / f"part-{start + k:03d}.log"
+        path.write_text("\n".join(lines[at:at + size]) + "\n", encoding="utf-8")
+        os.utime(path, (1_700_000_000 + start + k, 1_700_000_000 + start + k))    # listed in order
+        at += size
+
+
+def _run(topology, folder, checkpoint, out, driver_lines):
+    return SparkRunner().run(topology, [AtomLog(str(folder), "log", files_per_batch=1)],
+                             RunConfig(lateness=0, checkpoint=str(checkpoint), out=str(out),
+                                       options=SparkOptions(partitions=2, driver_lines=driver_lines)))
+
+
+def test_driver_and_executor_batches_continue_each_other_across_a_restart(spark, tmp_path):
+    lines = sensor_lines(random.Random(11), 120)[:sum(FIRST_RUN + SECOND_RUN)]
+    assert len(lines) == sum(FIRST_RUN + SECOND_RUN)
+    topology = compile_program(parse_program(PROGRAM))
+    assert any(s.key.keyed for s in topology.stages) and any(not s.key.keyed for s in topology.stages)
+    _write(tmp_path / "in", lines, FIRST_RUN, 0)
+    first = _run(topology, tmp_path / "in", tmp_path / "ck", tmp_path / "out", DRIVER_LINES)
+    _write(tmp_path / "in", lines[sum(FIRST_RUN):], SECOND_RUN, len(FIRST_RUN))
+    second = _run(topology, tmp_path / "in", tmp_path / "ck", tmp_path / "out", DRIVER_LINES)
+    assert second.resumed
+    planned = ["driver" if size <= DRIVER_LINES else "executors" for size in FIRST_RUN + SECOND_RUN]
+    assert [b.detail["evaluated_on"] for b in first.batches + second.batches] == planned
+
+    reference = _run(topology, tmp_path / "in", tmp_path / "ref-ck", tmp_path / "ref", 0)
+    assert {b.detail["evaluated_on"] for b in reference.batches} == {"executors"}
+    got, expected = output_lines(tmp_path / "out"), output_lines(tmp_path / "ref")
+    assert got == expected and set(got.values()) == {1}
+
+    merged = tmp_path / "all.log"
+    merged.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    local = LocalRunner().run(topology, [AtomLog(str(merged))], RunConfig(lateness=0))
+    by_time = {m["time"]: m["atoms"] for m in map(json.loads, got)}
+    assert by_time == {m.time: list(m.atoms) for m in local.models}
+    assert any("alert(" in a for atoms in by_time.values() for a in atoms)
