@@ -83,7 +83,7 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
     from pyspark.sql.readwriter import DataFrameWriter
 
     import srtopo.runners.spark.rules as rules_job
-    import srtopo.runners.spark.rules_driver as rules_driver
+    import srtopo.rules.batch as rules_driver
     import srtopo.runners.spark.streaming as streaming
     from experiments.bench_rules_paced import TimedSink, log_lines
     from srtopo.io.sources import AtomLog

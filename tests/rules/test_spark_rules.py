@@ -23,7 +23,7 @@ from srtopo.testing import lines, run_topology, timeline
 from tests.rules.conftest import IDLVSR, oracle, random_case
 
 SPARK = SparkOptions(partitions=2)
-#: every micro-batch in executor tasks (the default evaluates small ones on the driver: ``spark.rules_driver``)
+#: every micro-batch in executor tasks (the default evaluates small ones on the driver: ``rules.batch``)
 EXECUTORS = SparkOptions(partitions=2, driver_lines=0)
 #: per block of random programs: where its micro-batches are evaluated, and the ``driver_lines`` giving that
 BLOCK_PLANS = [({"executors"}, 0), ({"driver"}, 2000), ({"executors"}, 0), ({"driver", "executors"}, 6)]

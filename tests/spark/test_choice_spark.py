@@ -63,7 +63,7 @@ def check_qc(models, lines) -> None:
 def test_every_strategy_answers_qc_validly_on_spark(spark, tmp_path, strategy):
     lines = qc_lines()
     topology = compile_program(parse_program(queens.program(N), "qc.lp"))
-    # half of the strategies in executor tasks, half on the driver (``spark.rules_driver``)
+    # half of the strategies in executor tasks, half on the driver (``rules.batch``)
     driver_lines = 0 if STRATEGIES.index(strategy) % 2 else 2000
     result = run_topology(get_runner("spark"), topology, [write_batches(tmp_path / "in", lines, 6)], lateness=0,
                           options=SparkOptions(partitions=2, strategy=strategy, driver_lines=driver_lines))

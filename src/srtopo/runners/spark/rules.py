@@ -21,6 +21,9 @@ A micro-batch is ONE Spark job (docs/spark.md, "Rules on Spark"):
    (bounds, per-source progress, counts) reaches the driver through an Observation of that write.
 
 Batch b reads only the entry of the last completed batch, so a replay rewrites the same files.
+
+A micro-batch of at most ``driver_lines`` lines is evaluated on the driver instead, by the same passes in one
+partition, into the same entry (``rules.batch``): Spark's cost per stage is larger than such a batch's work.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ from typing import ClassVar, Sequence
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import AtomLog, Lines, Timeline, TntFiles
 from srtopo.ir.topology import Topology
+from srtopo.rules.batch import DriverPasses, first_records
 from srtopo.rules.ir import UNIT_SECONDS
 from srtopo.rules.partition import (
     BOUNDS,
@@ -56,7 +60,7 @@ from srtopo.rules.partition import (
 )
 from srtopo.rules.timestamps import unit_micros
 from srtopo.runners.spark.kind import ModelKind
-from srtopo.runners.spark.rules_driver import DRIVER_BYTES, DRIVER_LINES, DriverPasses, collect_small, first_records
+from srtopo.runners.spark.runner import DRIVER_BYTES, DRIVER_LINES
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.sql import sql_string as q
 from srtopo.runners.spark.streaming import (
@@ -119,7 +123,7 @@ def origins(lines) -> dict:
     schema = arrow_schema(ORIGIN_COLUMNS)
 
     def first(batches):
-        from srtopo.runners.spark.rules_driver import first_records
+        from srtopo.rules.batch import first_records
         found = first_records(row for batch in batches for row in _arrow_rows(batch, LINE_FIELDS))
         yield _arrow_batch([(src,) + record for src, record in found.items()], schema)
     found: dict = {}
@@ -128,6 +132,17 @@ def origins(lines) -> dict:
         if r["src"] not in found or key < found[r["src"]][0]:
             found[r["src"]] = (key, [r["skind"], int(r["sval"])])
     return {src: value for src, (_key, value) in found.items()}
+
+
+def collect_small(df, fields, lines: int, size: int) -> list[tuple] | None:
+    """The batch's lines as tuples of ``fields`` if there are at most ``lines`` of them and ``size`` bytes of
+    text, else None (a job that stops after ``lines + 1`` rows: cheap next to the executors' plan)."""
+    if lines <= 0:
+        return None
+    rows = df.limit(lines + 1).collect()
+    if len(rows) > lines or sum(len(r["raw"] or "") for r in rows) > size:
+        return None
+    return [tuple(r[f] for f in fields) for r in rows]
 
 
 #: rows per Arrow batch a parse task hands back
@@ -264,7 +279,7 @@ class RulesJob(MicroBatchJob):
         history through the segments, and write the new entry. The bounds of what is evaluated are computed
         inside the first segment's tasks from statistics rows that every partition receives, so the driver
         never waits for an intermediate result (a statistics job and the DataFrames built after it cost
-        ~0.3 s per micro-batch). A small batch is evaluated on the driver instead (``rules_driver``)."""
+        ~0.3 s per micro-batch). A small batch is evaluated on the driver instead (``rules.batch``)."""
         started = _time.perf_counter()
         meta = self._meta(previous)
         closed = int(meta["closed"])

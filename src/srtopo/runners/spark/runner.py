@@ -39,9 +39,11 @@ from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
 from srtopo.runners.protocol import natural, positive
-from srtopo.runners.spark.rules_driver import DRIVER_LINES
 from srtopo.runners.spark.sinks import row_field
 
+#: a rules micro-batch of at most this many lines (and bytes of text) is evaluated on the driver by default
+DRIVER_LINES = 2000
+DRIVER_BYTES = 1 << 20
 #: the physical plans of consistency topologies (``runners.spark.consistency``)
 PHYSICAL_PLANS = ("fused", "staged")
 
@@ -56,7 +58,7 @@ class SparkOptions:
     partitions: key partitions of keyed rule and Streamlog stages (None: the session's default parallelism);
     strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``, the program argument ``reason
     --strategy``); driver_lines: a rules micro-batch of at most this many lines (and 1 MB) is evaluated on the
-    driver, a larger one in executor tasks (0: always in executor tasks; ``spark.rules_driver``)."""
+    driver, a larger one in executor tasks (0: always in executor tasks; ``rules.batch``)."""
     master: str | None = None
     physical_plan: str = "fused"
     once: bool = True

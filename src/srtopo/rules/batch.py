@@ -1,12 +1,12 @@
-"""A small rule micro-batch evaluated on the driver: the passes the executors' tasks run, called in-process.
+"""A small rule micro-batch evaluated in one process (the Spark runner's driver): the passes its executor tasks
+run (``partition``), called in-process, writing the same store entry.
 
-Each Python stage of the executors' plan (``spark.rules``) costs Spark 60-80 ms on local[2] whatever it
+Each Python stage of the executors' plan (``runners.spark.rules``) costs Spark 60-80 ms on local[2] whatever it
 holds, and each shuffle ~80 ms more: a micro-batch of one time point took ~0.45-0.6 s there, where its own work
-is 10-45 ms (docs/spark.md, "Latency or throughput"). So a micro-batch of at most ``lines`` lines and ``size``
-bytes is collected to the driver (the stream's offsets, trigger and commit log stay Spark's), run through the
-same passes in one partition (``rules.partition.parse_pass``, ``segment_pass``: every key in one clingo call per
-time point, which gives the same models as any partitioning), and written as the same store entry the
-executors' plan writes. Either plan continues from the other's entry, so a stream may switch plan batch by
+is 10-100 ms (docs/spark.md, "Latency or throughput"). So a small micro-batch is collected to the driver (the
+stream's offsets, trigger and commit log stay Spark's), run through the same passes in one partition
+(``partition.parse_pass``, ``segment_pass``: every key in one clingo call per time point, which gives the same
+models as any partitioning), and written as the same store entry the executors' plan writes. Either plan continues from the other's entry, so a stream may switch plan batch by
 batch (a burst goes to the executors, the paced stream after it to the driver).
 
 The driver keeps the rows its last entry gave the next batch (pending records, history), tagged with the
@@ -37,12 +37,11 @@ from srtopo.rules.partition import (
     segment_pass,
 )
 
-#: a micro-batch of at most this many lines (and ``DRIVER_BYTES`` bytes) is evaluated on the driver by default
-DRIVER_LINES = 2000
-DRIVER_BYTES = 1 << 20
 #: the file of each kind in a driver-written entry (Spark's readers take any name not starting with _ or .)
 PART_FILE = "part-00000-driver.json"
 _INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+#: a history row's fields after (kind, time, sig, atom, args): persistent, then nulls (``partition._row``)
+_HISTORY_TAIL = (True,) + (None,) * 8
 
 
 def first_records(rows) -> dict:
@@ -63,17 +62,6 @@ def first_records(rows) -> dict:
         if row is not None and row[5] is None and row[0] != GIVEN:
             best[src] = (file, line, fo, row[0], row[1])
     return best
-
-
-def collect_small(df, fields, lines: int, size: int) -> list[tuple] | None:
-    """The batch's lines as tuples of ``fields`` if there are at most ``lines`` of them and ``size`` bytes of
-    text, else None (a job that stops after ``lines + 1`` rows: cheap next to the executors' plan)."""
-    if lines <= 0:
-        return None
-    rows = df.limit(lines + 1).collect()
-    if len(rows) > lines or sum(len(r["raw"] or "") for r in rows) > size:
-        return None
-    return [tuple(r[f] for f in fields) for r in rows]
 
 
 def json_stamp(stamp):
@@ -141,6 +129,7 @@ class DriverPasses:
         files: dict[str, list[str]] = {}
         kept: list[tuple] = []
         history = files["history"] = []      # the most rows: printed without a dict each
+        heads: dict = {}                     # (time, sig) -> the line's start
         print_empty = self.job.print_empty
         for r in rows:
             kind = r[0]
@@ -152,9 +141,11 @@ class DriverPasses:
                     {"time": r[1], "atoms": [] if no_answer else r[10], "timestamp": json_stamp(r[9]),
                      "unsatisfiable": True if no_answer else None}))
             elif kind == KEPT_HISTORY:
-                history.append(f'{{"time":{int(r[1])},"sig":{_ENCODE(r[2])},"atom":{_ENCODE(r[3])}'
-                               + ("}" if r[4] is None else f',"args":{_ENCODE(r[4])}}}'))
-                kept.append(_row(HISTORY, r[1], r[2], r[3], r[4], True))
+                head = heads.get((r[1], r[2]))
+                if head is None:
+                    head = heads[(r[1], r[2])] = f'{{"time":{int(r[1])},"sig":{_ENCODE(r[2])},"atom":'
+                history.append(head + _ENCODE(r[3]) + ("}" if r[4] is None else f',"args":{_ENCODE(r[4])}}}'))
+                kept.append((HISTORY,) + r[1:5] + _HISTORY_TAIL)
             elif kind == PENDING:
                 files.setdefault("pending", []).append(_line(
                     {"time": r[1], "timestamp": json_stamp(r[9]), "sig": r[2], "atom": r[3], "args": r[4],
