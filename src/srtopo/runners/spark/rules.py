@@ -588,7 +588,9 @@ class RulesOnSpark(ModelKind):
         return [n if s.key.keyed else 1 for s in topology.stages]
 
     def describe(self, topology: Topology, options, master: str, tasks: list[int]) -> str:
-        return (f"spark rules on {master}: one clingo task per key partition and time point, "
+        small = (f"micro-batches of at most {options.driver_lines} lines on the driver, larger ones in "
+                 if options.driver_lines else "")
+        return (f"spark rules on {master}: {small}one clingo task per key partition and time point, "
                 f"stage partitions " + ",".join(map(str, tasks)))
 
     def sources(self, topology: Topology, sources: list, stage) -> list:

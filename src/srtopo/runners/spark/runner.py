@@ -237,7 +237,7 @@ class SparkRunner:
     #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
     flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
                                   "trigger": None, "metrics_out": None, "shuffle_partitions": None,
-                                  "partitions": ("rules", "streamlog")}
+                                  "partitions": ("rules", "streamlog"), "driver_lines": ("rules",)}
 
     def __init__(self, spark=None):
         self._spark = spark
