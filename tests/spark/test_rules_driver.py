@@ -35,6 +35,10 @@ def _run(topology, folder, checkpoint, out, driver_lines):
 def test_driver_and_executor_batches_continue_each_other_across_a_restart(spark, tmp_path):
     lines = sensor_lines(random.Random(11), 120)[:sum(FIRST_RUN + SECOND_RUN)]
     assert len(lines) == sum(FIRST_RUN + SECOND_RUN)
+    for k in (1, 50, 85):       # a non-ASCII key with quotes, in driver batches and in an executors' one
+        lines[k] += '; temp("capteur-é \\"1\\"",29)'
+    for k in (2, 60):           # a malformed line: its time point is empty (no timestamp in its model line)
+        lines[k] = lines[k].split(" ", 1)[0] + " temp(s1,"
     topology = compile_program(parse_program(PROGRAM))
     assert any(s.key.keyed for s in topology.stages) and any(not s.key.keyed for s in topology.stages)
     _write(tmp_path / "in", lines, FIRST_RUN, 0)
@@ -56,3 +60,4 @@ def test_driver_and_executor_batches_continue_each_other_across_a_restart(spark,
     by_time = {m["time"]: m["atoms"] for m in map(json.loads, got)}
     assert by_time == {m.time: list(m.atoms) for m in local.models}
     assert any("alert(" in a for atoms in by_time.values() for a in atoms)
+    assert any("capteur-é" in a for atoms in by_time.values() for a in atoms)

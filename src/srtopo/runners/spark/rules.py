@@ -85,7 +85,9 @@ INTEGER_TEXT = "^(0|-?[1-9][0-9]*)$"
 
 
 def _json_stamp(expr: str) -> str:
-    return (f"parse_json(CASE WHEN {expr} RLIKE {q(INTEGER_TEXT)} THEN {expr} "
+    """The timestamp as a VARIANT; NULL (left out of the line, as the local runner leaves it) where a time point
+    has none (no record reached it), not a JSON null."""
+    return (f"parse_json(CASE WHEN {expr} IS NULL THEN NULL WHEN {expr} RLIKE {q(INTEGER_TEXT)} THEN {expr} "
             f"ELSE substring(to_json(array({expr})), 2, length(to_json(array({expr}))) - 2) END)")
 
 
