@@ -148,14 +148,17 @@ def _file_replayer(lines: list[str], period: float, folder: str, sent: dict):
 
 
 def run_one(engine: str, name: str, period: float, partitions: int, workdir: str, master: str | None = None,
-            warmup: int = WARMUP, feed: str = "socket") -> dict:
+            warmup: int = WARMUP, feed: str = "socket", time_points: int = 0) -> dict:
     """One engine on one input at one period (0: full speed), in this process (``master``: a given Spark master;
-    ``warmup``: time points a Spark engine processes first, one per micro-batch, in a query of its own)."""
+    ``warmup``: time points a Spark engine processes first, one per micro-batch, in a query of its own;
+    ``time_points``: replay only the log's first so many, 0: all)."""
     from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
     program, lines = log_lines(name)
+    if time_points:
+        lines = lines[:time_points]
     topology = compile_program(parse_file(program))
     sink = TimedSink()
     sink.expected = len(lines)          # the logs have no gaps: a line per time point
@@ -169,7 +172,8 @@ def run_one(engine: str, name: str, period: float, partitions: int, workdir: str
     elif ENGINES.get(engine) == "standalone":
         from srtopo.runners.spark.standalone import standalone_cluster
         with standalone_cluster(workers=2, cores=1, workdir=os.path.join(workdir, "cluster")) as (master, _ui):
-            return run_one("spark", name, period, partitions, workdir, master, warmup, feed) | {"engine": engine}
+            return run_one("spark", name, period, partitions, workdir, master, warmup, feed,
+                           time_points) | {"engine": engine}
     else:
         from srtopo.runners.spark.session import get_session
         spark = get_session(master=master or ENGINES.get(engine), shuffle_partitions=partitions, collector="latency")
@@ -239,15 +243,18 @@ def main(argv=None) -> int:
     parser.add_argument("--feed", choices=("socket", "files"), default="socket",
                         help="how Spark gets the log: a TCP socket, as the local engine (default), or a new file per "
                              "time point in a watched directory")
-    parser.add_argument("--worker", nargs=6, metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS", "WARMUP", "FEED"),
+    parser.add_argument("--time-points", type=int, default=0,
+                        help="replay only each log's first N time points (default: the whole log)")
+    parser.add_argument("--worker", nargs=7,
+                        metavar=("ENGINE", "INPUT", "PERIOD", "PARTITIONS", "WARMUP", "FEED", "TIME_POINTS"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        engine, name, period, partitions, warmup, feed = args.worker
+        engine, name, period, partitions, warmup, feed, time_points = args.worker
         workdir = tempfile.mkdtemp(prefix="srtopo-paced-")
         try:
             print(json.dumps(run_one(engine, name, float(period), int(partitions), workdir, warmup=int(warmup),
-                                     feed=feed)))
+                                     feed=feed, time_points=int(time_points))))
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         return 0
@@ -269,7 +276,8 @@ def main(argv=None) -> int:
         period = float(period)
         print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
         row = run_worker("experiments.bench_rules_paced",
-                         [engine, name, str(period), str(args.partitions), str(args.warmup), args.feed])
+                         [engine, name, str(period), str(args.partitions), str(args.warmup), args.feed,
+                          str(args.time_points)])
         if row is None:
             return 1
         rows.append(row)
