@@ -6,8 +6,9 @@ holds, and each shuffle ~80 ms more: a micro-batch of one time point took ~0.45-
 is 10-100 ms (docs/spark.md, "Latency or throughput"). So a small micro-batch is collected to the driver (the
 stream's offsets, trigger and commit log stay Spark's), run through the same passes in one partition
 (``partition.parse_pass``, ``segment_pass``: every key in one clingo call per time point, which gives the same
-models as any partitioning), and written as the same store entry the executors' plan writes. Either plan continues from the other's entry, so a stream may switch plan batch by
-batch (a burst goes to the executors, the paced stream after it to the driver).
+models as any partitioning), and written as the same store entry the executors' plan writes. Either plan
+continues from the other's entry, so a stream may switch plan batch by batch (a burst goes to the executors,
+the paced stream after it to the driver).
 
 The driver keeps the rows its last entry gave the next batch (pending records, history), tagged with the
 entry's token; a batch whose previous entry carries another token (written by the executors' plan, or by
@@ -16,9 +17,9 @@ another process before a restart) reads them from the store.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 
+from srtopo.ir.records import INTEGER_TEXT
 from srtopo.rules.partition import (
     BOUNDS,
     CURRENT,
@@ -39,7 +40,6 @@ from srtopo.rules.partition import (
 
 #: the file of each kind in a driver-written entry (Spark's readers take any name not starting with _ or .)
 PART_FILE = "part-00000-driver.json"
-_INTEGER = re.compile(r"0|-?[1-9][0-9]*")
 #: a history row's fields after (kind, time, sig, atom, args): persistent, then nulls (``partition._row``)
 _HISTORY_TAIL = (True,) + (None,) * 8
 
@@ -66,10 +66,10 @@ def first_records(rows) -> dict:
 
 def json_stamp(stamp):
     """A log timestamp as the entry's JSON value: a number if it is an integer written plainly, else its text
-    (what the executors' plan writes through a VARIANT)."""
+    (what the executors' plan writes through a VARIANT, and ``records.Model.to_dict`` writes)."""
     if stamp is None:
         return None
-    return int(stamp) if _INTEGER.fullmatch(stamp) else stamp
+    return int(stamp) if INTEGER_TEXT.fullmatch(stamp) else stamp
 
 
 #: one encoder for every line (``json.dumps`` with options builds a new one per call: a third of the write)
@@ -109,8 +109,8 @@ class DriverPasses:
         return rows
 
     def run(self, plan, lines: list[tuple], origin: dict, batch_id, previous, target: str, token: str) -> dict:
-        """Evaluate the batch (``lines``, or None at the end of input) and write the entry at ``target``; returns
-        what the executors' plan observes of its write (the meta text, per-segment metrics)."""
+        """Evaluate the batch's ``lines`` and write the entry at ``target``; returns what the executors' plan
+        observes of its write (the meta text, per-segment metrics)."""
         job = self.job
         rows = list(self.first_input(previous))
         rows.append(_row(BOUNDS, plan.fixed_hi, part=0))

@@ -36,6 +36,7 @@ from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import AtomLog, Lines, Timeline, TntFiles
+from srtopo.ir import records
 from srtopo.ir.topology import Topology
 from srtopo.rules.batch import DriverPasses, first_records
 from srtopo.rules.ir import UNIT_SECONDS
@@ -81,7 +82,7 @@ MODEL_COLUMNS = "time BIGINT, atoms ARRAY<STRING>, timestamp STRING, unsatisfiab
 #: a log timestamp as its JSON value (``records.Model.to_dict``, ``records.INTEGER_TEXT``): a number if it is an
 #: integer written plainly, else a string. Written as a VARIANT, so Spark's JSON writer gives the field either type, row by row; read back
 #: as STRING, a number is its digits again
-INTEGER_TEXT = "^(0|-?[1-9][0-9]*)$"
+INTEGER_TEXT = f"^({records.INTEGER_TEXT.pattern})$"
 
 
 def _json_stamp(expr: str) -> str:
