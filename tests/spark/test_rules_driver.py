@@ -61,3 +61,69 @@ def test_driver_and_executor_batches_continue_each_other_across_a_restart(spark,
     assert by_time == {m.time: list(m.atoms) for m in local.models}
     assert any("alert(" in a for atoms in by_time.values() for a in atoms)
     assert any("capteur-é" in a for atoms in by_time.values() for a in atoms)
+
+
+def _entries(store):
+    """batch -> (meta, times of its history rows) of the entries left in a store."""
+    out = {}
+    for name in sorted(os.listdir(store)):
+        meta_path = store / name / "_meta.json"
+        if not name.isdigit() or not meta_path.exists():
+            continue
+        times = []
+        for part in (store / name / "kind=history").glob("*.json"):
+            times += [json.loads(line)["time"] for line in part.read_text(encoding="utf-8").splitlines() if line]
+        out[int(name)] = (json.loads(meta_path.read_text(encoding="utf-8")), times)
+    return out
+
+
+def test_history_deltas_chain_and_snapshot_across_plans_and_a_restart(spark, tmp_path, monkeypatch):
+    """An entry's history holds the time points it evaluated; the entries before it still in the windows' reach
+    (5 time points here) are named in its meta, and every third one writes the whole history again. Runs of
+    one or two time points per batch on the driver, a larger batch in executor tasks, and a restart that reads
+    the chain back from the store give the local runner's models."""
+    import srtopo.rules.batch as driver_batch
+    import srtopo.runners.spark.rules as rules_job
+    monkeypatch.setattr(rules_job, "CHAIN_LIMIT", 3)
+    snapshots = []
+    for owner, name, plan_at in ((driver_batch.DriverPasses, "run", 1), (rules_job.RulesJob, "_write", 2)):
+        original = getattr(owner, name)
+
+        def spy(*args, original=original, plan_at=plan_at, **kwargs):
+            snapshots.append(args[plan_at].snapshot)
+            return original(*args, **kwargs)
+        monkeypatch.setattr(owner, name, spy)
+    lines = sensor_lines(random.Random(5), 60)
+    first, second = (1, 2, 1, 1, 2, 1, 12, 1, 1, 2), (1, 1, 2, 1, 12, 1, 1)
+    topology = compile_program(parse_program(PROGRAM))
+    _write(tmp_path / "in", lines, first, 0)
+    one = _run(topology, tmp_path / "in", tmp_path / "ck", tmp_path / "out", DRIVER_LINES)
+    entries = _entries(tmp_path / "ck" / "store")
+    _write(tmp_path / "in", lines[sum(first):], second, len(first))
+    two = _run(topology, tmp_path / "in", tmp_path / "ck", tmp_path / "out", DRIVER_LINES)
+    assert two.resumed
+    entries.update(_entries(tmp_path / "ck" / "store"))
+    planned = ["driver" if size <= DRIVER_LINES else "executors" for size in first + second]
+    assert [b.detail["evaluated_on"] for b in one.batches + two.batches] == planned
+    assert True in snapshots and False in snapshots
+
+    for batch, (meta, times) in entries.items():
+        chain = meta["history"]
+        assert len(chain) <= 3 and all(b in entries or b < min(entries) for b, _hi in chain)
+        assert all(hi > meta["closed"] - 5 for _b, hi in chain) and meta["needs"] == min(
+            [b for b, _hi in chain], default=batch)
+        lo, hi = meta["record"]["evaluated"] or (meta["closed"] + 1, meta["closed"])
+        if [b for b, _hi in chain] != [batch]:      # not a snapshot: only the time points it evaluated
+            assert all(lo <= t <= hi for t in times)
+        assert bool(times) == (bool(chain) and chain[-1][0] == batch)
+    last = max(entries)
+    assert all(b in entries for b, _hi in entries[last][0]["history"])     # the chain outlives older entries
+    assert any(min(times) < (meta["record"]["evaluated"] or [0])[0] for meta, times in entries.values() if times)
+
+    merged = tmp_path / "all.log"
+    merged.write_text("\n".join(lines[:sum(first + second)]) + "\n", encoding="utf-8")
+    local = LocalRunner().run(topology, [AtomLog(str(merged))], RunConfig(lateness=0))
+    got = output_lines(tmp_path / "out")
+    by_time = {m["time"]: m["atoms"] for m in map(json.loads, got)}
+    assert by_time == {m.time: list(m.atoms) for m in local.models} and set(got.values()) == {1}
+    assert any("alert(" in a for atoms in by_time.values() for a in atoms)

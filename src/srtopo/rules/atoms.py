@@ -60,14 +60,38 @@ def parse_atom(text: str) -> Symbol:
     return sym
 
 
+#: what is printed of a symbol, by its clingo representation: clingo interns symbols (one representation per
+#: symbol for the life of the process), and a stream's derived atoms recur from time point to time point, where
+#: printing each one again is foreign calls per atom and per argument
+_TEXTS: dict = {}
+_FIELDS: dict = {}
+#: printed symbols kept before starting over
+PRINTED_LIMIT = 1_000_000
+
+
+def symbol_text(sym: Symbol) -> str:
+    """``str(sym)``, kept."""
+    text = _TEXTS.get(sym._rep)
+    if text is None:
+        if len(_TEXTS) > PRINTED_LIMIT:
+            _TEXTS.clear()
+        text = _TEXTS[sym._rep] = str(sym)
+    return text
+
+
 def atom_fields(sym: Symbol) -> tuple[str, str, list[str]]:
     """("p/n", text, argument texts) of a named function symbol. The text is assembled from the arguments'
     texts the way clingo prints a function term (``name(a1,...,an)``, ``-`` when negated): one string
-    conversion per argument instead of two, which is most of the cost of turning atoms into rows."""
-    name = sym.name
-    args = [str(x) for x in sym.arguments]
-    text = f"{name}({','.join(args)})" if args else name
-    return f"{name}/{len(args)}", text if sym.positive else "-" + text, args
+    conversion per argument instead of two, which is most of the cost of turning atoms into rows; kept."""
+    found = _FIELDS.get(sym._rep)
+    if found is None:
+        if len(_FIELDS) > PRINTED_LIMIT:
+            _FIELDS.clear()
+        name = sym.name
+        args = tuple(str(x) for x in sym.arguments)
+        text = f"{name}({','.join(args)})" if args else name
+        found = _FIELDS[sym._rep] = (f"{name}/{len(args)}", text if sym.positive else "-" + text, args)
+    return found[0], found[1], list(found[2])
 
 
 def short(text: str) -> str:

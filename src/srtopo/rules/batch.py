@@ -10,14 +10,20 @@ models as any partitioning), and written as the same store entry the executors' 
 continues from the other's entry, so a stream may switch plan batch by batch (a burst goes to the executors,
 the paced stream after it to the driver).
 
-The driver keeps the rows its last entry gave the next batch (pending records, history), tagged with the
-entry's token; a batch whose previous entry carries another token (written by the executors' plan, or by
-another process before a restart) reads them from the store.
+An entry's history is a delta: the persistent atoms of the time points it evaluated, with the entries before
+it still in the windows' reach named in its meta (``history_chain``); every ``CHAIN_LIMIT`` entries one writes
+the whole history again (a snapshot), so a reader lists a bounded number of directories. The driver keeps its
+evaluators, the pending records and the history its last entry left, tagged with the entry's token: the next
+batch continues from them (no history handed to clingo again, none rewritten). A batch whose previous entry
+carries another token (written by the executors' plan, or by another process before a restart) reads them
+from the store and gives the history to fresh evaluator state.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import replace
+
+from srtopo.ir.topology import Topology
 
 from srtopo.ir.records import INTEGER_TEXT
 from srtopo.rules.partition import (
@@ -31,8 +37,8 @@ from srtopo.rules.partition import (
     PENDING,
     REJECTED,
     UNSATISFIABLE,
+    PartitionEvaluator,
     _row,
-    evaluator,
     parse_pass,
     record_order,
     segment_pass,
@@ -40,8 +46,29 @@ from srtopo.rules.partition import (
 
 #: the file of each kind in a driver-written entry (Spark's readers take any name not starting with _ or .)
 PART_FILE = "part-00000-driver.json"
-#: a history row's fields after (kind, time, sig, atom, args): persistent, then nulls (``partition._row``)
-_HISTORY_TAIL = (True,) + (None,) * 8
+#: the most entries a history chain names before an entry writes its whole history (a snapshot): each one is a
+#: directory more that the executors' plan, or the driver after a restart, lists and reads
+CHAIN_LIMIT = 24
+
+
+def history_chain(previous) -> list[list[int]]:
+    """The entries holding the history the batch after entry ``previous`` reads: [batch, last time point it
+    evaluated] each. An entry written before histories were deltas holds the whole history itself."""
+    if previous is None:
+        return []
+    meta = previous[1]
+    if "history" in meta:
+        return [[int(b), int(hi)] for b, hi in meta["history"]]
+    return [[int(previous[0]), int(meta["closed"])]]
+
+
+def next_chain(chain: list, snapshot: bool, batch_id, hi: int, max_reach: int, wrote: bool) -> list[list[int]]:
+    """The chain after a batch that evaluated up to ``hi`` and wrote history rows (``wrote``): the entries still
+    holding time points in the windows' reach, and this one."""
+    kept = [] if snapshot else [e for e in chain if e[1] > hi - max_reach]
+    if wrote:
+        kept.append([int(batch_id), int(hi)])
+    return kept
 
 
 def first_records(rows) -> dict:
@@ -82,54 +109,73 @@ def _line(fields: dict) -> str:
 
 
 class DriverPasses:
-    """A rules job's passes on the driver (``RulesJob`` holds one)."""
+    """A rules job's passes on the driver (``RulesJob`` holds one), with evaluators of its own: their solvers and
+    windows' history continue from batch to batch while the entries are this driver's."""
 
     def __init__(self, job):
         self.job = job
         self.specs = [replace(s, partitions=1, next_partitions=0 if s.last else 1) for s in job.specs]
-        self._kept = None        # (token, first-input rows) of the last entry written here
+        self._evaluators: list[PartitionEvaluator] | None = None
+        #: (token, pending rows, history (time, sig, atom, args)) of the last entry written here, the evaluators
+        #: having evaluated every time point it closed
+        self._kept = None
 
-    def first_input(self, previous) -> list[tuple]:
-        """The previous entry's pending records and history as first-segment rows."""
-        if previous is None:
-            return []
-        token = previous[1].get("token")
-        if self._kept is not None and token is not None and self._kept[0] == token:
-            return self._kept[1]
+    def evaluators(self) -> list[PartitionEvaluator]:
+        if self._evaluators is None:
+            job = self.job
+            self._evaluators = [PartitionEvaluator(Topology.from_dict(json.loads(text)), 0, 1, job.strategy)
+                                for text in job.stage_json]
+        return self._evaluators
+
+    def _read(self, previous, chain) -> tuple[list, list]:
+        """The pending records (first-segment rows) of entry ``previous`` and the history of its chain."""
         fs, store = self.job.fs, self.job.store
-        rows = []
+        pending, history = [], []
+        if previous is None:
+            return pending, history
         for line in fs.read_lines(store.part(previous[0], "pending")):
             r = json.loads(line)
             stamp = r.get("timestamp")
-            rows.append(_row(CURRENT, r.get("time"), r.get("sig"), r.get("atom"), r.get("args"), True, r.get("src"),
-                             r.get("source"), r.get("line"), None if stamp is None else str(stamp)))
-        for line in fs.read_lines(store.part(previous[0], "history")):
-            r = json.loads(line)
-            rows.append(_row(HISTORY, r.get("time"), r.get("sig"), r.get("atom"), r.get("args"), True))
-        return rows
+            pending.append(_row(CURRENT, r.get("time"), r.get("sig"), r.get("atom"), r.get("args"), True,
+                                r.get("src"), r.get("source"), r.get("line"), None if stamp is None else str(stamp)))
+        for batch, _hi in chain:
+            for line in fs.read_lines(store.part(batch, "history")):
+                r = json.loads(line)
+                args = r.get("args")
+                history.append((r.get("time"), r.get("sig"), r.get("atom"), tuple(args) if args is not None else None))
+        return pending, history
 
-    def run(self, plan, lines: list[tuple], origin: dict, batch_id, previous, target: str, token: str) -> dict:
-        """Evaluate the batch's ``lines`` and write the entry at ``target``; returns what the executors' plan
-        observes of its write (the meta text, per-segment metrics)."""
+    def run(self, plan, lines: list[tuple], origin: dict, batch_id, previous, chain, target: str, token: str) -> dict:
+        """Evaluate the batch's ``lines`` and write the entry at ``target`` (its history a snapshot where
+        ``plan.snapshot``); returns what the executors' plan observes of its write (the meta text, per-segment
+        metrics, history rows written)."""
         job = self.job
-        rows = list(self.first_input(previous))
+        kept, self._kept = self._kept, None        # stale until this batch is written
+        lo = plan.closed + 1
+        evaluators = self.evaluators()
+        own = kept is not None and previous is not None and kept[0] == previous[1].get("token")
+        continues = own and all(ev.reasoner.time == lo for ev in evaluators)
+        pending, history = (kept[1], kept[2]) if own else self._read(previous, chain)
+        rows = list(pending)
+        if not continues:
+            rows.extend(_row(HISTORY, t, sig, atom, list(args) if args is not None else None, True)
+                        for t, sig, atom, args in history)
         rows.append(_row(BOUNDS, plan.fixed_hi, part=0))
         if lines:
             rows.extend(parse_pass(lines, {k: tuple(v) for k, v in origin.items()}, job.unit, job.number_scale, 1,
                                    int(batch_id)))
+        passes = replace(plan, snapshot=False)      # the history given is kept here, not passed through
         for k, spec in enumerate(self.specs):
-            ev = evaluator((job.stage_keys[k], k), job.stage_json[k], 0, 1, job.strategy)
-            rows = segment_pass(spec, plan, 0, rows, ev)
-        return self._write(rows, target, token)
+            rows = segment_pass(spec, passes, 0, rows, evaluators[k], continues)
+        return self._write(rows, history, plan.snapshot, target, token)
 
-    def _write(self, rows: list[tuple], target: str, token: str) -> dict:
+    def _write(self, rows: list[tuple], history: list, snapshot: bool, target: str, token: str) -> dict:
         """The last segment's rows as the store entry (one file per kind, as ``RulesJob._stored_sql`` shapes
         them) and the observed values."""
         observed: dict = {}
         files: dict[str, list[str]] = {}
-        kept: list[tuple] = []
-        history = files["history"] = []      # the most rows: printed without a dict each
-        heads: dict = {}                     # (time, sig) -> the line's start
+        pending: list[tuple] = []
+        new: list[tuple] = []
         print_empty = self.job.print_empty
         for r in rows:
             kind = r[0]
@@ -141,16 +187,12 @@ class DriverPasses:
                     {"time": r[1], "atoms": [] if no_answer else r[10], "timestamp": json_stamp(r[9]),
                      "unsatisfiable": True if no_answer else None}))
             elif kind == KEPT_HISTORY:
-                head = heads.get((r[1], r[2]))
-                if head is None:
-                    head = heads[(r[1], r[2])] = f'{{"time":{int(r[1])},"sig":{_ENCODE(r[2])},"atom":'
-                history.append(head + _ENCODE(r[3]) + ("}" if r[4] is None else f',"args":{_ENCODE(r[4])}}}'))
-                kept.append((HISTORY,) + r[1:5] + _HISTORY_TAIL)
+                new.append((r[1], r[2], r[3], tuple(r[4]) if r[4] is not None else None))
             elif kind == PENDING:
                 files.setdefault("pending", []).append(_line(
                     {"time": r[1], "timestamp": json_stamp(r[9]), "sig": r[2], "atom": r[3], "args": r[4],
                      "src": r[6], "source": r[7], "line": r[8]}))
-                kept.append(_row(CURRENT, r[1], r[2], r[3], r[4], True, r[6], r[7], r[8], r[9]))
+                pending.append(_row(CURRENT, r[1], r[2], r[3], r[4], True, r[6], r[7], r[8], r[9]))
             elif kind == REJECTED:
                 files.setdefault("rejected", []).append(_line(
                     {"source": r[7], "line": r[8], "text": r[11], "reason": r[12]}))
@@ -160,11 +202,28 @@ class DriverPasses:
                 for i, name in ((0, "r"), (1, "d")):
                     key = f"{name}{r[8]}"
                     observed[key] = observed.get(key, 0) + int(r[4][i])
+        cut = int(json.loads(observed["meta"])["hi"]) - self.specs[-1].max_reach
+        history = [h for h in history if h[0] > cut] + new
+        written = history if snapshot else new
+        files["history"] = _history_lines(written)
+        observed["h"] = len(written)
         fs = self.job.fs
         fs.delete(target)
         fs.mkdirs(target)
         for kind, lines in files.items():
             if lines:
                 fs.write_text(f"{target}/kind={kind}/{PART_FILE}", "\n".join(lines) + "\n")
-        self._kept = (token, kept)
+        self._kept = (token, pending, history)
         return observed
+
+
+def _history_lines(history: list[tuple]) -> list[str]:
+    """History rows (time, sig, atom, args) as the entry's JSON lines (the most rows: printed without a dict)."""
+    heads: dict = {}                     # (time, sig) -> the line's start
+    out = []
+    for t, sig, atom, args in history:
+        head = heads.get((t, sig))
+        if head is None:
+            head = heads[(t, sig)] = f'{{"time":{int(t)},"sig":{_ENCODE(sig)},"atom":'
+        out.append(head + _ENCODE(atom) + ("}" if args is None else f',"args":{_ENCODE(args)}}}'))
+    return out

@@ -19,6 +19,7 @@ from clingo import Function, Number, Symbol
 from srtopo.errors import ProgramError
 from srtopo.ir.topology import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 from srtopo.rules.clock import NOW_SIG, Clock
+from srtopo.rules.atoms import symbol_text
 from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
@@ -26,6 +27,11 @@ from srtopo.solving import SubprogramSpec, check_strategy, make_choice_solver, m
 from srtopo.solving.externals import ExternalFunctions
 
 _EMPTY: frozenset = frozenset()
+#: (name, arity) of a derived atom by its clingo representation: clingo interns symbols (one representation per
+#: symbol for the life of the process), and its name and arguments are a foreign call each, a third of a Content
+#: Caching time point's evaluation when asked for every atom of every answer
+_SIGNATURES: dict = {}
+SIGNATURES_LIMIT = 1_000_000
 
 
 def signature(text: str) -> tuple[str, int]:
@@ -229,11 +235,16 @@ class Reasoner:
                 s = current[sig] = set(s) if s is not None else set()
             s.update(out)
         else:
+            signatures = _SIGNATURES
+            if len(signatures) > SIGNATURES_LIMIT:
+                signatures.clear()
             for a in out:
-                if a.name == keep_name:
+                sig = signatures.get(a._rep)
+                if sig is None:
+                    sig = signatures[a._rep] = (a.name, len(a.arguments))
+                if sig[0] == keep_name:
                     keep.add(a.arguments[0])
                     continue
-                sig = (a.name, len(a.arguments))
                 s = current.get(sig)
                 if not isinstance(s, set):
                     s = current[sig] = set(s) if s is not None else set()
@@ -283,12 +294,12 @@ class Reasoner:
             return []
         if isinstance(atoms, StepResult):
             if shows is not None:
-                return sorted(str(a) for sig in shows for a in atoms.by_sig.get(sig, ()))
+                return sorted(symbol_text(a) for sig in shows for a in atoms.by_sig.get(sig, ()))
             atoms = atoms.atoms
         if shows is not None:
             allowed = set(shows)
             atoms = [a for a in atoms if (a.name, len(a.arguments)) in allowed]
-        return sorted(str(a) for a in atoms)
+        return sorted(symbol_text(a) for a in atoms)
 
 
 

@@ -22,7 +22,7 @@ from clingo import parse_term
 from srtopo.ir.lateness import SourceClock
 from srtopo.ir.topology import Topology
 from srtopo.rules.evaluate import Reasoner, signature
-from srtopo.rules.atoms import atom_fields, RecordError
+from srtopo.rules.atoms import atom_fields, RecordError, symbol_text
 from srtopo.rules.log import record_row
 from srtopo.rules.timestamps import GIVEN, time_point_of
 
@@ -90,12 +90,14 @@ class PartitionEvaluator:
         # function, so a worker that has not simply parses everything)
         self._parsed: dict = {}
 
-    def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None) -> list[tuple]:
+    def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None, continues: bool = False) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
         texts]) of every atom of the stage's heads at time points lo..hi, and (time, ``UNSATISFIABLE``, None,
         False, None) for each time point whose choice part has no answer set. ``with_args``: the predicates ("p/n")
         whose argument texts a later reader needs (to route them by key); the others get None (None: all).
-        ``clock_origin``: time point 0's timestamp (kind, value) for @now (``rules.clock.Clock.set_origin``)."""
+        ``clock_origin``: time point 0's timestamp (kind, value) for @now (``rules.clock.Clock.set_origin``).
+        ``continues``: this evaluator's last run ended at ``lo - 1`` on the history the rows would give (the
+        caller knows it), so the history it kept is used and history rows are not expected."""
         reasoner = self.reasoner
         if reasoner.clock is not None and clock_origin is not None:
             reasoner.clock.set_origin(*clock_origin)
@@ -119,15 +121,19 @@ class PartitionEvaluator:
                 current.setdefault(int(time), []).append(atom)
                 if keeps:
                     persistent.setdefault(int(time), set()).add(atom)
-        temporary = reasoner.temp_sigs
-        facts = {sig: atoms for sig, atoms in reasoner.facts.items() if sig in self.observed and sig not in temporary}
-        reasoner.history = {}
-        for t in range(max(0, lo - reasoner.max_distance), lo):
-            past = dict(facts)
-            for sig, atoms in history.get(t, {}).items():
-                past[sig] = frozenset(atoms) | past.get(sig, frozenset())
-            reasoner.history[t] = past
-        reasoner.time = lo
+        if continues and reasoner.time != lo:
+            raise RuntimeError(f"an evaluator at time point {reasoner.time} cannot continue at {lo}")
+        if not continues:
+            temporary = reasoner.temp_sigs
+            facts = {sig: atoms for sig, atoms in reasoner.facts.items()
+                     if sig in self.observed and sig not in temporary}
+            reasoner.history = {}
+            for t in range(max(0, lo - reasoner.max_distance), lo):
+                past = dict(facts)
+                for sig, atoms in history.get(t, {}).items():
+                    past[sig] = frozenset(atoms) | past.get(sig, frozenset())
+                reasoner.history[t] = past
+            reasoner.time = lo
         out = []
         empty: frozenset = frozenset()
         for t in range(lo, hi + 1):
@@ -146,7 +152,7 @@ class PartitionEvaluator:
                         _sig, text, args = atom_fields(a)
                         out.append((t, name, text, bool(persisted) and a in persisted, args))
                 else:
-                    out.extend((t, name, str(a), bool(persisted) and a in persisted, None) for a in atoms)
+                    out.extend((t, name, symbol_text(a), bool(persisted) and a in persisted, None) for a in atoms)
         return out
 
 
@@ -206,6 +212,8 @@ class BatchPlan:
     fixed_hi: int | None = None         # evaluate up to here (end of input) instead of what the sources completed
     clock_origin: tuple | None = None
     max_gap: int | None = None
+    #: the last pass writes the history it was given again (a snapshot) besides its evaluated time points' (a delta)
+    snapshot: bool = True
 
 
 def record_order(src, fo, source, line) -> tuple:
@@ -256,14 +264,16 @@ def _stamp_key(src, source, line) -> tuple:
     return tuple((0,) if v is None else (1, v) for v in (src, source, line))
 
 
-def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "PartitionEvaluator | None") -> list[tuple]:
+def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "PartitionEvaluator | None",
+                 continues: bool = False) -> list[tuple]:
     """One partition of one segment in a micro-batch: rows in, rows out (``ROW_FIELDS`` tuples).
 
     Every row passes through every segment, so the last one sees all of the batch: it decides what is evaluated
     (the first segment computes the bounds from the statistics rows, later ones read them from a bounds row),
     evaluates time points ``closed + 1 .. hi`` with ``ev``, and the last segment turns the rows into what the
     store keeps: its partition's part of each model (atoms, first timestamp, whether a record reached it), the
-    history the next batch's windows read, the records still waiting, the meta and metrics rows."""
+    history the next batch's windows read (the evaluated time points', and the history given too where
+    ``plan.snapshot``), the records still waiting, the meta and metrics rows."""
     lo = plan.closed + 1
     rows = list(rows)
     hi = None
@@ -290,7 +300,8 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
             ev_rows.append((CURRENT, time, atom, keeps))
         elif kind == HISTORY and sig in spec.observed and time >= lo - spec.reach:
             ev_rows.append((HISTORY, time, atom, True))
-    derived = ev.run(lo, hi, ev_rows, spec.with_args, plan.clock_origin) if hi >= lo and ev is not None else []
+    derived = ev.run(lo, hi, ev_rows, spec.with_args, plan.clock_origin, continues) \
+        if hi >= lo and ev is not None else []
     records_in = sum(1 for r in ev_rows if r[0] == CURRENT)
     out.append(_row(METRICS, args=[str(records_in), str(len(derived))], line=spec.index))
     new = [_row(DERIVED, t, sig, text, args, keeps) for t, sig, text, keeps, args in derived]
@@ -301,6 +312,7 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
             out.extend(_row(BOUNDS, hi, part=p) for p in range(spec.next_partitions))
         return out
     cut = hi - spec.max_reach
+    snapshot = plan.snapshot
     shows = spec.shows
     models: dict = {}      # time -> [atoms, recorded, first stamp key, stamp, (src, source, line), no answer]
     if part == 0:
@@ -312,7 +324,7 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
         if kind in (META, METRICS, REJECTED):
             out.append(r[:-1] + (None,))
         elif kind == HISTORY:
-            if time > cut:
+            if snapshot and time > cut:
                 history.add((time, sig, atom, tuple(r[4]) if r[4] is not None else None))
         elif kind in (CURRENT, DERIVED):
             if time > hi:       # only records wait: a derived atom is always at an evaluated time point

@@ -16,9 +16,11 @@ A micro-batch is ONE Spark job (docs/spark.md, "Rules on Spark"):
    with one clingo call per time point for all the keys of its partition;
 3. the last segment's rows become the store entry in ONE write (JSON lines from one task, a directory per
    kind: model, history, pending, rejected): a model per evaluated time point (its partitions' parts merged:
-   every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates of
-   the last max-window time points, the records still waiting, the rejected records; the batch's meta
-   (bounds, per-source progress, counts) reaches the driver through an Observation of that write.
+   every atom of the time point, ``#show`` applied, sorted), the persistent atoms of the observed predicates at
+   the time points it evaluated (a delta: the meta names the earlier entries still in the windows' reach, and
+   every ``rules.batch.CHAIN_LIMIT`` entries one holds the whole history again), the records still waiting, the
+   rejected records; the batch's meta (bounds, per-source progress, counts) reaches the driver through an
+   Observation of that write.
 
 Batch b reads only the entry of the last completed batch, so a replay rewrites the same files.
 
@@ -38,7 +40,7 @@ from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import AtomLog, Lines, Timeline, TntFiles
 from srtopo.ir import records
 from srtopo.ir.topology import Topology
-from srtopo.rules.batch import DriverPasses, first_records
+from srtopo.rules.batch import CHAIN_LIMIT, DriverPasses, first_records, history_chain, next_chain
 from srtopo.rules.ir import UNIT_SECONDS
 from srtopo.rules.partition import (
     BOUNDS,
@@ -92,6 +94,8 @@ def _json_stamp(expr: str) -> str:
             f"ELSE substring(to_json(array({expr})), 2, length(to_json(array({expr}))) - 2) END)")
 
 
+#: a history row of a store entry
+HISTORY_COLUMNS = "time BIGINT, sig STRING, atom STRING, args ARRAY<STRING>"
 #: a store entry's rows (JSON lines, one directory per kind, null fields left out): the columns are named and
 #: ordered so that a model row is the sink's model line (time, atoms, timestamp) and a rejected row the sink's
 #: rejected line (source, line, text, reason); the sink copies those files as they are
@@ -215,7 +219,7 @@ class RulesJob(MicroBatchJob):
         # service's next query of the same program, finds them built (an evaluator's solvers are functions of
         # their inputs and its history always comes from the rows given, so sharing one is safe)
         self.stage_keys = [hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for text in self.stage_json]
-        self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "out")}
+        self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "history", "out")}
         self._broadcasts = None
         self._persisted: list = []
         self.driver = DriverPasses(self)
@@ -252,13 +256,19 @@ class RulesJob(MicroBatchJob):
     def _representatives(self, spark) -> list[int]:
         return representatives(spark, self.partitions)
 
-    def _previous(self, spark, previous) -> None:
-        """The previous entry's rows (every kind) as a view, or an empty one."""
-        if previous is not None:
-            spark.read.schema(STORED_COLUMNS).json(self.store.entry(previous[0])) \
-                .createOrReplaceTempView(self.names["prev"])
+    def _previous(self, spark, previous, chain) -> None:
+        """The previous entry's pending records and the history of its chain (``rules.batch.history_chain``) as
+        views, or empty ones."""
+        pending = self.store.part(previous[0], "pending") if previous is not None else None
+        if pending is not None and self.fs.exists(pending):
+            spark.read.schema(STORED_COLUMNS).json(pending).createOrReplaceTempView(self.names["prev"])
         else:
             empty_frame(spark, STORED_COLUMNS).createOrReplaceTempView(self.names["prev"])
+        paths = [p for p in (self.store.part(b, "history") for b, _hi in chain) if self.fs.exists(p)]
+        if paths:
+            spark.read.schema(HISTORY_COLUMNS).json(paths).createOrReplaceTempView(self.names["history"])
+        else:
+            empty_frame(spark, HISTORY_COLUMNS).createOrReplaceTempView(self.names["history"])
 
     @staticmethod
     def _meta(previous) -> dict:
@@ -272,9 +282,9 @@ class RulesJob(MicroBatchJob):
                                       for k, v in meta["maxtime"].items()})
         return meta
 
-    def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None) -> BatchPlan:
+    def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None, snapshot: bool = False) -> BatchPlan:
         return BatchPlan(int(meta["closed"]), dict(meta["clocks"]), self.n_sources, self.lateness, fixed_hi,
-                         self._clock_origin(origin), self.max_gap)
+                         self._clock_origin(origin), self.max_gap, snapshot)
 
     # --- the micro-batch --------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
@@ -289,20 +299,23 @@ class RulesJob(MicroBatchJob):
         origin = {int(k): v for k, v in meta["origin"].items()}
         target = self.store.entry(batch_id)
         token = uuid.uuid4().hex
+        chain = history_chain(previous)
+        snapshot = len(chain) >= CHAIN_LIMIT
         lines = collect_small(df, LINE_FIELDS, self.driver_lines, DRIVER_BYTES)
         if lines is not None:
             if len(origin) < self.n_sources:
                 for src, found in first_records(lines).items():
                     origin.setdefault(int(src), [found[3], int(found[4])])
-            outcome = self.driver.run(self._plan(meta, origin), lines, origin, batch_id, previous, target, token)
+            outcome = self.driver.run(self._plan(meta, origin, snapshot=snapshot), lines, origin, batch_id, previous,
+                                      chain, target, token)
         else:
             try:
                 with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
                     if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
                         for src, value in origins(df).items():
                             origin.setdefault(int(src), value)
-                    self._previous(spark, previous)
-                    plan = self._plan(meta, origin)
+                    self._previous(spark, previous, chain)
+                    plan = self._plan(meta, origin, snapshot=snapshot)
                     records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, self.unit,
                                                         self.number_scale, self.specs[0].partitions, int(batch_id)),
                                              SEGMENT_COLUMNS)
@@ -312,8 +325,10 @@ class RulesJob(MicroBatchJob):
         written = _time.perf_counter()
         got = json.loads(outcome["meta"])
         hi = int(got["hi"])
+        chain = next_chain(chain, snapshot, batch_id, hi, self.specs[-1].max_reach, int(outcome.get("h") or 0) > 0)
         meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
-                "clocks": got["clocks"], "closed": hi, "token": token}
+                "clocks": got["clocks"], "closed": hi, "token": token, "history": chain,
+                "needs": min((b for b, _hi in chain), default=int(batch_id))}
         n_models = max(0, hi - closed)
         record = {"phases_s": {"plan_write": round(written - started, 4)},
                   "evaluated_on": "driver" if lines is not None else "executors",
@@ -360,7 +375,8 @@ class RulesJob(MicroBatchJob):
         self._persisted.append(frame)
         frame.createOrReplaceTempView(n["out"])
         observation = Observation()
-        exprs = [F.expr(f"max(CASE WHEN kind = {q(META)} THEN text END)").alias("meta")]
+        exprs = [F.expr(f"max(CASE WHEN kind = {q(META)} THEN text END)").alias("meta"),
+                 F.expr(f"count(CASE WHEN kind = {q(KEPT_HISTORY)} THEN 1 END)").alias("h")]
         exprs += [F.expr(f"sum(CASE WHEN kind = {q(METRICS)} AND line = {k} THEN CAST(args[{i}] AS BIGINT) END)")
                   .alias(f"{name}{k}") for k in range(len(self.segments)) for i, name in ((0, "r"), (1, "d"))]
         stored = spark.sql(self._stored_sql()).observe(observation, *exprs) \
@@ -381,9 +397,9 @@ class RulesJob(MicroBatchJob):
         pieces = [f"SELECT {q(CURRENT)} AS kind, time, sig, atom, args, true AS persistent, src, source, line, "
                   f"timestamp AS stamp, {none.format('ARRAY<STRING>', 'atoms')}, {none.format('STRING', 'text')}, "
                   f"{none.format('STRING', 'reason')}, {none.format('INT', 'part')} "
-                  f"FROM {n['prev']} WHERE kind = 'pending'",
+                  f"FROM {n['prev']}",
                   f"SELECT {q(HISTORY)}, time, sig, atom, args, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
-                  f"FROM {n['prev']} WHERE kind = 'history'",
+                  f"FROM {n['history']}",
                   f"SELECT {q(BOUNDS)}, CAST({hi} AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
                   f"NULL, NULL, CAST(id AS INT) FROM range({width})"]
         return " UNION ALL ".join(f"({p})" for p in pieces)
@@ -471,7 +487,7 @@ class RulesJob(MicroBatchJob):
             return WrittenFiles(f"{target}/kind=model", MODEL_COLUMNS)
         try:
             with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-                self._previous(spark, last)
+                self._previous(spark, last, history_chain(last))
                 self._write(spark, self._plan(meta, origin, fixed_hi=hi), target)
         finally:
             self._release(spark)
