@@ -127,3 +127,44 @@ def test_history_deltas_chain_and_snapshot_across_plans_and_a_restart(spark, tmp
     by_time = {m["time"]: m["atoms"] for m in map(json.loads, got)}
     assert by_time == {m.time: list(m.atoms) for m in local.models} and set(got.values()) == {1}
     assert any("alert(" in a for atoms in by_time.values() for a in atoms)
+
+
+def test_a_store_whose_last_entry_holds_the_whole_history_goes_on(spark, tmp_path):
+    """An entry written before histories were deltas holds the whole history in its own directory and names no
+    chain: the next batches (on either plan) read it as it is."""
+    lines = sensor_lines(random.Random(8), 40)
+    first, second = (1, 2, 1, 2), (12, 1, 2, 1)
+    topology = compile_program(parse_program(PROGRAM))
+    _write(tmp_path / "in", lines, first, 0)
+    _run(topology, tmp_path / "in", tmp_path / "ck", tmp_path / "out", DRIVER_LINES)
+    store = tmp_path / "ck" / "store"
+    entries = _entries(store)
+    last = max(entries)
+    meta = entries[last][0]
+    assert meta["history"]
+    whole = []
+    for batch, _hi in meta["history"]:          # the chain's rows, as the earlier version kept them in one entry
+        for part in (store / f"{batch:010d}" / "kind=history").glob("*.json"):
+            whole += [line for line in part.read_text(encoding="utf-8").splitlines() if line]
+    assert len(meta["history"]) > 1 and whole
+    for batch in entries:
+        if batch != last:
+            for part in (store / f"{batch:010d}" / "kind=history").glob("*.json"):
+                part.unlink()
+    target = store / f"{last:010d}" / "kind=history"
+    target.mkdir(exist_ok=True)
+    for part in target.glob("*.json"):
+        part.unlink()
+    (target / "part-00000-legacy.json").write_text("\n".join(whole) + "\n", encoding="utf-8")
+    del meta["history"], meta["needs"]
+    (store / f"{last:010d}" / "_meta.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    _write(tmp_path / "in", lines[sum(first):], second, len(first))
+    again = _run(topology, tmp_path / "in", tmp_path / "ck", tmp_path / "out", DRIVER_LINES)
+    assert again.resumed
+    assert [b.detail["evaluated_on"] for b in again.batches] == ["executors", "driver", "driver", "driver"]
+    merged = tmp_path / "all.log"
+    merged.write_text("\n".join(lines[:sum(first + second)]) + "\n", encoding="utf-8")
+    local = LocalRunner().run(topology, [AtomLog(str(merged))], RunConfig(lateness=0))
+    got = output_lines(tmp_path / "out")
+    assert {m["time"]: m["atoms"] for m in map(json.loads, got)} == {m.time: list(m.atoms) for m in local.models}

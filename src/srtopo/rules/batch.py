@@ -12,18 +12,17 @@ the paced stream after it to the driver).
 
 An entry's history is a delta: the persistent atoms of the time points it evaluated, with the entries before
 it still in the windows' reach named in its meta (``history_chain``); every ``CHAIN_LIMIT`` entries one writes
-the whole history again (a snapshot), so a reader lists a bounded number of directories. The driver keeps its
-evaluators, the pending records and the history its last entry left, tagged with the entry's token: the next
-batch continues from them (no history handed to clingo again, none rewritten). A batch whose previous entry
-carries another token (written by the executors' plan, or by another process before a restart) reads them
-from the store and gives the history to fresh evaluator state.
+the whole history again (a snapshot), so a reader lists a bounded number of directories. The driver keeps the
+pending records and the history its last entry left, tagged with the entry's token, and its evaluators end
+where that entry does: the next batch continues from them (no history handed to clingo again, none rewritten).
+A batch whose previous entry carries another token (written by the executors' plan, by another query, or by
+another process before a restart) reads them from the store and hands the history to the evaluators again.
 """
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from dataclasses import replace
-
-from srtopo.ir.topology import Topology
 
 from srtopo.ir.records import INTEGER_TEXT
 from srtopo.rules.partition import (
@@ -37,8 +36,8 @@ from srtopo.rules.partition import (
     PENDING,
     REJECTED,
     UNSATISFIABLE,
-    PartitionEvaluator,
     _row,
+    evaluator,
     parse_pass,
     record_order,
     segment_pass,
@@ -109,23 +108,20 @@ def _line(fields: dict) -> str:
 
 
 class DriverPasses:
-    """A rules job's passes on the driver (``RulesJob`` holds one), with evaluators of its own: their solvers and
-    windows' history continue from batch to batch while the entries are this driver's."""
+    """A rules job's passes on the driver (``RulesJob`` holds one). The evaluators are the process's (``partition
+    .evaluator``: a restarted query, or a service's next query of the program, finds them built); their solvers
+    and windows' history continue from batch to batch while the entries are this driver's."""
 
     def __init__(self, job):
         self.job = job
         self.specs = [replace(s, partitions=1, next_partitions=0 if s.last else 1) for s in job.specs]
-        self._evaluators: list[PartitionEvaluator] | None = None
-        #: (token, pending rows, history (time, sig, atom, args)) of the last entry written here, the evaluators
-        #: having evaluated every time point it closed
+        #: (token, pending rows, history (time, sig, atom, args)) of the last entry written here
         self._kept = None
 
-    def evaluators(self) -> list[PartitionEvaluator]:
-        if self._evaluators is None:
-            job = self.job
-            self._evaluators = [PartitionEvaluator(Topology.from_dict(json.loads(text)), 0, 1, job.strategy)
-                                for text in job.stage_json]
-        return self._evaluators
+    def evaluators(self) -> list:
+        job = self.job
+        return [evaluator((job.stage_keys[k], k), job.stage_json[k], 0, 1, job.strategy)
+                for k in range(len(self.specs))]
 
     def _read(self, previous, chain) -> tuple[list, list]:
         """The pending records (first-segment rows) of entry ``previous`` and the history of its chain."""
@@ -149,12 +145,21 @@ class DriverPasses:
         """Evaluate the batch's ``lines`` and write the entry at ``target`` (its history a snapshot where
         ``plan.snapshot``); returns what the executors' plan observes of its write (the meta text, per-segment
         metrics, history rows written)."""
+        evaluators = self.evaluators()
+        with ExitStack() as held:
+            for ev in evaluators:       # in segment order: queries of one program take them in the same order
+                held.enter_context(ev.lock)
+            return self._run(evaluators, plan, lines, origin, batch_id, previous, chain, target, token)
+
+    def _run(self, evaluators, plan, lines, origin, batch_id, previous, chain, target, token) -> dict:
         job = self.job
         kept, self._kept = self._kept, None        # stale until this batch is written
         lo = plan.closed + 1
-        evaluators = self.evaluators()
-        own = kept is not None and previous is not None and kept[0] == previous[1].get("token")
-        continues = own and all(ev.reasoner.time == lo for ev in evaluators)
+        mark = previous[1].get("token") if previous is not None else None
+        own = kept is not None and mark is not None and kept[0] == mark
+        continues = own and all(ev.resumes == mark and ev.reasoner.time == lo for ev in evaluators)
+        for ev in evaluators:
+            ev.resumes = None
         pending, history = (kept[1], kept[2]) if own else self._read(previous, chain)
         rows = list(pending)
         if not continues:
@@ -167,7 +172,10 @@ class DriverPasses:
         passes = replace(plan, snapshot=False)      # the history given is kept here, not passed through
         for k, spec in enumerate(self.specs):
             rows = segment_pass(spec, passes, 0, rows, evaluators[k], continues)
-        return self._write(rows, history, plan.snapshot, target, token)
+        observed = self._write(rows, history, plan.snapshot, target, token)
+        for ev in evaluators:
+            ev.resumes = token
+        return observed
 
     def _write(self, rows: list[tuple], history: list, snapshot: bool, target: str, token: str) -> dict:
         """The last segment's rows as the store entry (one file per kind, as ``RulesJob._stored_sql`` shapes

@@ -12,6 +12,7 @@ routes rows with (:func:`key_partition`), so they never travel with the rows.
 from __future__ import annotations
 
 import json
+import threading
 import zlib
 from collections.abc import Iterator
 from urllib.parse import unquote
@@ -89,6 +90,10 @@ class PartitionEvaluator:
         # and a worker that evaluated the partition before has parsed most of it already (parsing is a pure
         # function, so a worker that has not simply parses everything)
         self._parsed: dict = {}
+        #: held while a batch runs: a driver's concurrent queries of one program share the evaluator
+        self.lock = threading.Lock()
+        #: the store entry (its token) whose end this evaluator's state is, where the driver's passes left it
+        self.resumes = None
 
     def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None, continues: bool = False) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
