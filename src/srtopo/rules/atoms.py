@@ -60,13 +60,24 @@ def parse_atom(text: str) -> Symbol:
     return sym
 
 
-#: what is printed of a symbol, by its clingo representation: clingo interns symbols (one representation per
-#: symbol for the life of the process), and a stream's derived atoms recur from time point to time point, where
-#: printing each one again is foreign calls per atom and per argument
+#: what is read or printed of a symbol, by its clingo representation: clingo interns symbols (one representation
+#: per symbol for the life of the process), and a stream's derived atoms recur from time point to time point,
+#: where asking clingo again is foreign calls per atom and per argument
+_SIGNATURES: dict = {}
 _TEXTS: dict = {}
 _FIELDS: dict = {}
-#: printed symbols kept before starting over
+#: symbols each of them keeps before starting over
 PRINTED_LIMIT = 1_000_000
+
+
+def symbol_signature(sym: Symbol) -> tuple[str, int]:
+    """(name, arity) of a function symbol, kept."""
+    sig = _SIGNATURES.get(sym._rep)
+    if sig is None:
+        if len(_SIGNATURES) > PRINTED_LIMIT:
+            _SIGNATURES.clear()
+        sig = _SIGNATURES[sym._rep] = (sym.name, len(sym.arguments))
+    return sig
 
 
 def symbol_text(sym: Symbol) -> str:

@@ -19,7 +19,7 @@ from clingo import Function, Number, Symbol
 from srtopo.errors import ProgramError
 from srtopo.ir.topology import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 from srtopo.rules.clock import NOW_SIG, Clock
-from srtopo.rules.atoms import symbol_text
+from srtopo.rules.atoms import symbol_signature, symbol_text
 from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts
@@ -27,11 +27,6 @@ from srtopo.solving import SubprogramSpec, check_strategy, make_choice_solver, m
 from srtopo.solving.externals import ExternalFunctions
 
 _EMPTY: frozenset = frozenset()
-#: (name, arity) of a derived atom by its clingo representation: clingo interns symbols (one representation per
-#: symbol for the life of the process), and its name and arguments are a foreign call each, a third of a Content
-#: Caching time point's evaluation when asked for every atom of every answer
-_SIGNATURES: dict = {}
-SIGNATURES_LIMIT = 1_000_000
 
 
 def signature(text: str) -> tuple[str, int]:
@@ -235,13 +230,8 @@ class Reasoner:
                 s = current[sig] = set(s) if s is not None else set()
             s.update(out)
         else:
-            signatures = _SIGNATURES
-            if len(signatures) > SIGNATURES_LIMIT:
-                signatures.clear()
-            for a in out:
-                sig = signatures.get(a._rep)
-                if sig is None:
-                    sig = signatures[a._rep] = (a.name, len(a.arguments))
+            for a in out:       # kept signatures: asking clingo for each was a third of a Content Caching step
+                sig = symbol_signature(a)
                 if sig[0] == keep_name:
                     keep.add(a.arguments[0])
                     continue

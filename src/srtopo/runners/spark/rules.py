@@ -217,7 +217,8 @@ class RulesJob(MicroBatchJob):
         self.stage_json = [json.dumps(segment_topology(topology, seg).to_dict()) for seg in self.segments]
         # a worker's evaluators are keyed by what they evaluate, not by the query: a restarted query, or a
         # service's next query of the same program, finds them built (an evaluator's solvers are functions of
-        # their inputs and its history always comes from the rows given, so sharing one is safe)
+        # their inputs and its history comes from the rows given, so sharing one is safe; the driver's passes go
+        # on from an evaluator's own history only while it is marked with the entry they continue, ``rules.batch``)
         self.stage_keys = [hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for text in self.stage_json]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "history", "out")}
         self._broadcasts = None
