@@ -1,5 +1,6 @@
 """The Spark SQL's packed choice key (one BIGINT min() per (subject, time)) chooses exactly the reports of the
-struct min() it replaces (the general Spark == local == oracle cases are in tests/runners)."""
+struct min() it replaces, and so does the closing of a small batch on the driver (the general Spark == local ==
+oracle cases are in tests/runners)."""
 import random
 
 from srtopo.consistency.compile import compile_ntm
@@ -26,14 +27,17 @@ def test_packed_choice_key_equals_the_struct_fallback(spark, monkeypatch):
     stream = bounded_disorder(stream, LATENESS, random.Random(7))
     topology = merge([prefixed(compile_ntm(analyse(tbox)), p) for p, tbox, _ in cases])
     got = {}
-    for name in ("packed", "fallback"):
+    # the packed key on the driver (spark.sweep), in the Spark write, and the struct fallback
+    for name, driver_tuples in (("driver", 10 ** 6), ("packed", 0), ("fallback", 10 ** 6)):
         if name == "fallback":
             monkeypatch.setattr(sql_module.SqlBuilder, "_packing", lambda self: None)
         result = run_topology(SparkRunner(), topology, [tuples(stream, batches=3)], window=3, lateness=LATENESS,
-                              options=SparkOptions(physical_plan="fused"))
+                              options=SparkOptions(physical_plan="fused", driver_tuples=driver_tuples))
         got[name] = sorted((r.subject, r.time, r.ni, r.evidence, r.stage) for r in result.reports)
+        closed_on = {b.detail.get("closed_on") for b in result.batches if b.detail.get("tuples")}
+        assert closed_on == ({"driver"} if name == "driver" else {"spark"})
     expected = set()
     for p, tbox, part in cases:
         expected |= {(p + s, t) for s, t in oracle_reports(tbox.pis, [n.pair for n in tbox.nis], part, 3)}
-    assert got["packed"] and got["packed"] == got["fallback"]
+    assert got["packed"] and got["packed"] == got["fallback"] == got["driver"]
     assert {(s, t) for s, t, *_ in got["packed"]} == expected

@@ -7,8 +7,10 @@ follow on the driver from the aggregate and the IR's routing rule (``Topology.ro
 """
 from __future__ import annotations
 
+import json
 import os
 import time as _time
+from json.encoder import encode_basestring as quoted
 from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
@@ -27,14 +29,19 @@ from srtopo.runners.spark.sql import (
     bounds_for,
     bounds_sql,
     build_tables,
+    concept_names,
     file_entries,
     id_tables,
+    ni_pair_ids,
     watermark,
     with_bounds_sql,
 )
 from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
 
 PHYSICAL_PLANS = ("fused", "staged")
+#: the one file of each kind a batch closed on the driver writes into its store entry
+DRIVER_PART = "part-00000-driver.json"
+
 CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 #: a file that may hold late tuples (``spark.sql.file_entries``): its source and key, the largest time and the
 #: floor of its source before it, whether it has a possible descent, its name
@@ -63,13 +70,15 @@ class ConsistencyJob(MicroBatchJob):
     output_columns = REPORT_COLUMNS
 
     def __init__(self, spark, topology: Topology, window: int | None, lateness: int | None, physical_plan: str,
-                 n_sources: int, history: int = 10000):
+                 n_sources: int, history: int = 10000, driver_tuples: int = 0):
         super().__init__(spark, history)
         self.topology = topology
         self.window = window
         self.lateness = lateness
         self.physical_plan = physical_plan
         self.n_sources = max(1, n_sources)
+        #: a batch of at most this many tuples closes on the driver (``_close_on_driver``)
+        self.driver_tuples = driver_tuples
         self.tables = build_tables(topology)
         # asserted concept id (the index in asserted_names, as in id_tables) -> what one tuple adds per stage
         self.multipliers = {aid: topology.route_counts(name)
@@ -79,6 +88,8 @@ class ConsistencyJob(MicroBatchJob):
                        "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
         self._tables_ready = None
         self._sql = None
+        self._pairs = None
+        self._planned = 0.0
 
     # --- setup ----------------------------------------------------------------------------------------
     def _register_tables(self, session) -> None:
@@ -192,27 +203,20 @@ class ConsistencyJob(MicroBatchJob):
                     accepted[(r["src"], r["aid"])] -= r["late"]
                     m["late"] += r["late"]
             self._stage_counters(m, accepted)
-            spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
-            obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
-            obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
-            if self.physical_plan == "staged":
-                obs_new = self._observed(spark, sq.staged_rows_sql(b),
-                                         sq.count_by_stage_exprs("newkept", "cached AND time >= b_keep"), n["rows"])
-                sql = sq.write_sql(None, n["rows"], n["r"], n["kept"], b)
-            else:
-                spark.sql(sq.routed_sql(b)).createOrReplaceTempView(n["routed_all"])
-                obs_new = self._observed(spark, f"SELECT * FROM {n['routed_all']} WHERE route <> 'drop'",
-                                         sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
-                sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
             planned = _time.perf_counter()
-            with session_conf(spark, WRITE_JOB):
-                spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
+            on_driver = self._on_driver(m)
+            if on_driver:
+                m.update(self._close_on_driver(spark, b, target))
+                observations = []
+            else:
+                observations = self._close_on_spark(spark, b, target)
+                planned = self._planned
         finally:
             for name in ("lif", "new", "newc"):
                 spark.sql(f"UNCACHE TABLE IF EXISTS {n[name]}")
                 spark.catalog.dropTempView(n[name])
         written = _time.perf_counter()
-        for obs in (obs_rep, obs_kept, obs_new):
+        for obs in observations:
             m.update({k: (int(v) if v is not None else None) for k, v in obs.get.items()})
         meta = {"batch": int(batch_id), "store": STORE_FORMAT,
                 "clocks": {str(k): c.to_json() for k, c in sorted(cur.items())},
@@ -222,7 +226,8 @@ class ConsistencyJob(MicroBatchJob):
         record = {"phases_s": {"setup": round(parsed - started, 4),
                                "read_parse_cache_count": round(counted - parsed, 4),
                                "plan": round(planned - counted, 4), "close_write": round(written - planned, 4)},
-                  "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports}
+                  "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports,
+                  "closed_on": "driver" if on_driver else "spark"}
         for key in ("tuples", "malformed", "late", "irrelevant", "punctuations"):
             record[key] = m.get(key, 0) or 0
         stages = {}
@@ -239,6 +244,102 @@ class ConsistencyJob(MicroBatchJob):
         if m.get("malformed", 0) + m.get("late", 0) > 0:
             rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
+
+    def _close_on_spark(self, spark, b, target: str) -> list:
+        """Close the batch's windows and write its store entry in one Spark write; the observations that count
+        what it wrote."""
+        n, sq = self.names, self.sql()
+        spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
+        obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
+        obs_kept = self._observed(spark, sq.kept_sql(b), sq.count_by_stage_exprs("kept"), n["kept"])
+        if self.physical_plan == "staged":
+            obs_new = self._observed(spark, sq.staged_rows_sql(b),
+                                     sq.count_by_stage_exprs("newkept", "cached AND time >= b_keep"), n["rows"])
+            sql = sq.write_sql(None, n["rows"], n["r"], n["kept"], b)
+        else:
+            spark.sql(sq.routed_sql(b)).createOrReplaceTempView(n["routed_all"])
+            obs_new = self._observed(spark, f"SELECT * FROM {n['routed_all']} WHERE route <> 'drop'",
+                                     sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
+            sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
+        self._planned = _time.perf_counter()
+        with session_conf(spark, WRITE_JOB):
+            spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
+        return [obs_rep, obs_kept, obs_new]
+
+    # --- a small batch closes on the driver -------------------------------------------------------------
+    def _on_driver(self, m: dict) -> bool:
+        """Whether the batch closes on the driver: few tuples, nothing to reject (rejected records take the
+        Spark write), the fused plan over a bounded window whose key packs into 64 bits."""
+        return (0 < m["tuples"] <= self.driver_tuples and not m["malformed"] and not m["late"]
+                and self.physical_plan == "fused" and self.sql()._packing() is not None)
+
+    def _close_on_driver(self, spark, b, target: str) -> dict:
+        """Close the batch's windows on the driver (``spark.sweep``) and write its store entry there: the
+        reports and the state as the Spark write lays them out. One Spark job (the rows, through Arrow) instead
+        of the write's two stages, its planning and its broadcasts: a fixed cost of ~0.5 s a micro-batch on
+        local[2]. Returns the counters the write's observations give."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        from srtopo.runners.spark.sweep import Packing, close, unpack
+        sq = self.sql()
+        rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
+        codes = pc.dictionary_encode(rows.column("subject")).combine_chunks()
+        subjects = codes.dictionary.to_pylist()
+        subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        stage, cid, aid, time = (rows.column(c).to_numpy(zero_copy_only=False).astype(np.int64)
+                                 for c in ("stage", "cid", "aid", "time"))
+        fresh = rows.column("fresh").to_numpy(zero_copy_only=False).astype(bool)
+        bits = sq._packing()
+        packing = Packing.of(bits)
+        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
+        out: dict = {}
+        n_stages = len(self.topology.stages)
+        report_lines = self._report_lines(closed, subjects, packing, bits)
+        k_stage = unpack(closed.key, closed.time, int(self.window), packing, bits)[0] if len(closed.key) else []
+        kept = time >= b.keep
+        for k in range(n_stages):
+            out[f"reports_{k}"] = int(np.count_nonzero(np.asarray(k_stage) == k)) if len(closed.key) else 0
+            out[f"kept_{k}"] = int(np.count_nonzero(kept & ~fresh & (stage == k)))
+            out[f"newkept_{k}"] = int(np.count_nonzero(kept & fresh & (stage == k)))
+        names = [quoted(x) for x in subjects]
+        state_lines = [f'{{"subject":{names[s_]},"time":{t},"sk":{k},"cid":{c},"aid":{a}}}'
+                       for s_, t, k, c, a in zip(subject[kept].tolist(), time[kept].tolist(), stage[kept].tolist(),
+                                                 cid[kept].tolist(), aid[kept].tolist())]
+        self.fs.delete(target)
+        for kind, lines in (("report", report_lines), ("state", state_lines)):
+            if lines:
+                self.fs.write_text(f"{target}/kind={kind}/{DRIVER_PART}", "\n".join(lines) + "\n")
+        return out
+
+    def _pair_table(self):
+        if self._pairs is None:
+            from srtopo.runners.spark.sweep import PairTable
+            self._pairs = PairTable(id_tables(self.tables)["pairs"][0], len(concept_names(self.tables)))
+        return self._pairs
+
+    def _report_lines(self, closed, subjects: list, packing, bits) -> list[str]:
+        """The reports' JSON lines, field for field as the Spark write gives them (``SqlBuilder.report_fields``)."""
+        if not len(closed.key):
+            return []
+        from srtopo.runners.spark.sweep import unpack
+        stage, pid, a1, t1, a2, t2 = (x.tolist() for x in unpack(closed.key, closed.time, int(self.window),
+                                                                   packing, bits))
+        concepts = [json.dumps(x, ensure_ascii=False) for x in asserted_names(self.tables)]
+        nis = [json.dumps(list(p), ensure_ascii=False, separators=(",", ":")) for p in ni_pair_ids(self.tables)]
+        stages = [json.dumps(x, ensure_ascii=False) for x in self.tables.stage_ids]
+        label = self.topology.label
+        tail = f',"topology":{json.dumps(label, ensure_ascii=False)}}}' if label else "}"
+        names = [quoted(x) for x in subjects]
+        lines = []
+        for s_, t, k, p, x1, y1, x2, y2 in zip(closed.subject.tolist(), closed.time.tolist(), stage, pid, a1, t1,
+                                               a2, t2):
+            evidence = f'{{"concept":{concepts[x1]},"time":{y1}}}'
+            if (x1, y1) != (x2, y2):
+                evidence += f',{{"concept":{concepts[x2]},"time":{y2}}}'
+            lines.append(f'{{"subject":{names[s_]},"time":{t},"ni":{nis[p]},"evidence":[{evidence}],'
+                         f'"stage":{stages[k]}{tail}')
+        return lines
 
     def _batch_counters(self, stats, clocks: dict, spark=None):
         """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones
@@ -347,14 +448,17 @@ class ConsistencyOnSpark:
             return (f"spark staged on {master}: one keyed exchange per stage, stage parallelism "
                     + ",".join(str(s.parallelism) for s in topology.stages))
         wanted = sorted({s.parallelism for s in topology.stages})
+        small = driver_tuples(options, master)
         return (f"spark fused on {master}: every stage in one keyed pass over {tasks[0] if tasks else 0} shuffle "
-                f"partitions (stage parallelism {','.join(map(str, wanted))} not used)")
+                f"partitions (stage parallelism {','.join(map(str, wanted))} not used)"
+                + (f"; micro-batches of at most {small:,} tuples close on the driver" if small else ""))
 
     def sources(self, topology: Topology, sources: list, stage) -> list:
         return [stage(i, source) for i, source in enumerate(sources)]
 
     def job(self, spark, topology: Topology, config, lateness, n_sources: int, options):
-        return ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, n_sources)
+        return ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, n_sources,
+                              driver_tuples=driver_tuples(options, spark.sparkContext.master))
 
     def frames(self, spark, sources: list, lateness) -> list:
         from srtopo.runners.spark.sources import frame
@@ -382,6 +486,15 @@ class ConsistencyOnSpark:
         c.window_rows = per_batch[-1].get("state_rows", 0) if per_batch else 0
         c.window_peak = max((p.get("state_rows", 0) for p in per_batch), default=0)
         return c
+
+
+def driver_tuples(options, master: str) -> int:
+    """The largest micro-batch that closes on the driver: the option, else the master's default
+    (``runners.spark.runner.DRIVER_TUPLES``)."""
+    if options.driver_tuples is not None:
+        return options.driver_tuples
+    from srtopo.runners.spark.runner import DRIVER_TUPLES
+    return DRIVER_TUPLES["local" if str(master).startswith("local") else "cluster"]
 
 
 def report_of(row) -> Report:

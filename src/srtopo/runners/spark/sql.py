@@ -442,6 +442,15 @@ class SqlBuilder:
                f"WHERE a.ik = 't' AND NOT a.late AND a.time < a.b_hi AND m.cached")
         return f"{prev} UNION ALL {new}"
 
+    def driver_rows_sql(self) -> str:
+        """What closing a batch on the driver reads (``spark.sweep``): the previous state, and the batch's
+        accepted cached stage rows the window reaches or the state keeps (``fresh``)."""
+        n, w = self.n, int(self.window)
+        return (f"SELECT false AS fresh, stage, subject, cid, aid, time FROM {n['prev']} UNION ALL "
+                f"SELECT /*+ BROADCAST(m) */ true AS fresh, m.stage, a.subject, m.cid, m.aid, a.time "
+                f"FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
+                f"WHERE a.ik = 't' AND NOT a.late AND m.cached AND a.time >= a.b_lo - {w}")
+
     def kept_sql(self, b: BatchBounds) -> str:
         return f"SELECT stage, subject, cid, aid, time FROM {self.n['prev']} WHERE time >= b_keep"
 

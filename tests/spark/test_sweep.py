@@ -1,0 +1,68 @@
+"""The closing of a window as array operations (spark.sweep) against a brute force over every pair of rows,
+on random rows with fixed seeds: the same reports with the same packed keys."""
+import random
+
+import numpy as np
+
+from srtopo.runners.spark.sweep import Packing, PairTable, close, unpack
+
+
+def brute_force(rows, lo, hi, w, pairs, packing):
+    """(subject, time) -> the smallest key over every closing row and every row in its window."""
+    pid = {(k, a, b): p for k, a, b, p in pairs}
+    best = {}
+    for c in rows:
+        sc, kc, cc, ac, tc = c
+        if not lo <= tc < hi:
+            continue
+        for o in rows:
+            so, ko, co, ao, to = o
+            if so != sc or ko != kc or not (tc - w <= to <= tc) or to < lo - w or to >= hi:
+                continue
+            p = pid.get((kc, cc, co))
+            if p is None:
+                continue
+            e1, e2 = sorted([(tc, ac), (to, ao)])
+            base = tc - w
+            key = ((kc << packing.stage) + (p << packing.pid) + (e1[1] << packing.a1) + ((e1[0] - base) << packing.d1)
+                   + (e2[1] << packing.a2) + ((e2[0] - base) << packing.d2))
+            best[(sc, tc)] = min(best.get((sc, tc), key), key)
+    return best
+
+
+def test_the_sweep_closes_as_a_brute_force_does():
+    rng = random.Random(43)
+    for case in range(60):
+        stages, concepts, asserted = rng.randint(1, 3), rng.randint(2, 8), rng.randint(2, 6)
+        w = rng.randint(0, 6)
+        pairs = set()
+        for _ in range(rng.randint(0, 10)):
+            k, a, b = rng.randrange(stages), rng.randrange(concepts), rng.randrange(concepts)
+            p = rng.randrange(4)
+            pairs |= {(k, a, b, p), (k, b, a, p)}
+        pairs = sorted({(k, a, b): (k, a, b, p) for k, a, b, p in pairs}.values())
+        bits = (max(1, (stages - 1).bit_length()), 2, max(1, w.bit_length()), max(1, (asserted - 1).bit_length()))
+        packing = Packing.of(bits)
+        rows = [(rng.randrange(5), rng.randrange(stages), rng.randrange(concepts), rng.randrange(asserted),
+                 rng.randint(-5, 25)) for _ in range(rng.randint(0, 80))]
+        lo, hi = rng.randint(-3, 10), rng.randint(5, 30)
+        cols = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(5)]
+        closed = close(cols[1], cols[0], cols[2], cols[3], cols[4], lo, hi, w, PairTable(pairs, concepts), packing)
+        got = dict(zip(zip(closed.subject.tolist(), closed.time.tolist()), closed.key.tolist()))
+        assert got == brute_force(rows, lo, hi, w, pairs, packing), case
+        if len(closed.key):     # the key's fields come back as they went in
+            stage, pid, a1, t1, a2, t2 = unpack(closed.key, closed.time, w, packing, bits)
+            assert all(lo - w <= t <= hi for t in t1.tolist() + t2.tolist())
+            assert all((k, p) in {(x[0], x[3]) for x in pairs} for k, p in zip(stage.tolist(), pid.tolist()))
+
+
+def test_a_crowded_subject_is_swept_to_the_edge_of_its_window():
+    """One subject with many rows in reach: every offset up to the window's width is looked at."""
+    n, w = 400, 1000
+    time = np.arange(n, dtype=np.int64)
+    cid = np.zeros(n, dtype=np.int64)
+    cid[0] = 1                                   # only the first row conflicts with the others
+    pairs = [(0, 0, 1, 0), (0, 1, 0, 0)]
+    bits = (1, 1, 10, 1)
+    closed = close(np.zeros(n), np.zeros(n), cid, np.zeros(n), time, 0, n, w, PairTable(pairs, 2), Packing.of(bits))
+    assert closed.time.tolist() == list(range(1, n))
