@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time as _time
+from dataclasses import dataclass
 from json.encoder import encode_basestring as quoted
 from typing import ClassVar, Sequence
 
@@ -66,6 +67,31 @@ COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.
 WRITE_JOB = {"spark.sql.adaptive.enabled": "false"}
 
 
+class _Quoted(dict):
+    """Code -> the subject as a JSON string, printed once when first asked for."""
+
+    def __init__(self, subjects: list):
+        super().__init__()
+        self.subjects = subjects
+
+    def __missing__(self, code: int) -> str:
+        text = self[code] = quoted(self.subjects[code])
+        return text
+
+
+@dataclass(frozen=True)
+class HeldState:
+    """The window state the driver wrote into entry ``batch``: its rows (subjects as an Arrow array) and their
+    JSON lines, so that the next batch closing on the driver neither reads nor prints them again."""
+    batch: int
+    subjects: object
+    stage: object
+    cid: object
+    aid: object
+    time: object
+    lines: object
+
+
 class ConsistencyJob(MicroBatchJob):
     output_columns = REPORT_COLUMNS
 
@@ -90,6 +116,8 @@ class ConsistencyJob(MicroBatchJob):
         self._sql = None
         self._pairs = None
         self._planned = 0.0
+        #: the state the driver wrote into the last entry it closed (``_close_on_driver``)
+        self._held: HeldState | None = None
 
     # --- setup ----------------------------------------------------------------------------------------
     def _register_tables(self, session) -> None:
@@ -180,7 +208,12 @@ class ConsistencyJob(MicroBatchJob):
         n = self.names
         sq = self.sql()
         clocks, closed = self._previous_meta(previous)
-        self._state_view(previous, spark)
+        # the state the driver kept when it closed the previous entry itself: the store's copy is read only if
+        # this batch closes in a Spark write
+        held = self._held if self._held is not None and previous is not None and self._held.batch == previous[0] \
+            else None
+        self._held = None
+        self._state_view(None if held else previous, spark)
         df.createOrReplaceTempView(n["in"])
         spark.catalog.dropTempView(n["newc"])
         target = self.store.entry(batch_id)
@@ -206,9 +239,12 @@ class ConsistencyJob(MicroBatchJob):
             planned = _time.perf_counter()
             on_driver = self._on_driver(m)
             if on_driver:
-                m.update(self._close_on_driver(spark, b, target))
+                m.update(self._close_on_driver(spark, b, target, batch_id, held))
                 observations = []
             else:
+                if held:
+                    self._state_view(previous, spark)
+                    spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
                 observations = self._close_on_spark(spark, b, target)
                 planned = self._planned
         finally:
@@ -273,43 +309,61 @@ class ConsistencyJob(MicroBatchJob):
         return (0 < m["tuples"] <= self.driver_tuples and not m["malformed"] and not m["late"]
                 and self.physical_plan == "fused" and self.sql()._packing() is not None)
 
-    def _close_on_driver(self, spark, b, target: str) -> dict:
+    def _close_on_driver(self, spark, b, target: str, batch_id: int, held: HeldState | None) -> dict:
         """Close the batch's windows on the driver (``spark.sweep``) and write its store entry there: the
         reports and the state as the Spark write lays them out. One Spark job (the rows, through Arrow) instead
         of the write's two stages, its planning and its broadcasts: a fixed cost of ~0.5 s a micro-batch on
-        local[2]. Returns the counters the write's observations give."""
+        local[2]. The state is held for the next batch (``held``: the previous one's, else the store's is read).
+        Returns the counters the write's observations give."""
         import numpy as np
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         from srtopo.runners.spark.sweep import Packing, close, unpack
         sq = self.sql()
         rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
-        codes = pc.dictionary_encode(rows.column("subject")).combine_chunks()
+
+        def column(name, kind=np.int64):
+            return rows.column(name).to_numpy(zero_copy_only=False).astype(kind)
+        names = rows.column("subject").combine_chunks() if rows.num_rows else pa.array([], pa.string())
+        stage, cid, aid, time, fresh = (column(c) for c in ("stage", "cid", "aid", "time", "fresh"))
+        fresh = fresh.astype(bool)
+        lines = np.full(len(time), None, dtype=object)
+        printed = np.zeros(len(time), dtype=bool)
+        if held is not None:    # the rows of the previous state, with their lines as written
+            names = pa.concat_arrays([held.subjects, names])
+            stage, cid, aid, time = (np.concatenate([a, x]) for a, x in
+                                     ((held.stage, stage), (held.cid, cid), (held.aid, aid), (held.time, time)))
+            fresh = np.concatenate([np.zeros(len(held.time), dtype=bool), fresh])
+            lines = np.concatenate([held.lines, lines])
+            printed = np.concatenate([np.ones(len(held.time), dtype=bool), printed])
+        codes = pc.dictionary_encode(names)
         subjects = codes.dictionary.to_pylist()
         subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        stage, cid, aid, time = (rows.column(c).to_numpy(zero_copy_only=False).astype(np.int64)
-                                 for c in ("stage", "cid", "aid", "time"))
-        fresh = rows.column("fresh").to_numpy(zero_copy_only=False).astype(bool)
         bits = sq._packing()
         packing = Packing.of(bits)
         closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
-        out: dict = {}
-        n_stages = len(self.topology.stages)
         report_lines = self._report_lines(closed, subjects, packing, bits)
-        k_stage = unpack(closed.key, closed.time, int(self.window), packing, bits)[0] if len(closed.key) else []
+        k_stage = unpack(closed.key, closed.time, int(self.window), packing, bits)[0]
         kept = time >= b.keep
-        for k in range(n_stages):
-            out[f"reports_{k}"] = int(np.count_nonzero(np.asarray(k_stage) == k)) if len(closed.key) else 0
+        out: dict = {}
+        for k in range(len(self.topology.stages)):
+            out[f"reports_{k}"] = int(np.count_nonzero(k_stage == k))
             out[f"kept_{k}"] = int(np.count_nonzero(kept & ~fresh & (stage == k)))
             out[f"newkept_{k}"] = int(np.count_nonzero(kept & fresh & (stage == k)))
-        names = [quoted(x) for x in subjects]
-        state_lines = [f'{{"subject":{names[s_]},"time":{t},"sk":{k},"cid":{c},"aid":{a}}}'
-                       for s_, t, k, c, a in zip(subject[kept].tolist(), time[kept].tolist(), stage[kept].tolist(),
-                                                 cid[kept].tolist(), aid[kept].tolist())]
+        missing = np.flatnonzero(kept & ~printed)
+        name = _Quoted(subjects)
+        for i, s_, t, k, c, a in zip(missing.tolist(), subject[missing].tolist(), time[missing].tolist(),
+                                     stage[missing].tolist(), cid[missing].tolist(), aid[missing].tolist()):
+            lines[i] = f'{{"subject":{name[s_]},"time":{t},"sk":{k},"cid":{c},"aid":{a}}}'
+        state_lines = lines[kept]
         self.fs.delete(target)
-        for kind, lines in (("report", report_lines), ("state", state_lines)):
-            if lines:
-                self.fs.write_text(f"{target}/kind={kind}/{DRIVER_PART}", "\n".join(lines) + "\n")
+        for kind, text in (("report", report_lines), ("state", state_lines.tolist())):
+            if text:
+                self.fs.write_text(f"{target}/kind={kind}/{DRIVER_PART}", "\n".join(text) + "\n")
+        where = np.flatnonzero(kept)
+        self._held = HeldState(batch_id, names.take(pa.array(where)), stage[where], cid[where], aid[where],
+                               time[where], state_lines)
         return out
 
     def _pair_table(self):
@@ -330,7 +384,7 @@ class ConsistencyJob(MicroBatchJob):
         stages = [json.dumps(x, ensure_ascii=False) for x in self.tables.stage_ids]
         label = self.topology.label
         tail = f',"topology":{json.dumps(label, ensure_ascii=False)}}}' if label else "}"
-        names = [quoted(x) for x in subjects]
+        names = _Quoted(subjects)
         lines = []
         for s_, t, k, p, x1, y1, x2, y2 in zip(closed.subject.tolist(), closed.time.tolist(), stage, pid, a1, t1,
                                                a2, t2):
