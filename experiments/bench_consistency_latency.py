@@ -8,8 +8,8 @@ The stream is ``bench_consistency``'s (LUBM DL-Lite, NTM, window 30, 2,000 tuple
 files of 50k tuples as there (``--file-tuples``; a file is read whole by one task, so a micro-batch of one
 100k-tuple file would parse on one core), a micro-batch being whole files. Per batch size: first the sustainable
 rate, measured in the same run on the same kind of running query (not ``--once``), the files all there from the
-start, steady batches only; then, for each fraction, a running query and a feeder that moves one batch's files
-into its input directory every ``batch / (fraction x rate)`` seconds. Before all of it, ~1M tuples through a
+start, steady batches only; then, for each fraction, a running query and a feeder that adds one batch's files to
+its input directory every ``batch / (fraction x rate)`` seconds, all of a batch's files at once (``_publish``). Before all of it, ~1M tuples through a
 query of their own warm the JVM. A report (subject, t) is written by the batch whose watermark passes t: its
 latency is when that batch's outputs were in the ``--out`` directory (``written_at``) minus when the last
 batch holding tuples of time t arrived. It includes the wait for the watermark (the tuples of a batch's last
@@ -64,12 +64,30 @@ def sustainable(topology, files: list[list[Path]], work: Path, master: str, wind
     return {"steady_tuples_per_s": round(rate), "sustained_batch_p50_s": got["batch_p50_s"]}
 
 
+def _publish(work: Path, inbox: Path, files: list[Path]) -> None:
+    """Make ``inbox`` (a symbolic link) show exactly ``files``, all at once: a folder of hard links to them,
+    then the link moved onto it in one rename. Moving a batch's files in one by one, a listing between two
+    moves split the batch over two micro-batches (about one batch in fifteen), which delayed half of its
+    reports by a micro-batch."""
+    folder = work / f"shown-{len(files):06d}-{time.monotonic_ns()}"
+    folder.mkdir()
+    for path in files:
+        os.link(path, folder / path.name)
+    link = work / ".in.next"
+    link.unlink(missing_ok=True)
+    link.symlink_to(folder, target_is_directory=True)
+    os.replace(link, inbox)
+
+
 def paced(topology, files: list[list[Path]], work: Path, master: str, window: int, period: float, rate: int,
           batch: int) -> dict:
     """Feed one micro-batch's files every ``period`` seconds into a running query (0: all at once); latency of
     every report it writes."""
     inbox, out = work / "in", work / "out"
-    inbox.mkdir(parents=True)
+    work.mkdir(parents=True)
+    fed = work / "fed"
+    fed.mkdir()
+    _publish(work, inbox, [])
     config = RunConfig(window=window, lateness=0, checkpoint=str(work / "ck"), out=str(out),
                        options=SparkOptions(master=master, once=False))
     handle = SparkRunner().start(topology, [TntFiles(str(inbox), files_per_batch=len(files[0]))], config, MemorySink())
@@ -78,12 +96,12 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
         next_at = time.time()
         for group in progress(files, desc=f"feed every {period:.2f} s", leave=False):
             time.sleep(max(0.0, next_at - time.time()))
-            staged = [shutil.copy(path, work / path.name) for path in group]
-            for path, copy in zip(group, staged):
-                os.replace(copy, inbox / path.name)   # whole files only
+            for path in group:
+                shutil.copy(path, fed / path.name)
+            _publish(work, inbox, sorted(fed.iterdir()))
             arrivals.append(time.time())
             next_at += period
-        # every tuple processed (a listing between two renames of one batch's files splits it into two batches)
+        # every tuple processed
         deadline = time.time() + 600
         while sum(m["tuples"] for m in list(handle.batch_metrics)) < batch * len(files):
             if handle.query.exception() is not None or time.time() > deadline:
@@ -93,7 +111,7 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
         handle.stop()
     metrics = list(handle.batch_metrics)
     written = {m["batch"]: m["written_at"] for m in metrics}
-    latencies = []
+    latencies, per_batch = [], {}
     for name in sorted(os.listdir(out)):
         if not name.startswith("batch=") or name == "batch=final":
             continue
@@ -105,6 +123,7 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
                 t = json.loads(line)["time"]
                 last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last batch with tuples of time t
                 latencies.append(done - arrivals[last])
+                per_batch.setdefault(name, []).append(done - arrivals[last])
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
         return {"batch_p50_s": round(percentile(durations, 0.5), 3), "_finished": [m["finished_at"] for m in metrics],
@@ -118,7 +137,10 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
             "latency_p50_s": round(percentile(latencies, 0.5), 3), "latency_p95_s": round(percentile(latencies, 0.95), 3),
             "latency_max_s": round(max(latencies), 3) if latencies else None,
             "batch_p50_s": round(percentile(durations, 0.5), 3), "batch_p95_s": round(percentile(durations, 0.95), 3),
-            "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics)}
+            "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics),
+            "batch_durations_s": [round(d, 3) for d in durations],
+            "batch_latency_p50_s": {int(name.split("=", 1)[1]): round(percentile(v, 0.5), 3)
+                                    for name, v in sorted(per_batch.items())}}
 
 
 def main(argv=None) -> int:

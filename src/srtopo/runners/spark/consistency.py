@@ -60,7 +60,8 @@ STORE_FORMAT = "json"
 # * adaptive execution would first run the cache as a query stage of its own and then re-scan it for the
 #   aggregate (one more stage and scan per batch, ~0.3 s); without it the aggregate consumes the rows as the
 #   cache is built, in the same tasks.
-COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false"}
+COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.sql.adaptive.enabled": "false",
+                "spark.sql.shuffle.partitions": "1"}
 # Settings of the write job: without adaptive execution. Its partitions are few and its joins broadcast by hint,
 # so adaptive execution had nothing to change, but re-planned the rest of the query after each stage: a
 # 100k-tuple batch's write 0.85 -> 0.65 s (best of 10, local[2]).
