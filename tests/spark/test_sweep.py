@@ -3,6 +3,7 @@ on random rows with fixed seeds: the same reports with the same packed keys."""
 import random
 
 import numpy as np
+import pytest
 
 from srtopo.runners.spark.sweep import Packing, PairTable, close, unpack
 
@@ -30,9 +31,13 @@ def brute_force(rows, lo, hi, w, pairs, packing):
     return best
 
 
-def test_the_sweep_closes_as_a_brute_force_does():
+@pytest.mark.parametrize("dense", [True, False])
+def test_the_sweep_closes_as_a_brute_force_does(dense, monkeypatch):
+    """Pair ids from an array or by binary search; rows ordered by one packed key, or by three (times far apart)."""
+    if not dense:
+        monkeypatch.setattr(PairTable, "DENSE", 0)
     rng = random.Random(43)
-    for case in range(60):
+    for case in range(80):
         stages, concepts, asserted = rng.randint(1, 3), rng.randint(2, 8), rng.randint(2, 6)
         w = rng.randint(0, 6)
         pairs = set()
@@ -43,9 +48,10 @@ def test_the_sweep_closes_as_a_brute_force_does():
         pairs = sorted({(k, a, b): (k, a, b, p) for k, a, b, p in pairs}.values())
         bits = (max(1, (stages - 1).bit_length()), 2, max(1, w.bit_length()), max(1, (asserted - 1).bit_length()))
         packing = Packing.of(bits)
+        far = 2 ** 61 if case % 4 == 3 else 0       # beyond what one packed sort key holds
         rows = [(rng.randrange(5), rng.randrange(stages), rng.randrange(concepts), rng.randrange(asserted),
-                 rng.randint(-5, 25)) for _ in range(rng.randint(0, 80))]
-        lo, hi = rng.randint(-3, 10), rng.randint(5, 30)
+                 rng.randint(-5, 25) + rng.choice([0, far])) for _ in range(rng.randint(0, 80))]
+        lo, hi = rng.randint(-3, 10), rng.randint(5, 30) + far
         cols = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(5)]
         closed = close(cols[1], cols[0], cols[2], cols[3], cols[4], lo, hi, w, PairTable(pairs, concepts), packing)
         got = dict(zip(zip(closed.subject.tolist(), closed.time.tolist()), closed.key.tolist()))

@@ -11,7 +11,6 @@ import json
 import os
 import time as _time
 from dataclasses import dataclass
-from json.encoder import encode_basestring as quoted
 from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
@@ -68,22 +67,11 @@ COUNTERS_JOB = {"spark.sql.inMemoryColumnarStorage.compressed": "false", "spark.
 WRITE_JOB = {"spark.sql.adaptive.enabled": "false"}
 
 
-class _Quoted(dict):
-    """Code -> the subject as a JSON string, printed once when first asked for."""
-
-    def __init__(self, subjects: list):
-        super().__init__()
-        self.subjects = subjects
-
-    def __missing__(self, code: int) -> str:
-        text = self[code] = quoted(self.subjects[code])
-        return text
-
-
 @dataclass(frozen=True)
 class HeldState:
     """The window state the driver wrote into entry ``batch``: its rows (subjects as an Arrow array) and their
-    JSON lines, so that the next batch closing on the driver neither reads nor prints them again."""
+    JSON lines (an Arrow array), so that the next batch closing on the driver neither reads nor prints them
+    again."""
     batch: int
     subjects: object
     stage: object
@@ -320,51 +308,47 @@ class ConsistencyJob(MicroBatchJob):
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        from srtopo.runners.spark import jsonlines
         from srtopo.runners.spark.sweep import Packing, close, unpack
         sq = self.sql()
         rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
 
         def column(name, kind=np.int64):
             return rows.column(name).to_numpy(zero_copy_only=False).astype(kind)
-        names = rows.column("subject").combine_chunks() if rows.num_rows else pa.array([], pa.string())
+        names = rows.column("subject").combine_chunks().cast(jsonlines.TEXT)
         stage, cid, aid, time, fresh = (column(c) for c in ("stage", "cid", "aid", "time", "fresh"))
         fresh = fresh.astype(bool)
-        lines = np.full(len(time), None, dtype=object)
-        printed = np.zeros(len(time), dtype=bool)
+        n_held = 0
         if held is not None:    # the rows of the previous state, with their lines as written
+            n_held = len(held.time)
             names = pa.concat_arrays([held.subjects, names])
             stage, cid, aid, time = (np.concatenate([a, x]) for a, x in
                                      ((held.stage, stage), (held.cid, cid), (held.aid, aid), (held.time, time)))
-            fresh = np.concatenate([np.zeros(len(held.time), dtype=bool), fresh])
-            lines = np.concatenate([held.lines, lines])
-            printed = np.concatenate([np.ones(len(held.time), dtype=bool), printed])
+            fresh = np.concatenate([np.zeros(n_held, dtype=bool), fresh])
         codes = pc.dictionary_encode(names)
-        subjects = codes.dictionary.to_pylist()
+        quoted = jsonlines.quoted(codes.dictionary)
         subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         bits = sq._packing()
         packing = Packing.of(bits)
         closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
-        report_lines = self._report_lines(closed, subjects, packing, bits)
-        k_stage = unpack(closed.key, closed.time, int(self.window), packing, bits)[0]
+        fields = unpack(closed.key, closed.time, int(self.window), packing, bits)
         kept = time >= b.keep
         out: dict = {}
         for k in range(len(self.topology.stages)):
-            out[f"reports_{k}"] = int(np.count_nonzero(k_stage == k))
+            out[f"reports_{k}"] = int(np.count_nonzero(fields[0] == k))
             out[f"kept_{k}"] = int(np.count_nonzero(kept & ~fresh & (stage == k)))
             out[f"newkept_{k}"] = int(np.count_nonzero(kept & fresh & (stage == k)))
-        missing = np.flatnonzero(kept & ~printed)
-        name = _Quoted(subjects)
-        for i, s_, t, k, c, a in zip(missing.tolist(), subject[missing].tolist(), time[missing].tolist(),
-                                     stage[missing].tolist(), cid[missing].tolist(), aid[missing].tolist()):
-            lines[i] = f'{{"subject":{name[s_]},"time":{t},"sk":{k},"cid":{c},"aid":{a}}}'
-        state_lines = lines[kept]
+        new = n_held + np.flatnonzero(kept[n_held:])    # kept rows without a line yet
+        state = jsonlines.state_lines(quoted, subject[new], time[new], stage[new], cid[new], aid[new])
+        if held is not None:
+            state = pa.concat_arrays([held.lines.filter(pa.array(kept[:n_held])), state])
         self.fs.delete(target)
-        for kind, text in (("report", report_lines), ("state", state_lines.tolist())):
-            if text:
-                self.fs.write_text(f"{target}/kind={kind}/{DRIVER_PART}", "\n".join(text) + "\n")
+        for kind, lines in (("report", self._report_lines(closed, fields, quoted)), ("state", state)):
+            if len(lines):
+                self.fs.write_bytes(f"{target}/kind={kind}/{DRIVER_PART}", jsonlines.text(lines))
         where = np.flatnonzero(kept)
         self._held = HeldState(batch_id, names.take(pa.array(where)), stage[where], cid[where], aid[where],
-                               time[where], state_lines)
+                               time[where], state)
         return out
 
     def _pair_table(self):
@@ -373,28 +357,30 @@ class ConsistencyJob(MicroBatchJob):
             self._pairs = PairTable(id_tables(self.tables)["pairs"][0], len(concept_names(self.tables)))
         return self._pairs
 
-    def _report_lines(self, closed, subjects: list, packing, bits) -> list[str]:
-        """The reports' JSON lines, field for field as the Spark write gives them (``SqlBuilder.report_fields``)."""
+    def _report_lines(self, closed, fields, quoted):
+        """The reports' JSON lines, field for field as the Spark write gives them (``SqlBuilder.report_fields``);
+        ``fields``: the unpacked keys, ``quoted``: the subjects as JSON strings."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from srtopo.runners.spark.jsonlines import joined, numbers
+        from srtopo.runners.spark.jsonlines import quoted as strings
         if not len(closed.key):
-            return []
-        from srtopo.runners.spark.sweep import unpack
-        stage, pid, a1, t1, a2, t2 = (x.tolist() for x in unpack(closed.key, closed.time, int(self.window),
-                                                                   packing, bits))
-        concepts = [json.dumps(x, ensure_ascii=False) for x in asserted_names(self.tables)]
-        nis = [json.dumps(list(p), ensure_ascii=False, separators=(",", ":")) for p in ni_pair_ids(self.tables)]
-        stages = [json.dumps(x, ensure_ascii=False) for x in self.tables.stage_ids]
+            return pa.array([], pa.large_string())
+        stage, pid, a1, t1, a2, t2 = fields
+        concepts = strings(asserted_names(self.tables))
+        nis = pa.array([json.dumps(list(p), ensure_ascii=False, separators=(",", ":"))
+                        for p in ni_pair_ids(self.tables)], pa.large_string())
+        stages = strings(list(self.tables.stage_ids))
         label = self.topology.label
-        tail = f',"topology":{json.dumps(label, ensure_ascii=False)}}}' if label else "}"
-        names = _Quoted(subjects)
-        lines = []
-        for s_, t, k, p, x1, y1, x2, y2 in zip(closed.subject.tolist(), closed.time.tolist(), stage, pid, a1, t1,
-                                               a2, t2):
-            evidence = f'{{"concept":{concepts[x1]},"time":{y1}}}'
-            if (x1, y1) != (x2, y2):
-                evidence += f',{{"concept":{concepts[x2]},"time":{y2}}}'
-            lines.append(f'{{"subject":{names[s_]},"time":{t},"ni":{nis[p]},"evidence":[{evidence}],'
-                         f'"stage":{stages[k]}{tail}')
-        return lines
+        tail = f',"topology":{json.dumps(label, ensure_ascii=False)}}}\n' if label else "}\n"
+        first = joined('{"concept":', concepts.take(pa.array(a1)), ',"time":', numbers(t1), "}")
+        both = joined(first, ',{"concept":', concepts.take(pa.array(a2)), ',"time":', numbers(t2), "}")
+        evidence = pc.if_else(pa.array((a1 == a2) & (t1 == t2)), first, both)
+        return joined('{"subject":', quoted.take(pa.array(closed.subject)), ',"time":', numbers(closed.time),
+                      ',"ni":', nis.take(pa.array(np.asarray(pid))), ',"evidence":[', evidence, '],"stage":',
+                      stages.take(pa.array(stage)), tail)
 
     def _batch_counters(self, stats, clocks: dict, spark=None):
         """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones

@@ -95,13 +95,17 @@ class HadoopFS:
     def write_text(self, path: str, text: str) -> None:
         """Write a small file whole: on a local disk it appears complete or not at all (written aside, then
         renamed)."""
+        self.write_bytes(path, text.encode("utf-8"))
+
+    def write_bytes(self, path: str, data) -> None:
+        """Write a file whole from bytes (``write_text``'s guarantees)."""
         local = local_path(path)
         if local is not None:
             folder, name = os.path.split(local)
             os.makedirs(folder or ".", exist_ok=True)
             aside = os.path.join(folder, f".{name}.writing")
-            with open(aside, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with open(aside, "wb") as handle:
+                handle.write(data)
             os.replace(aside, local)
             stale = os.path.join(folder, f".{name}.crc")   # a checksum Hadoop wrote for an earlier version
             if os.path.exists(stale):
@@ -110,7 +114,7 @@ class HadoopFS:
         p, fs = self._p(path)
         out = fs.create(p, True)
         try:
-            out.write(bytearray(text.encode("utf-8")))
+            out.write(bytearray(data))
         finally:
             out.close()
 
