@@ -23,6 +23,8 @@ def _data_file(name: str) -> bool:
 _IO_FAILURES = (("No space left on device", errno.ENOSPC), ("Disk quota exceeded", errno.EDQUOT),
                 ("Permission denied", errno.EACCES), ("Read-only file system", errno.EROFS))
 _WRITING = re.compile(r"writing rows to (?:file:)?(\S+?)(?:/_temporary|\.? SQLSTATE|\s|$)")
+#: the same refusal met by the driver's own write (``HadoopFS.write_bytes``), as Python words it
+_PYTHON_WRITING = re.compile(r"OSError: \[Errno \d+\] [^\n:]+: '([^'\n]+)'")
 
 
 def io_error(error: BaseException) -> OSError | None:
@@ -31,7 +33,7 @@ def io_error(error: BaseException) -> OSError | None:
     text = str(error)
     for phrase, code in _IO_FAILURES:
         if phrase in text:
-            found = _WRITING.search(text)
+            found = _WRITING.search(text) or _PYTHON_WRITING.search(text)
             return OSError(code, os.strerror(code), found.group(1) if found else None)
     return None
 
@@ -104,8 +106,13 @@ class HadoopFS:
             folder, name = os.path.split(local)
             os.makedirs(folder or ".", exist_ok=True)
             aside = os.path.join(folder, f".{name}.writing")
-            with open(aside, "wb") as handle:
-                handle.write(data)
+            try:
+                with open(aside, "wb") as handle:
+                    handle.write(data)
+            except OSError as error:    # a failed write does not say where: the folder is the place to free
+                if error.filename is None:
+                    raise OSError(error.errno, error.strerror, folder) from error
+                raise
             os.replace(aside, local)
             stale = os.path.join(folder, f".{name}.crc")   # a checksum Hadoop wrote for an earlier version
             if os.path.exists(stale):
