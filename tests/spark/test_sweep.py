@@ -72,3 +72,15 @@ def test_a_crowded_subject_is_swept_to_the_edge_of_its_window():
     bits = (1, 1, 10, 1)
     closed = close(np.zeros(n), np.zeros(n), cid, np.zeros(n), time, 0, n, w, PairTable(pairs, 2), Packing.of(bits))
     assert closed.time.tolist() == list(range(1, n))
+
+
+def test_what_is_closed_stays_closed():
+    """A batch whose watermark is below the closed bound (a run going on with a larger lateness than the one
+    before it) closes nothing, and keeps the bound where it was."""
+    from srtopo.ir.lateness import SourceClock
+    from srtopo.runners.spark.sql import bounds_for
+    clocks = {0: SourceClock(40)}
+    assert bounds_for(clocks, 35, 1, None, 5, cur_clocks={0: SourceClock(50)}).hi == 35
+    assert bounds_for(clocks, 35, 1, 0, 5, cur_clocks={0: SourceClock(50)}).hi == 50
+    b = bounds_for(clocks, 35, 1, 20, 5, cur_clocks={0: SourceClock(50)})
+    assert (b.lo, b.hi, b.keep) == (35, 35, 30)

@@ -333,6 +333,9 @@ class SparkRunner:
         if checkpoint is None:
             checkpoint = temp = tempfile.mkdtemp(prefix="srtopo-ckpt-")
         checkpoint = qualify(checkpoint)
+        if kind.event_time:
+            from srtopo.runners.spark.fs import HadoopFS
+            lateness = settled_lateness(HadoopFS(spark), checkpoint, lateness, given=config.lateness is not None)
         origins: dict = {}
         spelled_as_given(sources, origins)
         sources = kind.sources(topology, sources, lambda index, source: _staged(source, checkpoint, index, origins))
@@ -352,7 +355,8 @@ class SparkRunner:
             raise interrupt.Interrupted(interrupt.signum(), "stopped before the query started: nothing was "
                                                             "committed; run the same command again")
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins, hand_over)
-        claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources))
+        claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources),
+                         lateness if kind.event_time else None)
         handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle
@@ -562,13 +566,43 @@ def query_identity(topology: Topology, window: int | None, physical_plan: str, n
             "fingerprint": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
+def _lateness_text(lateness: int | None) -> str:
+    return "none" if lateness is None else str(lateness)
+
+
+def settled_lateness(fs, checkpoint: str, lateness: int | None, given: bool) -> int | None:
+    """The lateness a run on ``checkpoint`` goes on with. Its batches closed every event time below their
+    watermark, so a larger lateness than the one they ran with (None: unbounded) would accept tuples of times
+    already closed and close some times again: given, it is refused; left to the default (a ``--once`` run
+    after a streaming one), the checkpoint's is taken. A smaller one only closes sooner."""
+    text = fs.read_text(checkpoint.rstrip("/") + "/" + QUERY_FILE)
+    try:
+        theirs = json.loads(text) if text else {}
+    except ValueError:
+        theirs = {}
+    if "lateness" not in theirs:
+        return lateness
+    recorded = theirs["lateness"]
+    if recorded is None or (lateness is not None and lateness <= recorded):
+        return lateness
+    if given:
+        raise TopologyError(f"checkpoint {checkpoint} was written by a run with lateness {_lateness_text(recorded)}: "
+                            f"going on with {_lateness_text(lateness)} would reopen event times its micro-batches "
+                            f"have closed", hint=f"give --lateness {recorded} (or less) to go on, or a new "
+                                                 f"--checkpoint directory to start over")
+    print(f"srtopo: going on with the lateness the checkpoint was written with: {recorded}", file=sys.stderr)
+    return recorded
+
+
 def claim_checkpoint(fs, checkpoint: str, topology: Topology, window: int | None, physical_plan: str,
-                     n_sources: int) -> None:
+                     n_sources: int, lateness: int | None = None) -> None:
     """Refuse a checkpoint written for another query (another topology, TBox or program, window, plan or
     number of sources): Spark would reuse its state and offsets silently. A checkpoint without the file
-    (new, or written before it existed) is claimed for this query."""
+    (new, or written before it existed) is claimed for this query. The file also keeps the lateness of the
+    last run (``settled_lateness``)."""
     path = checkpoint.rstrip("/") + "/" + QUERY_FILE
     mine = query_identity(topology, window, physical_plan, n_sources)
+    mine["lateness"] = lateness
     text = fs.read_text(path)
     if text is not None:
         try:
@@ -585,7 +619,8 @@ def claim_checkpoint(fs, checkpoint: str, topology: Topology, window: int | None
             raise TopologyError(f"checkpoint {checkpoint} was written for another query: its "
                                 + ", ".join(what[key] for key in differs) + " differs from this one's",
                                 hint="give a new --checkpoint directory, or delete this one to start over")
-        return
+        if theirs.get("lateness", "unrecorded") == lateness:
+            return
     fs.mkdirs(checkpoint)
     fs.write_text(path, json.dumps(mine, indent=1) + "\n")
 

@@ -149,6 +149,7 @@ def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: in
     watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
     w_prev = watermark(prev_clocks, n_sources, lateness)
     hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
+    hi = max(hi, prev_closed)       # what is closed stays closed (a run going on with a smaller watermark)
     keep = NEG if window is None else max(NEG, hi - window)
     return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep)
 
