@@ -23,8 +23,10 @@ def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path)
     common = ["check", "--tbox", str(tmp_path / "tex.ttl"), "--stream", str(tmp_path / "in"), "--window", "6"]
     local = srtopo(common, timeout=300)
     assert local.returncode == 0, local.stderr
+    # --driver-tuples 0: every batch closes in the executors, the cluster's own work
     res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--files-per-batch", "1",
-                           "--shuffle-partitions", "2", "--checkpoint", str(tmp_path / "ck")], timeout=600)
+                           "--shuffle-partitions", "2", "--driver-tuples", "0", "--checkpoint", str(tmp_path / "ck")],
+                 timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert master in res.stderr
     key = lambda line: (json.loads(line)["subject"], json.loads(line)["time"])  # noqa: E731
