@@ -5,7 +5,8 @@ import random
 import numpy as np
 import pytest
 
-from srtopo.runners.spark.sweep import Packing, PairTable, close, unpack
+from srtopo.runners.spark.sql import Packing
+from srtopo.runners.spark.sweep import PairTable, close, unpack
 
 
 def brute_force(rows, lo, hi, w, pairs, packing):

@@ -22,6 +22,7 @@ from srtopo.ir.topology import Topology
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
 from srtopo.runners.spark.sql import (
     NEG,
+    Packing,
     STATE_COLUMNS,
     STORED_STATE_COLUMNS,
     SqlBuilder,
@@ -104,7 +105,6 @@ class ConsistencyJob(MicroBatchJob):
         self._tables_ready = None
         self._sql = None
         self._pairs = None
-        self._planned = 0.0
         #: the state the driver wrote into the last entry it closed (``_close_on_driver``)
         self._held: HeldState | None = None
 
@@ -145,13 +145,18 @@ class ConsistencyJob(MicroBatchJob):
         else:
             self._empty_state.createOrReplaceTempView(self.names["prevc"])
 
+    def _prev_view(self, spark) -> None:
+        """The previous state with the batch's bounds (the views of ``_state_view`` and ``_bounds_views``)."""
+        n = self.names
+        spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
+
     def _bounds_views(self, spark, bounds, with_new: bool = True, entries: list | None = None) -> None:
         """Register the batch's bounds (a one-row relation) and the state/batch views that carry them; the batch's
         view says which tuples are late (``SqlBuilder.late_sql``: ``entries`` are the files that may hold
         some, as data, never literals in the SQL)."""
         n = self.names
         spark.sql(bounds_sql(bounds)).createOrReplaceTempView(n["bnd"])
-        spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
+        self._prev_view(spark)
         if with_new:
             if not entries:
                 spark.sql(self.sql().late_sql(None)).createOrReplaceTempView(n["new"])
@@ -233,9 +238,8 @@ class ConsistencyJob(MicroBatchJob):
             else:
                 if held:
                     self._state_view(previous, spark)
-                    spark.sql(with_bounds_sql(n["prevc"], n["bnd"])).createOrReplaceTempView(n["prev"])
-                observations = self._close_on_spark(spark, b, target)
-                planned = self._planned
+                    self._prev_view(spark)
+                observations, planned = self._close_on_spark(spark, b, target)
         finally:
             for name in ("lif", "new", "newc"):
                 spark.sql(f"UNCACHE TABLE IF EXISTS {n[name]}")
@@ -270,9 +274,9 @@ class ConsistencyJob(MicroBatchJob):
             rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS)
         return BatchOutcome(meta, record, outputs, rejected)
 
-    def _close_on_spark(self, spark, b, target: str) -> list:
+    def _close_on_spark(self, spark, b, target: str) -> tuple[list, float]:
         """Close the batch's windows and write its store entry in one Spark write; the observations that count
-        what it wrote."""
+        what it wrote, and when its planning ended."""
         n, sq = self.names, self.sql()
         spark.sql(sq.window_sql(b)).createOrReplaceTempView(n["win"])
         obs_rep = self._observed(spark, sq.reports_sql(b), sq.count_by_stage_exprs("reports"), n["r"])
@@ -286,10 +290,10 @@ class ConsistencyJob(MicroBatchJob):
             obs_new = self._observed(spark, f"SELECT * FROM {n['routed_all']} WHERE route <> 'drop'",
                                      sq.count_by_stage_exprs("newkept", "route = 'state'"), n["routed"])
             sql = sq.write_sql(n["routed"], None, n["r"], n["kept"], b)
-        self._planned = _time.perf_counter()
+        planned = _time.perf_counter()
         with session_conf(spark, WRITE_JOB):
             spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
-        return [obs_rep, obs_kept, obs_new]
+        return [obs_rep, obs_kept, obs_new], planned
 
     # --- a small batch closes on the driver -------------------------------------------------------------
     def _on_driver(self, m: dict) -> bool:
@@ -309,7 +313,7 @@ class ConsistencyJob(MicroBatchJob):
         import pyarrow.compute as pc
 
         from srtopo.runners.spark import jsonlines
-        from srtopo.runners.spark.sweep import Packing, close, unpack
+        from srtopo.runners.spark.sweep import close, unpack
         sq = self.sql()
         rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
 

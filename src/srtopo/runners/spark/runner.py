@@ -566,6 +566,17 @@ def query_identity(topology: Topology, window: int | None, physical_plan: str, n
             "fingerprint": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
+def _recorded_query(fs, checkpoint: str) -> dict | None:
+    """What ``QUERY_FILE`` of ``checkpoint`` says (None: no such file; {}: not readable as JSON)."""
+    text = fs.read_text(checkpoint.rstrip("/") + "/" + QUERY_FILE)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
 def _lateness_text(lateness: int | None) -> str:
     return "none" if lateness is None else str(lateness)
 
@@ -575,11 +586,7 @@ def settled_lateness(fs, checkpoint: str, lateness: int | None, given: bool) -> 
     watermark, so a larger lateness than the one they ran with (None: unbounded) would accept tuples of times
     already closed and close some times again: given, it is refused; left to the default (a ``--once`` run
     after a streaming one), the checkpoint's is taken. A smaller one only closes sooner."""
-    text = fs.read_text(checkpoint.rstrip("/") + "/" + QUERY_FILE)
-    try:
-        theirs = json.loads(text) if text else {}
-    except ValueError:
-        theirs = {}
+    theirs = _recorded_query(fs, checkpoint) or {}
     if "lateness" not in theirs:
         return lateness
     recorded = theirs["lateness"]
@@ -600,15 +607,10 @@ def claim_checkpoint(fs, checkpoint: str, topology: Topology, window: int | None
     number of sources): Spark would reuse its state and offsets silently. A checkpoint without the file
     (new, or written before it existed) is claimed for this query. The file also keeps the lateness of the
     last run (``settled_lateness``)."""
-    path = checkpoint.rstrip("/") + "/" + QUERY_FILE
     mine = query_identity(topology, window, physical_plan, n_sources)
     mine["lateness"] = lateness
-    text = fs.read_text(path)
-    if text is not None:
-        try:
-            theirs = json.loads(text)
-        except ValueError:
-            theirs = {}
+    theirs = _recorded_query(fs, checkpoint)
+    if theirs is not None:
         differs = [key for key in ("fingerprint", "window", "physical_plan", "sources") if theirs.get(key) != mine[key]]
         if differs:
             what = {"fingerprint": f"topology (a {theirs.get('kind')} topology {theirs.get('topology')!r} with "
@@ -622,7 +624,7 @@ def claim_checkpoint(fs, checkpoint: str, topology: Topology, window: int | None
         if theirs.get("lateness", "unrecorded") == lateness:
             return
     fs.mkdirs(checkpoint)
-    fs.write_text(path, json.dumps(mine, indent=1) + "\n")
+    fs.write_text(checkpoint.rstrip("/") + "/" + QUERY_FILE, json.dumps(mine, indent=1) + "\n")
 
 
 def _staged(source, checkpoint: str, index: int, origins: dict):

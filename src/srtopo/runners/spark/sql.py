@@ -125,6 +125,28 @@ def _strs(names) -> str:
 
 
 @dataclass(frozen=True)
+class Packing:
+    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths): stage, pair id, then per
+    evidence its asserted concept id and its time as an offset in [0, w] from the report's time - w, the later
+    evidence in the lowest bits. The Spark write and the driver's close (``spark.sweep``) both pack by it."""
+    stage: int
+    pid: int
+    a1: int
+    d1: int
+    a2: int
+    d2: int
+
+    @classmethod
+    def of(cls, bits: tuple[int, int, int, int]) -> Packing:
+        sb, pb, db, ab = bits
+        d2 = ab
+        a1 = d2 + db
+        d1 = a1 + ab
+        pid = d1 + db
+        return cls(stage=pid + pb, pid=pid, a1=a1, d1=d1, a2=0, d2=d2)
+
+
+@dataclass(frozen=True)
 class BatchBounds:
     accept: int        # no tuple below this can still be accepted (W_{b-1})
     lo: int            # close report times in [lo, hi)
@@ -297,12 +319,8 @@ class SqlBuilder:
         if pk is not None:
             sb, pb, db, ab = pk
             w = int(self.window)
-            s_e2 = 0
-            s_d2 = s_e2 + ab
-            s_a1 = s_d2 + db
-            s_d1 = s_a1 + ab
-            s_p = s_d1 + db
-            s_s = s_p + pb
+            at = Packing.of(pk)
+            s_e2, s_d2, s_a1, s_d1, s_p, s_s = at.a2, at.d2, at.a1, at.d1, at.pid, at.stage
 
             def enc(e, shift_a, shift_d):
                 return (f"shiftleft(CAST({e}.aid AS BIGINT), {shift_a}) + "

@@ -16,28 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from srtopo.runners.spark.sql import Packing
+
 NO_KEY = np.iinfo(np.int64).max
-
-
-@dataclass(frozen=True)
-class Packing:
-    """Bit offsets of the packed key (``SqlBuilder._packing``): stage, pair id, then per evidence its asserted
-    concept id and its time as an offset in [0, w] from the report's time - w."""
-    stage: int
-    pid: int
-    a1: int
-    d1: int
-    a2: int
-    d2: int
-
-    @classmethod
-    def of(cls, bits: tuple[int, int, int, int]) -> Packing:
-        sb, pb, db, ab = bits
-        d2 = ab
-        a1 = d2 + db
-        d1 = a1 + ab
-        pid = d1 + db
-        return cls(stage=pid + pb, pid=pid, a1=a1, d1=d1, a2=0, d2=d2)
 
 
 class PairTable:
