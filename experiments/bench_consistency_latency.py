@@ -98,8 +98,8 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
             time.sleep(max(0.0, next_at - time.time()))
             for path in group:
                 shutil.copy(path, fed / path.name)
+            arrivals.append(time.time())        # before the files show: the query may report on them first
             _publish(work, inbox, sorted(fed.iterdir()))
-            arrivals.append(time.time())
             next_at += period
         # every tuple processed
         deadline = time.time() + 600

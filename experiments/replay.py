@@ -64,14 +64,15 @@ class Sender:
 
     def send(self, lines: list[str], period: float, sent: dict, first_index: int = 0) -> None:
         """Write ``lines`` a period apart (the schedule does not drift: line i leaves at start + i * period);
-        ``sent[first_index + i]`` is when line i left."""
+        ``sent[first_index + i]`` is when line i left: taken before the write, since the answer can be read
+        before this thread runs again after it."""
         start = time.perf_counter()
         for i, line in enumerate(lines):
             delay = start + i * period - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
-            self.conn.sendall((line + "\n").encode("utf-8"))
             sent[first_index + i] = time.perf_counter()
+            self.conn.sendall((line + "\n").encode("utf-8"))
 
     def close(self) -> None:
         for s in (self.conn, self.server):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 from experiments import replay
 from experiments.common import models_digest
@@ -32,3 +33,27 @@ def test_a_replayed_log_is_answered_time_point_by_time_point(tmp_path):
     assert [m["time"] for m in models] == list(range(6))
     assert all("alarm(s1)" in m["atoms"] for m in models[2:]) and "off(s2)" in models[2]["atoms"]
     assert result["digest"] == models_digest([m["atoms"] for m in models[2:]])
+
+
+def test_a_line_is_timed_from_before_it_is_handed_to_the_socket():
+    """A line's send time is taken before it is written: the reasoner may answer it before the writing thread
+    runs again (a machine with other work on it), and a time taken after the write gave negative latencies."""
+    handed = []
+
+    class Connection:
+        def sendall(self, data):
+            handed.append(time.perf_counter())
+            time.sleep(0.01)        # the answer can be read while the writer waits to run again
+
+        def close(self):
+            pass
+
+    sender = replay.Sender()
+    try:
+        sender.conn = Connection()
+        sent = {}
+        sender.send(["0 a(1)", "1 a(2)"], 0, sent, first_index=3)
+    finally:
+        sender.close()
+    assert sorted(sent) == [3, 4]
+    assert all(sent[3 + i] <= at for i, at in enumerate(handed))
