@@ -12,7 +12,7 @@ import os
 import sys
 
 from srtopo import interrupt
-from srtopo.cli import calibrate, check, compile, reason, streamlog
+from srtopo.cli import calibrate, check, compile, reason, running, streamlog
 from srtopo.cli.parsing import ERROR_STATUS, Parser, given_options, idlvsr_levels
 from srtopo.errors import SrtopoError
 
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     restore_signals = interrupt.install()
     try:
         compile.fold_strategy(args)
+        running.refuse_path_clashes(args)
         status = int(args.handler(args) or 0)
         if interrupt.requested():     # the signal came as the run ended: it ended whole
             raise interrupt.Interrupted(interrupt.signum(), "the run had ended: every output is written")

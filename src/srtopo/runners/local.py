@@ -14,7 +14,8 @@ from typing import ClassVar, Sequence
 from srtopo import interrupt
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sinks import JsonLinesSink, MemorySink, open_text
-from srtopo.io.sources import require_outputs_outside, require_path
+from srtopo.io.paths import config_outputs, refuse_clashes, source_paths
+from srtopo.io.sources import require_path
 from srtopo.ir.run import RunConfig, RunCounters, RunResult
 from srtopo.ir.topology import Topology
 from srtopo.kinds import kind_of
@@ -80,7 +81,7 @@ class LocalRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
-        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
+        refuse_clashes(source_paths(sources), config_outputs(config))
         sink = MemorySink() if sink is None else sink
         memory = sink if isinstance(sink, MemorySink) else None      # what the result keeps
         to_close = []

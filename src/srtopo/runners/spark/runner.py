@@ -30,7 +30,8 @@ from urllib.parse import unquote, urlparse
 from srtopo import interrupt
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from srtopo.io.sinks import MemorySink
-from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_outputs_outside, require_path
+from srtopo.io.paths import config_outputs, refuse_clashes, source_paths
+from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_path
 from srtopo.io.tnt import write_tnt
 from srtopo.io.tsv import write_tuples
 from srtopo.ir.records import RejectedRecord
@@ -319,7 +320,7 @@ class SparkRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
-        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
+        refuse_clashes(source_paths(sources), config_outputs(config))
         options = config.options
         lateness = config.lateness
         kind = kind_of(topology).spark_job()
