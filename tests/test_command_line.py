@@ -64,6 +64,13 @@ def test_help_texts_show_no_markup():
     assert "``" not in parser.format_help()
 
 
+def test_the_top_help_says_what_srtopo_does_not_how_its_code_is_cut():
+    text = build_parser().format_help()
+    description = text.split("positional arguments")[0]
+    assert "ontology" in description and "I-DLV-sr" in description and "srtopo COMMAND --help" in description
+    assert "parser" not in description and "signal" not in description
+
+
 @pytest.mark.parametrize("argv,said", [
     (["check", "--tbox", TEX, "--stream", STREAM, "--window", "3", "--partitions", "7"],
      "--partitions is a flag of the spark runner"),

@@ -145,12 +145,31 @@ def test_rdf_graph_files(runner_variant, tmp_path):
     ttl(d / "obs-0001.ttl", [(ex + "a", RDF_TYPE, ex + "Student"), (ex + "b", ex + "teaches", ex + "c")])
     ttl(d / "obs-0002.nt", [(ex + "a", RDF_TYPE, ex + "Course"), (ex + "b", RDF_TYPE, ex + "Student")])
     ttl(d / "late-name-99.ttl", [(ex + "c", RDF_TYPE, ex + "Person")], generated=3)
-    (d / "broken-4.ttl").write_text("this is not turtle <<<\n")
+    (d / "broken-4.ttl").write_text(f"<{ex}a> a <{ex}B> .\nthis is not turtle <<<\n")
+    (d / "broken-5.rdf").write_text('<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/'
+                                    '22-rdf-syntax-ns#">\n<rdf:Description rdf:about="http://x/a">\n<oops\n')
     for i, name in enumerate(sorted(os.listdir(d))):
         os.utime(d / name, (1_600_000_000 + i, 1_600_000_000 + i))
     result = _run(runner_variant, compile_ntm(analyse(tbox)), [RdfFiles(str(d))], window=5)
     assert result.keys == {(ex + "a", 2), (ex + "b", 2)}
-    assert len(result.rejected) == 1 and result.rejected[0].source.endswith("broken-4.ttl")
+    rejected = {os.path.basename(r.source): (r.line, r.reason) for r in result.rejected}
+    assert set(rejected) == {"broken-4.ttl", "broken-5.rdf"}
+    assert rejected["broken-4.ttl"][0] == 2 and "of <>" not in rejected["broken-4.ttl"][1]
+    assert rejected["broken-4.ttl"][1].startswith("not parseable as turtle: ") and \
+        len(rejected["broken-4.ttl"][1]) > len("not parseable as turtle: ") + 10
+    assert rejected["broken-5.rdf"][0] == 4 and "unclosed token" in rejected["broken-5.rdf"][1]
+
+
+def test_an_escaped_iri_gets_the_documented_reason(runner_variant):
+    """IRIs take no \\uXXXX escapes (docs/consistency.md): the reason says so, on every runner."""
+    from srtopo.io.tnt import IRI_ESCAPE
+    ex = "http://ex.org/e#"
+    tbox = TBox.build([], [(ex + "A", ex + "B")])
+    text = [format_tnt(1, ex + "x", RDF_TYPE, ex + "A"), f"2\t<{ex}caf\\u00e9> <{RDF_TYPE}> <{ex}B> .",
+            f"3\t<{ex}x> <{RDF_TYPE}> <{ex}B\\u0041> .", format_tnt(4, ex + "x", RDF_TYPE, ex + "B")]
+    result = _run(runner_variant, compile_ntm(analyse(tbox)), [lines(text)], window=5)
+    assert sorted((r.line, r.reason) for r in result.rejected) == [(2, IRI_ESCAPE), (3, IRI_ESCAPE)]
+    assert result.keys == {(ex + "x", 4)}
 
 
 def test_rule_topology_gives_the_papers_streaming_models(runner_variant):

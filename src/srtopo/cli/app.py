@@ -29,8 +29,14 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+#: what ``srtopo --help`` opens with
+DESCRIPTION = ("srtopo: distributed stream reasoning. Check an RDF stream against a DL-Lite ontology, reason over a "
+               "stream with an I-DLV-sr or Streamlog program, on one process or on Spark. 'srtopo COMMAND --help' "
+               "says what each command takes.")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="srtopo", description=__doc__.splitlines()[0], parents=[_common()])
+    parser = Parser(prog="srtopo", description=DESCRIPTION, parents=[_common()])
     parser.add_argument("--version", action="version", version=f"srtopo {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:

@@ -610,6 +610,11 @@ def _streaming_literal(src: _Source, lit: list[Tok], index: int):
     if before and before[0].text == "not":
         before = before[1:]
     words = [t.text for t in before]
+    if len(words) >= 3 and words[-2] == "-" and before[-1].kind == "number" and \
+            (words[-3] == "count" or (len(words) >= 4 and words[-4] == "at" and words[-3] in ("least", "most"))):
+        op = "count" if words[-3] == "count" else f"at {words[-3]}"
+        least = "a positive" if op == "at least" else "a non-negative"
+        raise src.error(f"the constant of '{op}' must be {least} integer, got -{words[-1]}", before[-2].start)
     op, count, shortcut = "at_least", 1, False
     if len(words) >= 3 and words[-3] == "at" and words[-2] in ("least", "most"):
         op = "at_least" if words[-2] == "least" else "at_most"

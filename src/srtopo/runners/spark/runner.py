@@ -182,11 +182,12 @@ class SparkRun:
         self.flush()
         if collect and options.once:
             outputs, records = self.kind.collect(self.job, options)
-            for record in records:
-                self.sink.emit(record)
             rejected = sorted(self.job.sinks.written_rows(rejected=True),
                               key=lambda row: (row.get("source") or "", row.get("line") or 0))
-            emitted = len(records) + _hand_over(self.sink, outputs, rejected, self.origins, self.kind, self.job.fs)
+            _hand_over(self.sink, None, rejected, self.origins, self.kind, self.job.fs)    # first: see _hand_over
+            for record in records:
+                self.sink.emit(record)
+            emitted = len(records) + _hand_over(self.sink, outputs, None, self.origins, self.kind, self.job.fs)
         metrics = self.write_metrics()
         counters = spark_counters(self.topology, self.kind, metrics,
                                   self.runner.stage_tasks(self.topology, self.config))
@@ -421,6 +422,9 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None
         return got if pause is None else _pausing(got, pause)
     emitted = 0
     convert = kind.output_of
+    if rejected is not None:     # first: --fail-on-bad-input stops before any output of the batch is written
+        for row in rows(rejected):
+            sink.reject(rejected_of(row, origins))
     if isinstance(outputs, WrittenFiles) and fs is not None:
         local = [local_path(p) for p in fs.data_files(outputs.path)]
         read = kind.read_local(local) if all(p is not None for p in local) else None
@@ -434,9 +438,6 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None
         for row in _pausing(sorted(rows(outputs), key=lambda r: int(row_field(r, "time"))), pause):
             sink.emit(convert(row))
             emitted += 1
-    if rejected is not None:
-        for row in rows(rejected):
-            sink.reject(rejected_of(row, origins))
     return emitted
 
 
