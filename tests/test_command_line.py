@@ -376,3 +376,11 @@ def test_a_signal_while_the_program_loads_is_one_line(tmp_path):
         lines = [x for x in err.splitlines() if x.strip()]
         assert proc.returncode == 128 + signum, err
         assert len(lines) == 1 and lines[0].startswith(f"srtopo: stopped by {signal.Signals(signum).name}"), err
+
+
+def test_an_empty_program_says_no_empty_parallelism_note(tmp_path, capsys):
+    (tmp_path / "p.idlvsr").write_text("", encoding="utf-8")
+    (tmp_path / "s.log").write_text("0 a(1);\n", encoding="utf-8")
+    assert main(["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log")]) == 0
+    err = capsys.readouterr().err
+    assert "parallelism  not used" not in err and "()" not in err and "0 stage(s)" in err
