@@ -74,6 +74,24 @@ def describe(expr: Expr) -> str:
     return "an unrecognised expression"
 
 
+def is_empty(expr: Expr) -> bool:
+    """Whether ``expr`` is the empty class as DL-Lite reads it on the right (owl:Nothing, ∃R.owl:Nothing, ¬owl:Thing,
+    an empty union or enumeration): X ⊑ ``expr`` makes X unsatisfiable and states nothing else."""
+    rhs = right(expr)
+    return (isinstance(rhs, Rhs) and not rhs.supers and not rhs.lost and bool(rhs.disjoint)
+            and all(concept == SELF for concept, _ in rhs.disjoint))
+
+
+def conjuncts(expr: And) -> list[Expr]:
+    """The operands of an intersection with nested intersections flattened, owl:Thing and repeats left out."""
+    out: list[Expr] = []
+    for item in expr.items:
+        for part in conjuncts(item) if isinstance(item, And) else [item]:
+            if not is_top(part) and part not in out:
+                out.append(part)
+    return out
+
+
 def left_parts(expr: Expr) -> list:
     """The members of the left side read as a union: basic concepts (str) and ``Unusable`` members."""
     if isinstance(expr, Named):
