@@ -245,9 +245,12 @@ SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules", FactSource: "
 
 @dataclass(frozen=True)
 class ConsistencyNotes:
+    """What the NI analysis found; ``unchecked``: pairs of the NI closure no stage checks (a topology declared by
+    hand and accepted as partial; 0 for every compiled one)."""
     ni_closure_size: int
     ni_roots: tuple[tuple[str, str], ...] = ()
     ni_groups: tuple[tuple[tuple[str, str], ...], ...] = ()
+    unchecked: int = 0
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,16 @@ class Topology:
             if stage.id == stage_id:
                 return stage
         raise KeyError(stage_id)
+
+    @property
+    def partial(self) -> str:
+        """What a partial consistency topology leaves unchecked, in words; empty when it checks the whole NI closure
+        (as far as its notes know: ``consistency.coverage.check_coverage`` measures it against a TBox)."""
+        unchecked = getattr(self.notes, "unchecked", 0)
+        if not unchecked:
+            return ""
+        return f"partial topology: {unchecked} of the {self.notes.ni_closure_size} pairs of the NI closure are " \
+               "checked by no stage"
 
     @property
     def conjunction_counts(self) -> list[int]:
@@ -587,6 +600,8 @@ def _notes_text(notes: Notes) -> list[str]:
     if isinstance(notes, ConsistencyNotes):
         lines = [f"  NI closure: {notes.ni_closure_size} pairs; NI roots: {len(notes.ni_roots)}; "
                  f"NI groups: {len(notes.ni_groups)}"]
+        if notes.unchecked:
+            lines.append(f"  partial: {notes.unchecked} pairs of the NI closure are checked by no stage")
         for i, group in enumerate(notes.ni_groups, 1):
             shown = ", ".join(f"{display(a)}/{display(b)}" for a, b in group[:12])
             more = f", ... ({len(group)} in all)" if len(group) > 12 else ""

@@ -112,7 +112,7 @@ class LocalRunner:
         return RunResult(runner=self.name, physical_plan=self.describe(topology, config),
                          outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
                          counters=counters, batches=batches, seconds=seconds,
-                         memory_mb={"python": rss_mb()})
+                         memory_mb={"python": rss_mb()}, partial=topology.partial)
 
 
 class _Fanout:
