@@ -199,3 +199,26 @@ def test_an_assertion_of_owl_nothing_is_a_violation_whatever_the_tbox(runner_var
                 (t, (OWL_NOTHING, OWL_NOTHING), ((OWL_NOTHING, t),), topology.stages[0].id) for t in (2, 9)]
             assert result.counters.irrelevant == (0 if tbox is tex else 2)
     assert expected == {(x + "eve", 2), (x + "bob", 4), (x + "eve", 9)}
+
+
+def test_a_partial_topology_says_so_and_reports_the_same_on_every_runner(runner_variant):
+    """A topology by hand without Admin's inference op, accepted as partial: every runner reports the conflicts it
+    covers (Student/Faculty, Article/Book; not Admin/Student) and says what it leaves unchecked."""
+    from srtopo.consistency.builder import TopologyBuilder
+    x = "http://x/"
+    tex = load_tbox(TEX)
+    topology = (TopologyBuilder(tbox=tex, name="no-admin")
+                .stage("B1", conjunctions=[("Faculty", "Admin")], infer=[("Faculty", "Employee")])
+                .stage("B2", conjunctions=[("Student", "Employee"), ("Article", "Book")],
+                       infer=[("Student", "Person"), ("Employee", "Person"), ("Article", "Publication"),
+                              ("Book", "Publication")])
+                .stage("B3", conjunctions=[("Person", "Publication"), ("Organization", "Person"), ("Person", "Work"),
+                                           ("Publication", "Organization"), ("Publication", "Work"),
+                                           ("Organization", "Work")])
+                .build(partial=True))
+    text = [format_tnt(1, x + "bob", RDF_TYPE, NS + "Student"), format_tnt(3, x + "bob", RDF_TYPE, NS + "Faculty"),
+            format_tnt(4, x + "amy", RDF_TYPE, NS + "Student"), format_tnt(5, x + "amy", RDF_TYPE, NS + "Admin"),
+            format_tnt(21, x + "ann", RDF_TYPE, NS + "Article"), format_tnt(22, x + "ann", RDF_TYPE, NS + "Book")]
+    result = _run(runner_variant, topology, [lines(text)], window=5)
+    assert result.keys == {(x + "bob", 3), (x + "ann", 22)}
+    assert result.partial == "partial topology: 6 of the 37 pairs of the NI closure are checked by no stage"
