@@ -201,3 +201,38 @@ def test_a_socket_spelt_socket_colon_is_refused_with_the_tcp_spelling(capsys, tm
         err = capsys.readouterr().err.splitlines()
         assert err == ["srtopo: error: socket:127.0.0.1:9999: a socket is written tcp://HOST:PORT "
                        "(write tcp://127.0.0.1:9999)"], command
+
+
+
+def test_the_loader_counts_the_classes_the_tbox_uses(tmp_path):
+    """Classes and properties count where the file declares them and where its axioms use them: a TBox that
+    declares nothing is no TBox of 0 classes. Stripped of their declarations, LUBM and NPD still count every class
+    their axioms use (found here by the positions a class takes in the RDF mapping), and some properties."""
+    _skip_without_data()
+    from rdflib import Graph, URIRef
+    from rdflib.namespace import OWL, RDF, RDFS
+    from srtopo.consistency.owl import load_tbox
+    in_class_position = {RDFS.subClassOf: "both", OWL.equivalentClass: "both", OWL.disjointWith: "both",
+                         OWL.someValuesFrom: "object", OWL.allValuesFrom: "object", OWL.onClass: "object",
+                         RDFS.domain: "object", RDFS.range: "object", RDF.first: "object", OWL.complementOf: "object"}
+    for path, classes, used_classes, properties in (
+            (DATA / "lubm" / "owl-toolkit" / "univ-bench.owl", 43, 43, 32),
+            (DATA / "npd" / "npd-v2-ql.owl", 342, 331, 380)):
+        report = load_tbox(str(path)).report
+        assert (report.classes, report.properties) == (classes, properties)
+        graph = Graph().parse(str(path))
+        declared = {s for s in graph.subjects(RDF.type, OWL.Class) if isinstance(s, URIRef)}
+        used = set()
+        for predicate, where in in_class_position.items():
+            for s, o in graph.subject_objects(predicate):
+                used |= {s, o} if where == "both" else {o}
+        assert len(declared & used) == used_classes
+        for kind in (OWL.Class, OWL.ObjectProperty, OWL.DatatypeProperty):
+            for s in list(graph.subjects(RDF.type, kind)):
+                if isinstance(s, URIRef):
+                    graph.remove((s, RDF.type, kind))
+        stripped = tmp_path / (path.stem + ".nt")
+        graph.serialize(str(stripped), format="nt")
+        report = load_tbox(str(stripped)).report
+        assert report.classes == used_classes and report.properties > 20
+
