@@ -236,3 +236,13 @@ def test_the_loader_counts_the_classes_the_tbox_uses(tmp_path):
         report = load_tbox(str(stripped)).report
         assert report.classes == used_classes and report.properties > 20
 
+
+def test_compile_text_has_no_stray_conjunction_sign(capsys):
+    """Each conjunction op is printed as ``A ∧ B``, not with a leading ``∧``, in every format and method."""
+    for flags in (["--method", "ntm"], ["--split", "1,1,1"], ["--method", "ltm"]):
+        for fmt in ("text", "dot", "json"):
+            assert main(["compile", "--tbox", TEX, "--format", fmt, *flags]) == 0
+            out = capsys.readouterr().out
+            assert not [line for line in out.splitlines() if line.lstrip().startswith("∧")], (flags, fmt)
+    assert main(["compile", "--tbox", TEX, "--split", "1,1,1"]) == 0
+    assert "    Admin ∧ Faculty  (violates DJ(Faculty, Admin))" in capsys.readouterr().out.splitlines()

@@ -645,7 +645,7 @@ def _stage_text(stage: Stage) -> list[str]:
         lines[0] += (f", {len(stage.conjunction_ops)} conjunction ops, {len(stage.inference_ops)} inference ops, "
                      f"{len(stage.forwards)} forwarded concepts")
         for op in stage.conjunction_ops[:20]:
-            lines.append(f"    ∧ {display(op.left)} ∧ {display(op.right)}  "
+            lines.append(f"    {display(op.left)} ∧ {display(op.right)}  "
                          f"(violates DJ({display(op.ni[0])}, {display(op.ni[1])}))")
         if len(stage.conjunction_ops) > 20:
             lines.append(f"    ... {len(stage.conjunction_ops) - 20} more conjunction ops")
