@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from srtopo.cli import running
-from srtopo.cli.compile import add_topology_arguments, consistency_topology
+from srtopo.cli.compile import NO_NI, add_topology_arguments, consistency_topology, loader_text
 from srtopo.io.sources import STREAM_FORMATS, source_from_spec
 from srtopo.runners.protocol import positive
 
@@ -49,19 +49,22 @@ CHOOSING = ("method", "split", "stages", "balancer", "tasks")
 
 
 def given_topology(args):
-    """The topology of --topology, checked against the NI closure of --tbox (``consistency.coverage``)."""
+    """(tbox, analysis, topology) of --topology, checked against the NI closure of --tbox
+    (``consistency.coverage``)."""
     from srtopo.consistency.coverage import check_coverage
+    from srtopo.consistency.nis import analyse
     from srtopo.consistency.owl import load_tbox
     from srtopo.errors import TopologyError
     from srtopo.ir.topology import load_topology
     path = args.topology
     tbox = load_tbox(args.tbox)
+    analysis = analyse(tbox)
     try:
         topology = load_topology(path)
         if topology.kind != "consistency":
             raise TopologyError(f"a {topology.kind} topology, not a consistency one",
                                 hint="give the JSON of srtopo compile --tbox ... --format json")
-        return check_coverage(topology.validate(), tbox, partial=args.partial)
+        return tbox, analysis, check_coverage(topology.validate(), analysis, partial=args.partial)
     except TopologyError as error:
         if error.file is not None:
             raise
@@ -77,12 +80,16 @@ def run(args) -> int:
         if idle:
             raise UsageError(f"{idle[0]} chooses a topology: it does nothing with --topology",
                              hint=f"leave {idle[0]} out, or drop --topology to have one chosen")
-        topology = given_topology(args)
+        tbox, analysis, topology = given_topology(args)
     elif args.partial:
         raise UsageError("--partial accepts a partial topology given by --topology",
                          hint="add --topology T.json, or leave --partial out")
     else:
-        _tbox, _analysis, topology = consistency_topology(args)
+        tbox, analysis, topology = consistency_topology(args)
+    if args.verbose:
+        print(loader_text(tbox, analysis, verbose=True), file=sys.stderr)
+    elif not analysis.roots:
+        print(f"srtopo: note: {args.tbox} states no disjointness (no NI): {NO_NI}", file=sys.stderr)
     sources = [source_from_spec(spec, args.files_per_batch, args.stream_format if i == 0 else "tnt")
                for i, spec in enumerate([args.stream] + list(args.also_stream))]
     runner, config, sink = running.start(args, window, args.lateness, kind="consistency")
