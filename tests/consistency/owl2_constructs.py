@@ -175,6 +175,9 @@ CASES = [
          skipped=(("subClassOf", "a qualified existential ∃R.B on the left"),)),
     Case("ObjectIntersectionOf on the left", "[ owl:intersectionOf ( :A :B ) ] rdfs:subClassOf :C .",
          skipped=(("subClassOf", "an intersection on the left"),), triples="skipped"),
+    Case("ObjectIntersectionOf of one class and owl:Thing on the left", "[ owl:intersectionOf ( :A owl:Thing ) ]"
+         " rdfs:subClassOf :C . [ owl:intersectionOf ( :B [ owl:intersectionOf ( :B ) ] ) ] owl:disjointWith :D .",
+         pis="A ⊑ C", nis="B/D"),
     Case("ObjectIntersectionOf below owl:Nothing (a disjointness as Protégé writes it)",
          "[ a owl:Class ; owl:intersectionOf ( :A :B ) ] rdfs:subClassOf owl:Nothing .", nis="A/B"),
     Case("ObjectIntersectionOf equivalent to owl:Nothing", "[ owl:intersectionOf ( :A :B ) ] owl:equivalentClass"

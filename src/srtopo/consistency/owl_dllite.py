@@ -102,10 +102,12 @@ def left_parts(expr: Expr) -> list:
         return [str(expr.iri)]
     if isinstance(expr, Or):
         return [part for item in expr.items for part in left_parts(item)]
-    if isinstance(expr, And) and len(expr.items) == 1:
-        return left_parts(expr.items[0])
-    if isinstance(expr, And) and any(is_bottom(item) for item in expr.items):
-        return []
+    if isinstance(expr, And):
+        operands = conjuncts(expr)
+        if any(is_bottom(item) for item in operands):
+            return []
+        if len(operands) == 1:                     # (A ⊓ owl:Thing), (A ⊓ (A)): the one operand
+            return left_parts(operands[0])
     if isinstance(expr, OneOf) and not expr.items:
         return []
     if isinstance(expr, Restriction) and expr.role is not None:
