@@ -189,3 +189,55 @@ def test_a_byte_order_mark_is_not_data(runner_variant, tmp_path):
     result = _run(runner_variant, compile_ntm(load_tbox(TEX)), [TntFiles(str(path))], window=5)
     assert result.rejected == [] and result.counters.records == 2
     assert result.keys == {(x + "bob", 3)}
+
+
+OWL_NOTHING = "http://www.w3.org/2002/07/owl#Nothing"
+
+
+def test_an_assertion_of_owl_nothing_is_a_violation_whatever_the_tbox(runner_variant):
+    """``x rdf:type owl:Nothing`` is inconsistent by itself: a report at its time naming owl:Nothing with that one
+    tuple as evidence, on every plan of T_ex and on a TBox without any NI; other tuples are checked as before (the
+    oracle is given owl:Nothing as the one concept disjoint from itself)."""
+    x = "http://x/"
+    text = [format_tnt(1, x + "bob", RDF_TYPE, NS + "Student"), format_tnt(2, x + "eve", RDF_TYPE, OWL_NOTHING),
+            format_tnt(3, x + "bob", RDF_TYPE, NS + "Faculty"), format_tnt(4, x + "bob", RDF_TYPE, OWL_NOTHING),
+            format_tnt(9, x + "eve", RDF_TYPE, OWL_NOTHING)]
+    tex = load_tbox(TEX)
+    empty = TBox.build([(NS + "Student", NS + "Person")], [])
+    for tbox in (tex, empty):
+        good = list(parse_tnt_lines(text, "<lines>", []))
+        expected = oracle_reports(tbox.pis, [n.pair for n in tbox.nis] + [(OWL_NOTHING, OWL_NOTHING)], good, 5)
+        analysis = analyse(tbox)
+        plans = [compile_ntm(analysis)] + ([compile_ltm(analysis, [1, 2]), compile_ltm(analysis, [1, 1, 1])]
+                                           if analysis.groups else [])
+        for topology in plans:
+            result = _run(runner_variant, topology, [lines(text, batches=2)], window=5, lateness=10)
+            assert result.keys == expected, topology.label
+            eve = sorted((r for r in result.reports if r.subject == x + "eve"), key=lambda r: r.time)
+            assert [(r.time, r.ni, r.evidence, r.stage) for r in eve] == [
+                (t, (OWL_NOTHING, OWL_NOTHING), ((OWL_NOTHING, t),), topology.stages[0].id) for t in (2, 9)]
+            assert result.counters.irrelevant == (0 if tbox is tex else 2)
+    assert expected == {(x + "eve", 2), (x + "bob", 4), (x + "eve", 9)}
+
+
+def test_a_partial_topology_says_so_and_reports_the_same_on_every_runner(runner_variant):
+    """A topology by hand without Admin's inference op, accepted as partial: every runner reports the conflicts it
+    covers (Student/Faculty, Article/Book; not Admin/Student) and says what it leaves unchecked."""
+    from srtopo.consistency.builder import TopologyBuilder
+    x = "http://x/"
+    tex = load_tbox(TEX)
+    topology = (TopologyBuilder(tbox=tex, name="no-admin")
+                .stage("B1", conjunctions=[("Faculty", "Admin")], infer=[("Faculty", "Employee")])
+                .stage("B2", conjunctions=[("Student", "Employee"), ("Article", "Book")],
+                       infer=[("Student", "Person"), ("Employee", "Person"), ("Article", "Publication"),
+                              ("Book", "Publication")])
+                .stage("B3", conjunctions=[("Person", "Publication"), ("Organization", "Person"), ("Person", "Work"),
+                                           ("Publication", "Organization"), ("Publication", "Work"),
+                                           ("Organization", "Work")])
+                .build(partial=True))
+    text = [format_tnt(1, x + "bob", RDF_TYPE, NS + "Student"), format_tnt(3, x + "bob", RDF_TYPE, NS + "Faculty"),
+            format_tnt(4, x + "amy", RDF_TYPE, NS + "Student"), format_tnt(5, x + "amy", RDF_TYPE, NS + "Admin"),
+            format_tnt(21, x + "ann", RDF_TYPE, NS + "Article"), format_tnt(22, x + "ann", RDF_TYPE, NS + "Book")]
+    result = _run(runner_variant, topology, [lines(text)], window=5)
+    assert result.keys == {(x + "bob", 3), (x + "ann", 22)}
+    assert result.partial == "partial topology: 6 of the 37 pairs of the NI closure are checked by no stage"

@@ -13,6 +13,7 @@ calibration measures on (``generate``). Pure Python, no Spark.
 from srtopo.consistency.builder import TopologyBuilder  # noqa: F401
 from srtopo.consistency.choose import choose_topology, topology_from_tbox  # noqa: F401
 from srtopo.consistency.compile import compile_ltm, compile_ntm, ltm_n  # noqa: F401
+from srtopo.consistency.coverage import check_coverage  # noqa: F401
 from srtopo.consistency.hierarchy import Hierarchy  # noqa: F401
 from srtopo.consistency.nis import NIAnalysis, analyse  # noqa: F401
 from srtopo.consistency.owl import load_tbox  # noqa: F401

@@ -42,13 +42,14 @@ class ConsistencyChecker:
         self.window = window
         self.lateness = lateness
         # operators: per stage, every conjunction op as (left, right, ni), met by every tuple the stage receives
+        stages = range(len(topology.stages))
         self._operators = None if physical_plan == "indexed" else [
-            tuple((op.left, op.right, op.ni) for op in stage.conjunction_ops) for stage in topology.stages]
+            tuple((op.left, op.right, op.ni) for op in topology.conjunctions(k)) for k in stages]
         self._aliases = dict(topology.source.aliases)
         self._partners: list[dict[str, dict[str, tuple[str, str]]]] = []
-        for stage in topology.stages:
+        for k in stages:
             partners: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
-            for op in stage.conjunction_ops:
+            for op in topology.conjunctions(k):
                 partners[op.left][op.right] = op.ni
                 partners[op.right][op.left] = op.ni
             self._partners.append(dict(partners))

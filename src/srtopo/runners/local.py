@@ -120,7 +120,7 @@ class LocalRunner:
         return RunResult(runner=self.name, physical_plan=self.describe(topology, config),
                          outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
                          counters=counters, batches=batches, seconds=seconds,
-                         memory_mb={"python": rss_mb()})
+                         memory_mb={"python": rss_mb()}, partial=topology.partial)
 
 
 def _live(source) -> bool:

@@ -198,6 +198,7 @@ class SparkRun:
             runner="spark", physical_plan=self.runner.describe(self.topology, self.config),
             outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
             counters=counters, seconds=self.seconds, memory_mb=self._memory(), resumed=self.resumed,
+            partial=self.topology.partial,
             batches=[BatchMetrics(m["batch"], m["tuples"], m.get("trigger_s", m["duration_s"]), m["reports"], m)
                      for m in metrics])
 

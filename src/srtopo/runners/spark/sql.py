@@ -54,10 +54,10 @@ class Tables:
 def build_tables(topology: Topology) -> Tables:
     """The lookup tables of a consistency topology, routed by the IR's rule (``Topology.route``)."""
     stages = topology.stages
-    cached_sets = [s.cached_concepts for s in stages]
-    keys = sorted(set(topology.source.concepts) | {a for a, _ in topology.source.aliases})
+    conjunctions = [topology.conjunctions(k) for k in range(len(stages))]
+    cached_sets = [frozenset(c for op in ops for c in op.pair) for ops in conjunctions]
     cmap, srcmap = [], []
-    for asserted in keys:
+    for asserted in topology.accepted():
         route = topology.route(asserted)
         if not route:
             continue
@@ -69,8 +69,8 @@ def build_tables(topology: Topology) -> Tables:
                   for target, _ in targets)
     cached = sorted((k, c) for k, cs in enumerate(cached_sets) for c in cs)
     pairs = set()
-    for k, s in enumerate(stages):
-        for op in s.conjunction_ops:
+    for k, ops in enumerate(conjunctions):
+        for op in ops:
             pairs.add((k, op.left, op.right, op.ni[0], op.ni[1]))
             pairs.add((k, op.right, op.left, op.ni[0], op.ni[1]))
     return Tables(cmap, srcmap, emit, cached, sorted(pairs), tuple(s.id for s in stages))
