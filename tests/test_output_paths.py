@@ -53,6 +53,7 @@ STREAMLOG = ["streamlog", "--program", "@shortest-paths.sl", "--stream", "@arcs.
     (CHECK + ["--engine", "spark", "--once", "--out", "@o", "--checkpoint", "@o"], ["--out and --checkpoint"]),
     (CHECK + ["--engine", "spark", "--once", "--checkpoint", "@"], ["inside the --checkpoint directory"]),
     (CHECK + ["--also-stream", "@arcs.txt", "--out", "@arcs.txt"], ["is the --also-stream input"]),
+    (CHECK + ["--topology", "@t.json", "--out", "@t.json"], ["is the --topology input"]),
     (REASON + ["--out", "@queens.log"], ["is the --stream input"]),
     (REASON + ["--out", "@queens.idlvsr"], ["is the --program input"]),
     (REASON + ["--rejected-out", "@queens.log"], ["is the --stream input"]),

@@ -51,7 +51,7 @@ def add_runner_arguments(parser) -> None:
 
 #: a command's arguments that name what it reads, and what it writes, by the flag that sets each
 INPUT_FLAGS = {"tbox": "--tbox", "program": "--program", "stream": "--stream", "also_stream": "--also-stream",
-               "py_script": "--py-script"}
+               "py_script": "--py-script", "topology": "--topology"}
 OUTPUT_FLAGS = {"out": "--out", "rejected_out": "--rejected-out", "metrics_out": "--metrics-out",
                 "checkpoint": "--checkpoint", "reports_out": "--reports-out", "export_graphs": "--export-graphs"}
 
