@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from srtopo.cli import main
-from srtopo.rules.atoms import split_atoms
+from srtopo.logic.atoms import split_atoms
 from srtopo.rules.log import read_records
 from srtopo.rules.points import time_points
 from srtopo.solving import restart

@@ -1,6 +1,6 @@
 """Consistency checking of DL-Lite streams: the TBox model and its OWL 2 QL loader (``tbox``, ``owl*``), the
 PI/NI closures, NI roots and groups (``hierarchy``, ``nis``), the compilers of consistency topologies (``compile``:
-NTM and LTM; ``builder``: by hand), the balancers and their cost model (``balance``, ``cost``, ``calibrate``),
+NTM and LTM; ``builder``: by hand), the balancers and their cost model (``balance``, ``cost``; ``srtopo.calibration`` measures it),
 the one place options become a topology (``choose``) and the class streams with planted violations that
 calibration measures on (``generate``). Pure Python, no Spark.
 

@@ -63,7 +63,7 @@ class Clock:
         self.origin = instant // self.unit_micros * self.unit_micros     # the start of time point 0's unit
 
     def set_origin_text(self, stamp: str | None) -> None:
-        from srtopo.rules.atoms import RecordError
+        from srtopo.logic.atoms import RecordError
         from srtopo.rules.timestamps import parse_timestamp, stamp_kind, stamp_value
         if stamp is None:
             return

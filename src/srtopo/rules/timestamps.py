@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from fractions import Fraction
 
 from srtopo.errors import StreamInputError
-from srtopo.rules.atoms import RecordError, short
+from srtopo.logic.atoms import RecordError, short
 from srtopo.rules.ir import UNIT_SECONDS
 
 

@@ -31,8 +31,7 @@ import networkx as nx
 from clingo import ast, parse_term
 
 from srtopo.errors import ProgramError
-from srtopo.rules.ir import RESERVED, Loc, is_atom_term, term_signature, walk
-from srtopo.rules.parse import parse_statements
+from srtopo.logic.syntax import RESERVED, Loc, is_atom_term, parse_statements, term_signature, walk
 from srtopo.streamlog.order import EARLIER, EQUAL, NOT_LATER, UNKNOWN, TimeOrder
 
 LGR = ("lgr", 3)
