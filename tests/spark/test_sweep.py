@@ -85,3 +85,30 @@ def test_what_is_closed_stays_closed():
     assert bounds_for(clocks, 35, 1, 0, 5, cur_clocks={0: SourceClock(50)}).hi == 50
     b = bounds_for(clocks, 35, 1, 20, 5, cur_clocks={0: SourceClock(50)})
     assert (b.lo, b.hi, b.keep) == (35, 35, 30)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_times_at_the_ends_of_the_64_bit_range(dense, monkeypatch):
+    """Rows down to -2^63 (where a closing row's t - w has no 64-bit value) and up to 2^63 - 1, in one subject
+    too (the difference of its times has none either), closed from the least time to past the greatest."""
+    if not dense:
+        monkeypatch.setattr(PairTable, "DENSE", 0)
+    rng = random.Random(44)
+    low, high = -2 ** 63, 2 ** 63 - 1
+    for case in range(60):
+        w = rng.randint(0, 6)
+        pairs = [(0, 0, 1, 0), (0, 1, 0, 0), (0, 2, 2, 1)]
+        bits = (1, 1, max(1, w.bit_length()), 2)
+        packing = Packing.of(bits)
+        rows = [(rng.randrange(3), 0, rng.randrange(3), rng.randrange(4),
+                 rng.choice([low + rng.randint(0, 12), high - rng.randint(0, 12), rng.randint(-5, 5)]))
+                for _ in range(rng.randint(1, 60))]
+        lo = rng.choice([low, low + rng.randint(0, 8), 0])
+        hi = rng.choice([2 ** 63, high - rng.randint(0, 8), 1])
+        cols = [np.array([r[i] for r in rows], dtype=np.int64) for i in range(5)]
+        closed = close(cols[1], cols[0], cols[2], cols[3], cols[4], lo, hi, w, PairTable(pairs, 3), packing)
+        got = dict(zip(zip(closed.subject.tolist(), closed.time.tolist()), closed.key.tolist()))
+        assert got == brute_force(rows, lo, hi, w, pairs, packing), case
+        _stage, _pid, _a1, t1, _a2, t2 = unpack(closed.key, closed.time, w, packing, bits)
+        for t, e1, e2 in zip(closed.time.tolist(), t1.tolist(), t2.tolist()):   # the evidence times come back
+            assert t - w <= e1 <= e2 == t

@@ -19,16 +19,26 @@ Event-time protocol (all numbers are derived from data a replay of the batch see
   accepted rows. A report (x, t) is therefore computed exactly once, when t closes, from every tuple that
   can reach it (no "already emitted" memory, no duplicates across batches or stages).
 * the state written by batch b keeps rows with time >= F_b - w (the next closing needs nothing older).
+
+Event times take the whole 64-bit range (``io.tnt.TIME_MIN`` .. ``TIME_MAX``, Spark's BIGINT), and no statement
+computes a time that may leave it (Spark's ANSI mode raises on overflow, and without it a wrapped value silently
+drops reports): the bounds are computed on the driver with Python's integers and handed to the SQL clamped, as an
+inclusive last closing time and the window's reach (``bounds_sql``); the window frame orders by a time raised to
+at least ``TIME_MIN + w`` (``SqlBuilder._closing_windowed``); the lateness test subtracts with ``try_subtract``;
+the packed key takes an evidence time's offset from ``t - w`` as ``e - t + w``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from srtopo.io.tnt import TIME_MAX, TIME_MIN
 from srtopo.ir.lateness import SourceClock
 from srtopo.ir.topology import Topology
 
-NEG = -(2 ** 62)
-POS = 2 ** 62
+#: closing up to NEG (exclusive) closes nothing: no event time is below it; a watermark never is
+NEG = TIME_MIN
+#: closing up to POS (exclusive) closes every event time
+POS = TIME_MAX + 1
 
 # the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
 # IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
@@ -148,10 +158,12 @@ class Packing:
 
 @dataclass(frozen=True)
 class BatchBounds:
+    """A batch's bounds as Python integers, in [NEG, POS] (``bounds_sql`` hands them to the SQL in 64 bits)."""
     accept: int        # no tuple below this can still be accepted (W_{b-1})
     lo: int            # close report times in [lo, hi)
     hi: int
     keep: int          # state rows with time >= keep survive
+    reach: int = NEG   # the closing reads rows with time >= reach (lo - w; NEG for an unbounded window)
 
 
 def watermark(clocks: dict, n_sources: int, lateness: int | None) -> int:
@@ -173,7 +185,8 @@ def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: in
     hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
     hi = max(hi, prev_closed)       # what is closed stays closed (a run going on with a smaller watermark)
     keep = NEG if window is None else max(NEG, hi - window)
-    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep)
+    reach = NEG if window is None else max(NEG, prev_closed - window)
+    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, reach=reach)
 
 
 def file_entries(clocks: dict, files: dict, lateness: int, names=None) -> tuple[dict, list]:
@@ -216,15 +229,25 @@ def _i(value: int) -> str:
     return f"CAST({int(value)} AS BIGINT)"
 
 
+def _time(value: int) -> int:
+    """``value`` clamped into the 64-bit range of event times."""
+    return min(max(int(value), TIME_MIN), TIME_MAX)
+
+
 def bounds_sql(b: BatchBounds) -> str:
-    """The batch's bounds as a one-row relation (b_lo, b_hi, b_keep).
+    """The batch's bounds as a one-row relation (b_lo, b_last, b_reach, b_keep), every value an event time: report
+    times in [b_lo, b_last] close (inclusive, so that closing 2^63 - 1 needs no 2^63; a batch that closes nothing
+    gets b_lo > b_last), the closing reads rows from b_reach on (``lo - w``, or the least time where that is less)
+    and the state keeps rows from b_keep on (the end of input's close, which writes no state, may clamp it).
 
     The batch SQL reads the bounds from this relation (cross-joined onto the batch and the state) instead
     of inlining them as literals: Spark's code generator inlines BIGINT literals into the generated Java,
     so per-batch literals made every batch compile new classes (~9 Janino compiles) that the JVM then had
     to JIT-compile again - measured at ~7 s of compiler CPU per 500k-tuple batch on 2 cores, about 40% of
     the machine. An inline table is a LocalRelation whose values are data, never folded into the code."""
-    return f"SELECT * FROM VALUES ({_i(b.lo)}, {_i(b.hi)}, {_i(b.keep)}) AS t(b_lo, b_hi, b_keep)"
+    lo, last = (b.lo, b.hi - 1) if b.lo < b.hi else (TIME_MAX, TIME_MIN)
+    return (f"SELECT * FROM VALUES ({_i(lo)}, {_i(last)}, {_i(_time(b.reach))}, {_i(_time(b.keep))}) "
+            f"AS t(b_lo, b_last, b_reach, b_keep)")
 
 
 def with_bounds_sql(relation: str, bounds_view: str) -> str:
@@ -258,8 +281,8 @@ class SqlBuilder:
         # is looked up in the broadcast conjunction table (pairs-first multiplies rows by partner counts)
         hint = "" if stage is None else f"/*+ REPARTITION({self.topology.stages[stage].parallelism}, subject) */ "
         cl = (f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} "
-              f"WHERE time >= b_lo AND time < b_hi{where_stage}")
-        pt = f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} WHERE time < b_hi{where_stage}"
+              f"WHERE time >= b_lo AND time <= b_last{where_stage}")
+        pt = f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} WHERE time <= b_last{where_stage}"
         return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
                 f"least(named_struct('time', c.time, 'aid', c.aid), named_struct('time', o.time, 'aid', o.aid)) AS e1, "
                 f"greatest(named_struct('time', c.time, 'aid', c.aid), named_struct('time', o.time, 'aid', o.aid)) AS e2 "
@@ -271,16 +294,24 @@ class SqlBuilder:
         with a RANGE frame (``t - w <= t' <= t``) and the concept pairs are looked up in the broadcast table.
         The aggregation by (subject, time) that follows needs no further exchange (its keys include the
         subject). Measured against the former bucketed self-join (two exchanges, each closing row exploded
-        into the <= 2 time buckets its window touches): half the rows shuffled, one stage fewer."""
-        n, w = self.n, self.window
+        into the <= 2 time buckets its window touches): half the rows shuffled, one stage fewer.
+
+        The frame is ordered by the time raised to at least ``TIME_MIN + w``: Spark computes a RANGE frame's
+        start as the order value less w, which has no 64-bit value below ``TIME_MIN + w`` (an overflow error in
+        ANSI mode, a wrapped frame without it). Rows below that share one order value, so the frame of a closing
+        row at most ``TIME_MIN + 2w`` may hold rows outside its window: those are filtered out of its frame."""
+        n, w = self.n, int(self.window)
         parts = self.partitions if stage is None else self.topology.stages[stage].parallelism
+        floor = _i(TIME_MIN + w)       # a BIGINT (the literal -2^63 alone would be a DECIMAL)
         rows = (f"SELECT /*+ REPARTITION({parts}, subject) */ stage, subject, cid, aid, time, "
-                f"time >= b_lo AS closing, xxhash64(subject) AS h FROM {n['win']} WHERE time >= b_lo - {w} AND time < b_hi{where_stage}")
+                f"time >= b_lo AS closing, xxhash64(subject) AS h FROM {n['win']} "
+                f"WHERE time >= b_reach AND time <= b_last{where_stage}")
         framed = (f"SELECT stage, subject, cid, aid, time, closing, collect_list(named_struct('cid', cid, "
-                  f"'aid', aid, 'time', time)) OVER (PARTITION BY h, stage, subject ORDER BY time "
+                  f"'aid', aid, 'time', time)) OVER (PARTITION BY h, stage, subject ORDER BY greatest(time, {floor}) "
                   f"RANGE BETWEEN {w} PRECEDING AND CURRENT ROW) AS framed FROM ({rows})")
+        exact = f"CASE WHEN time > {_i(TIME_MIN + 2 * w)} THEN framed ELSE filter(framed, e -> e.time <= time AND time - e.time <= {w}) END"
         closing = (f"SELECT stage, subject, cid, aid, time, o FROM ({framed}) "
-                   f"LATERAL VIEW explode(framed) x AS o WHERE closing")
+                   f"LATERAL VIEW explode({exact}) x AS o WHERE closing")
         return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
                 f"least(named_struct('time', c.time, 'aid', c.aid), "
                 f"named_struct('time', c.o.time, 'aid', c.o.aid)) AS e1, "
@@ -322,9 +353,9 @@ class SqlBuilder:
             at = Packing.of(pk)
             s_e2, s_d2, s_a1, s_d1, s_p, s_s = at.a2, at.d2, at.a1, at.d1, at.pid, at.stage
 
-            def enc(e, shift_a, shift_d):
+            def enc(e, shift_a, shift_d):       # the offset from time - w, computed without time - w
                 return (f"shiftleft(CAST({e}.aid AS BIGINT), {shift_a}) + "
-                        f"shiftleft(CAST({e}.time - (time - {w}) AS BIGINT), {shift_d})")
+                        f"shiftleft(CAST({e}.time - time + {w} AS BIGINT), {shift_d})")
 
             key = (f"shiftleft(CAST(stage AS BIGINT), {s_s}) + shiftleft(CAST(pid AS BIGINT), {s_p}) + "
                    f"{enc('e1', s_a1, s_d1)} + {enc('e2', s_e2, s_d2)}")
@@ -334,7 +365,7 @@ class SqlBuilder:
 
             def dec(shift_a, shift_d):
                 return (f"named_struct('concept', element_at({arr}, CAST({field(shift_a, ab)} AS INT) + 1), "
-                        f"'time', time - {w} + {field(shift_d, db)})")
+                        f"'time', time - ({w} - {field(shift_d, db)}))")
 
             return (f"SELECT CAST({field(s_s, sb)} AS INT) AS stage, subject, time, "
                     f"element_at({nis}, CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
@@ -394,7 +425,8 @@ class SqlBuilder:
         """Whether a tuple is late and why, given the floor and the largest time of its source before it (SQL;
         ``row``: the qualifier of the tuple's columns)."""
         L, time = int(self.lateness), f"{row}time"
-        below, behind = f"{time} < {floor}", f"{time} < {latest} - {L}"
+        # NULL (nothing is behind) where latest - L is below the 64-bit range
+        below, behind = f"{time} < {floor}", f"{time} < try_subtract({latest}, {L})"
         late = f"{row}ik = 't' AND coalesce({below} OR {behind}, false)"
         why = (f"CASE WHEN coalesce({below}, false) THEN concat('late: event time ', CAST({time} AS STRING), "
                f"' is below ', CAST({floor} AS STRING), ', the punctuation of its source') "
@@ -451,24 +483,24 @@ class SqlBuilder:
     def window_sql(self, b: BatchBounds, with_new: bool = True) -> str:
         """The rows the closing join reads: previous state UNION the batch's accepted cached rows (< hi)."""
         n = self.n
-        prev = f"SELECT stage, subject, cid, aid, time, b_lo, b_hi FROM {n['prev']}"
+        prev = f"SELECT stage, subject, cid, aid, time, b_lo, b_last, b_reach FROM {n['prev']}"
         if not with_new:
             return prev
         # both plans: the batch's cached stage rows by the broadcast lookup (the staged chain derives exactly these
         # rows; re-running its per-stage exchanges for the closing join measured slower)
         new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.cid, m.aid, a.time, a.b_lo, "
-               f"a.b_hi FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
-               f"WHERE a.ik = 't' AND NOT a.late AND a.time < a.b_hi AND m.cached")
+               f"a.b_last, a.b_reach FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
+               f"WHERE a.ik = 't' AND NOT a.late AND a.time <= a.b_last AND m.cached")
         return f"{prev} UNION ALL {new}"
 
     def driver_rows_sql(self) -> str:
         """What closing a batch on the driver reads (``spark.sweep``): the previous state, and the batch's
         accepted cached stage rows the window reaches or the state keeps (``fresh``)."""
-        n, w = self.n, int(self.window)
+        n = self.n
         return (f"SELECT false AS fresh, stage, subject, cid, aid, time FROM {n['prev']} UNION ALL "
                 f"SELECT /*+ BROADCAST(m) */ true AS fresh, m.stage, a.subject, m.cid, m.aid, a.time "
                 f"FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
-                f"WHERE a.ik = 't' AND NOT a.late AND m.cached AND a.time >= a.b_lo - {w}")
+                f"WHERE a.ik = 't' AND NOT a.late AND m.cached AND a.time >= a.b_reach")
 
     def kept_sql(self, b: BatchBounds) -> str:
         return f"SELECT stage, subject, cid, aid, time FROM {self.n['prev']} WHERE time >= b_keep"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from srtopo.io.tnt import TIME_MIN
 from srtopo.runners.spark.sql import Packing
 
 NO_KEY = np.iinfo(np.int64).max
@@ -63,13 +64,17 @@ class Closed:
 def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: PairTable,
           packing: Packing) -> Closed:
     """Reports closing in [lo, hi) among the rows (int arrays; ``subject`` as codes): rows outside
-    [lo - window, hi) are ignored."""
+    [lo - window, hi) are ignored. Times take the whole 64-bit range and ``lo``, ``hi`` are Python integers in
+    [-2^63, 2^63]: nothing here computes a time outside 64 bits (numpy's int64 wraps without a word)."""
     w = int(window)
-    inside = (time >= lo - w) & (time < hi)
+    empty = np.zeros(0, dtype=np.int64)
+    if lo >= hi:
+        return Closed(empty, empty, empty)
+    time = np.asarray(time)
+    inside = (time >= max(lo - w, TIME_MIN)) & (time <= hi - 1)
     stage, subject, cid, aid, time = (np.asarray(a)[inside].astype(np.int64) for a in (stage, subject, cid, aid, time))
     n = len(time)
     if not n:
-        empty = np.zeros(0, dtype=np.int64)
         return Closed(empty, empty, empty)
     order = _order(stage, subject, time)
     stage, subject, cid, aid, time = stage[order], subject[order], cid[order], aid[order], time[order]
@@ -77,6 +82,8 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
     starts[1:] = (stage[1:] != stage[:-1]) | (subject[1:] != subject[:-1])
     group = np.cumsum(starts)
     closing = time >= lo
+    # as unsigned integers the difference of a later time and an earlier one is exact, however far apart they are
+    unsigned = time.view(np.uint64)
     best = np.full(n, NO_KEY, dtype=np.int64)
 
     def match(c, o):
@@ -93,9 +100,10 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
         # evidence (time, asserted concept) in the order of the Spark plan's struct: the earlier one first
         first = (time[o] < time[c]) | ((time[o] == time[c]) & (aid[o] <= aid[c]))
         e1, e2 = np.where(first, o, c), np.where(first, c, o)
-        base = time[c] - w
+        # a time as its offset from time[c] - w, computed without time[c] - w (below 64 bits near the bottom)
         key = ((stage[c] << packing.stage) + (pid << packing.pid) + (aid[e1] << packing.a1)
-               + ((time[e1] - base) << packing.d1) + (aid[e2] << packing.a2) + ((time[e2] - base) << packing.d2))
+               + ((w - (time[c] - time[e1])) << packing.d1) + (aid[e2] << packing.a2)
+               + ((w - (time[c] - time[e2])) << packing.d2))
         np.minimum.at(best, c, key)
 
     active = np.arange(n)
@@ -104,7 +112,7 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
     active = active[active >= k]
     while len(active):
         back = active - k
-        near = (group[active] == group[back]) & (time[active] - time[back] <= w)
+        near = (group[active] == group[back]) & (unsigned[active] - unsigned[back] <= np.uint64(w))
         active, back = active[near], back[near]
         if not len(active):
             break
@@ -128,7 +136,7 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
 def _order(stage, subject, time):
     """The rows' order by (stage, subject, time): one sort of a packed key where it fits in 63 bits, else a sort
     on the three keys (three times slower on 2M rows)."""
-    span = int(time.max() - time.min()) if len(time) else 0
+    span = int(time.max()) - int(time.min()) if len(time) else 0      # Python integers: the span may exceed 64 bits
     groups = (int(stage.max()) + 1) * (int(subject.max()) + 1) if len(time) else 1
     bits = span.bit_length()
     if groups.bit_length() + bits <= 62:
@@ -142,6 +150,6 @@ def unpack(key, time, window: int, packing: Packing, bits: tuple[int, int, int, 
 
     def field(shift, width):
         return (key >> shift) & ((1 << width) - 1)
-    base = time - int(window)
-    return (field(packing.stage, sb), field(packing.pid, pb), field(packing.a1, ab), base + field(packing.d1, db),
-            field(packing.a2, ab), base + field(packing.d2, db))
+    w = int(window)
+    return (field(packing.stage, sb), field(packing.pid, pb), field(packing.a1, ab), time - (w - field(packing.d1, db)),
+            field(packing.a2, ab), time - (w - field(packing.d2, db)))
