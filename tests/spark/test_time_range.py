@@ -53,6 +53,7 @@ def test_the_whole_64_bit_range_on_every_spark_path(spark, path, window, latenes
     got = run_topology(SparkRunner(), topology, [tuples(stream, batches=3)], window=window, lateness=lateness,
                        options=PATHS[path])
     assert got.keys == expected
+    assert sorted(r.to_json() for r in got.reports) == sorted(r.to_json() for r in local.reports)
     assert (got.counters.records, got.counters.malformed, got.counters.late) == \
            (local.counters.records, local.counters.malformed, local.counters.late)
     assert sorted((r.line, r.reason) for r in got.rejected) == sorted((r.line, r.reason) for r in local.rejected)

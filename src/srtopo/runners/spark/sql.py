@@ -25,7 +25,7 @@ computes a time that may leave it (Spark's ANSI mode raises on overflow, and wit
 drops reports): the bounds are computed on the driver with Python's integers and handed to the SQL clamped, as an
 inclusive last closing time and the window's reach (``bounds_sql``); the window frame orders by a time raised to
 at least ``TIME_MIN + w`` (``SqlBuilder._closing_windowed``); the lateness test subtracts with ``try_subtract``;
-the packed key takes an evidence time's offset from ``t - w`` as ``e - t + w``.
+the packed key holds the earlier evidence's time as its distance back from the report's time, ``t - e``.
 """
 from __future__ import annotations
 
@@ -136,24 +136,24 @@ def _strs(names) -> str:
 
 @dataclass(frozen=True)
 class Packing:
-    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths): stage, pair id, then per
-    evidence its asserted concept id and its time as an offset in [0, w] from the report's time - w, the later
-    evidence in the lowest bits. The Spark write and the driver's close (``spark.sweep``) both pack by it."""
-    stage: int
+    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths), in the order a report
+    chooses its violation (docs/consistency.md, "Which NI and evidence a report names"), from the highest bits: the
+    NI pair id, how far back from the report's time the earlier evidence is (in [0, w]), the earlier evidence's
+    asserted concept id, the later one's (its time is the report's), and the stage in the lowest bits. The Spark
+    write and the driver's close (``spark.sweep``) both pack by it."""
     pid: int
+    back: int
     a1: int
-    d1: int
     a2: int
-    d2: int
+    stage: int
 
     @classmethod
     def of(cls, bits: tuple[int, int, int, int]) -> Packing:
         sb, pb, db, ab = bits
-        d2 = ab
-        a1 = d2 + db
-        d1 = a1 + ab
-        pid = d1 + db
-        return cls(stage=pid + pb, pid=pid, a1=a1, d1=d1, a2=0, d2=d2)
+        a2 = sb
+        a1 = a2 + ab
+        back = a1 + ab
+        return cls(pid=back + db, back=back, a1=a1, a2=a2, stage=0)
 
 
 @dataclass(frozen=True)
@@ -309,7 +309,8 @@ class SqlBuilder:
         framed = (f"SELECT stage, subject, cid, aid, time, closing, collect_list(named_struct('cid', cid, "
                   f"'aid', aid, 'time', time)) OVER (PARTITION BY h, stage, subject ORDER BY greatest(time, {floor}) "
                   f"RANGE BETWEEN {w} PRECEDING AND CURRENT ROW) AS framed FROM ({rows})")
-        exact = f"CASE WHEN time > {_i(TIME_MIN + 2 * w)} THEN framed ELSE filter(framed, e -> e.time <= time AND time - e.time <= {w}) END"
+        exact = (f"CASE WHEN time > {_i(TIME_MIN + 2 * w)} THEN framed "
+                 f"ELSE filter(framed, e -> e.time <= time AND time - e.time <= {w}) END")
         closing = (f"SELECT stage, subject, cid, aid, time, o FROM ({framed}) "
                    f"LATERAL VIEW explode({exact}) x AS o WHERE closing")
         return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
@@ -321,61 +322,60 @@ class SqlBuilder:
 
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
     def _packing(self):
-        """Bit layout of the packed choice key (stage, NI pair, evidence 1, evidence 2), or None if it does
-        not fit in 62 bits (unbounded window, huge TBox): evidence times are offsets in [0, w] from the window's
-        start (report time - w) and concepts are ids in name order, so the key orders exactly like the struct
-        (stage, pid, e1, e2) of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is
-        a sort aggregation). tests/spark/test_differential.py checks that both choose the same reports."""
+        """Bit layout of the packed choice key (``Packing``: NI pair, distance back, earlier concept, later
+        concept, stage), or None if it does not fit in 62 bits (unbounded window, huge TBox): the distance is in
+        [0, w], concepts are ids in name order and pair ids in (left, right) name order, so the key orders exactly
+        like the struct of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is a
+        sort aggregation). tests/spark/test_sql.py checks that both choose the same reports."""
         if self.window is None:
             return None
         sb = _bits(len(self.topology.stages))
         pb = _bits(len(ni_pair_ids(self.tables)))
         db = _bits(int(self.window) + 1)
         ab = _bits(len(asserted_names(self.tables)))
-        if sb + pb + 2 * (db + ab) > 62:
+        if sb + pb + db + 2 * ab > 62:
             return None
         return sb, pb, db, ab
 
     def reports_sql(self, b: BatchBounds) -> str:
-        """Reports closing in [lo, hi): one per (subject, time), deterministic choice of NI/evidence."""
+        """Reports closing in [lo, hi): one per (subject, time), naming its least violation by (NI, distance back
+        of the earlier evidence, earlier concept, later concept, stage): the order of docs/consistency.md, "Which NI
+        and evidence a report names", which the local runner keeps too. The later evidence's time is the report's
+        (``e2`` is the closing row's), so only the earlier one's is kept."""
         if self.physical_plan == "staged":
             matches = " UNION ALL ".join(self._closing(b, k) for k in range(len(self.topology.stages)))
         else:
             matches = self._closing(b, None)
         # ids -> names: aid order is name order and pid order is (ni_l, ni_r) order, so both paths below choose
-        # as a min over names would
+        # as a min over names would; the earlier evidence's time descending (the latest first): its distance back
+        # from the report's time in the packed key, its bitwise complement in the struct (no overflow either way)
         arr = f"array({_strs(asserted_names(self.tables))})"
         nis = f"array({', '.join(f'array({_strs(p)})' for p in ni_pair_ids(self.tables))})"
         pk = self._packing()
         if pk is not None:
             sb, pb, db, ab = pk
-            w = int(self.window)
             at = Packing.of(pk)
-            s_e2, s_d2, s_a1, s_d1, s_p, s_s = at.a2, at.d2, at.a1, at.d1, at.pid, at.stage
-
-            def enc(e, shift_a, shift_d):       # the offset from time - w, computed without time - w
-                return (f"shiftleft(CAST({e}.aid AS BIGINT), {shift_a}) + "
-                        f"shiftleft(CAST({e}.time - time + {w} AS BIGINT), {shift_d})")
-
-            key = (f"shiftleft(CAST(stage AS BIGINT), {s_s}) + shiftleft(CAST(pid AS BIGINT), {s_p}) + "
-                   f"{enc('e1', s_a1, s_d1)} + {enc('e2', s_e2, s_d2)}")
+            key = (f"shiftleft(CAST(pid AS BIGINT), {at.pid}) + shiftleft(time - e1.time, {at.back}) + "
+                   f"shiftleft(CAST(e1.aid AS BIGINT), {at.a1}) + shiftleft(CAST(e2.aid AS BIGINT), {at.a2}) + "
+                   f"shiftleft(CAST(stage AS BIGINT), {at.stage})")
 
             def field(shift, bits):
                 return f"(shiftright(k, {shift}) & {(1 << bits) - 1})"
 
-            def dec(shift_a, shift_d):
-                return (f"named_struct('concept', element_at({arr}, CAST({field(shift_a, ab)} AS INT) + 1), "
-                        f"'time', time - ({w} - {field(shift_d, db)}))")
+            def concept(shift):
+                return f"element_at({arr}, CAST({field(shift, ab)} AS INT) + 1)"
 
-            return (f"SELECT CAST({field(s_s, sb)} AS INT) AS stage, subject, time, "
-                    f"element_at({nis}, CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
-                    f"array_distinct(array({dec(s_a1, s_d1)}, {dec(s_e2, s_d2)})) AS evidence "
+            return (f"SELECT CAST({field(at.stage, sb)} AS INT) AS stage, subject, time, "
+                    f"element_at({nis}, CAST({field(at.pid, pb)} AS INT) + 1) AS ni, "
+                    f"array_distinct(array(named_struct('concept', {concept(at.a1)}, 'time', "
+                    f"time - {field(at.back, db)}), named_struct('concept', {concept(at.a2)}, 'time', time))) "
+                    f"AS evidence "
                     f"FROM (SELECT subject, time, min({key}) AS k FROM ({matches}) m GROUP BY subject, time)")
         return (f"SELECT x.stage AS stage, subject, time, element_at({nis}, x.pid + 1) AS ni, "
-                f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', "
-                f"element_at({arr}, e.aid + 1), 'time', e.time)) AS evidence FROM (SELECT subject, time, "
-                f"min(named_struct('stage', stage, 'pid', pid, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m "
-                f"GROUP BY subject, time)")
+                f"array_distinct(array(named_struct('concept', element_at({arr}, x.a1 + 1), 'time', ~(x.back)), "
+                f"named_struct('concept', element_at({arr}, x.a2 + 1), 'time', time))) AS evidence "
+                f"FROM (SELECT subject, time, min(named_struct('pid', pid, 'back', ~(e1.time), 'a1', e1.aid, "
+                f"'a2', e2.aid, 'stage', stage)) AS x FROM ({matches}) m GROUP BY subject, time)")
 
     def batch_cache_sql(self, parsed: str) -> str:
         """The parsed batch as cached for the batch's jobs: the asserted concept as its id (``aid``, NULL for a

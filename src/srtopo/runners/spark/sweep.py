@@ -5,10 +5,10 @@ It computes what the Spark plan's closing statement computes (``runners.spark.sq
 fused plan with a bounded window): for every closing row c (time in [lo, hi)) and every row o of the same stage
 and subject with c.time - w <= o.time <= c.time (c itself and its peers of the same time included), a match
 when the stage has a conjunction op on (c's concept, o's concept); the report of (subject, time) is the match
-with the smallest packed key (stage, NI pair, the earlier evidence, the later one), the key the Spark plan's
-aggregate takes the minimum of. Rows are swept in (stage, subject, time) order, one offset at a time: the rows
-k places back that still lie in the window, so the work is the number of pairs in reach, as the Spark plan's
-framed window.
+with the smallest packed key (NI pair, how far back the earlier evidence is, its concept, the later one's, stage:
+``sql.Packing``), the key the Spark plan's aggregate takes the minimum of. Rows are swept in (stage, subject, time)
+order, one offset at a time: the rows k places back that still lie in the window, so the work is the number of
+pairs in reach, as the Spark plan's framed window.
 """
 from __future__ import annotations
 
@@ -97,13 +97,12 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
         c, o, pid = c[found], o[found], pid[found]
         if not len(c):
             return
-        # evidence (time, asserted concept) in the order of the Spark plan's struct: the earlier one first
+        # evidence (time, asserted concept) in the order of the Spark plan's struct: the earlier one first; the
+        # later one is at the report's time, the earlier one is kept as its distance back from it (in [0, w])
         first = (time[o] < time[c]) | ((time[o] == time[c]) & (aid[o] <= aid[c]))
         e1, e2 = np.where(first, o, c), np.where(first, c, o)
-        # a time as its offset from time[c] - w, computed without time[c] - w (below 64 bits near the bottom)
-        key = ((stage[c] << packing.stage) + (pid << packing.pid) + (aid[e1] << packing.a1)
-               + ((w - (time[c] - time[e1])) << packing.d1) + (aid[e2] << packing.a2)
-               + ((w - (time[c] - time[e2])) << packing.d2))
+        key = ((pid << packing.pid) + ((time[c] - time[e1]) << packing.back) + (aid[e1] << packing.a1)
+               + (aid[e2] << packing.a2) + (stage[c] << packing.stage))
         np.minimum.at(best, c, key)
 
     active = np.arange(n)
@@ -144,12 +143,11 @@ def _order(stage, subject, time):
     return np.lexsort((time, subject, stage))
 
 
-def unpack(key, time, window: int, packing: Packing, bits: tuple[int, int, int, int]):
+def unpack(key, time, packing: Packing, bits: tuple[int, int, int, int]):
     """(stage, pid, aid1, time1, aid2, time2) arrays of packed keys of reports at ``time``."""
     sb, pb, db, ab = bits
 
     def field(shift, width):
         return (key >> shift) & ((1 << width) - 1)
-    w = int(window)
-    return (field(packing.stage, sb), field(packing.pid, pb), field(packing.a1, ab), time - (w - field(packing.d1, db)),
-            field(packing.a2, ab), time - (w - field(packing.d2, db)))
+    return (field(packing.stage, sb), field(packing.pid, pb), field(packing.a1, ab), time - field(packing.back, db),
+            field(packing.a2, ab), time)
