@@ -20,6 +20,7 @@ tuple's conflict partners up in a hash table, so its cost does not grow with the
 from __future__ import annotations
 
 import gc
+import sys
 import heapq
 import time as _time
 from collections import defaultdict
@@ -247,9 +248,21 @@ def run(topology, sources, config, sink, progress) -> list[BatchMetrics]:
         if enabled:
             gc.enable()
 
+def _live(source) -> bool:
+    """A source read as it comes: standard input or a socket, which has no end to wait for."""
+    return isinstance(source, SocketLines) or getattr(source, "path", None) == "-"
+
+
 def _loop(topology, sources, config, sink, progress) -> list[BatchMetrics]:
     plan = getattr(config.options, "physical_plan", None) or "indexed"
-    checker = ConsistencyChecker(topology, config.window, config.lateness, plan, len(sources))
+    lateness = config.lateness
+    if lateness is None and any(map(_live, sources)):
+        # a report is written once no tuple can change it: without a lateness that is the end of input, which a
+        # live source may never reach (the Spark runner's streaming query takes 0 too)
+        lateness = 0
+        print("srtopo: a live stream without a lateness: using 0 (a tuple behind the latest of its source is "
+              "rejected as late; give --lateness N to wait for N time units)", file=sys.stderr)
+    checker = ConsistencyChecker(topology, config.window, lateness, plan, len(sources))
     progress.stages = checker.counters.stages
     counters = checker.counters = progress
     batches = []
