@@ -17,16 +17,7 @@ import statistics
 import time
 from dataclasses import replace
 
-from experiments.common import (
-    Row,
-    analysis_for,
-    describe_plan,
-    fig5_plans,
-    log,
-    md_table,
-    model_tps,
-    progress,
-)
+from experiments.common import Row, analysis_for, describe_plan, fig5_plans, log, md_table, model_tps, progress
 from experiments.picks import default_picks, plan_name
 
 NAME = "fig5"
