@@ -122,8 +122,11 @@ def spark_points(batches: list[dict], per_batch: int) -> list[tuple[float, float
 
 
 def resolve_ratio(local_ms: list[float], base_ms: list[float], at: int, half: int) -> dict:
-    """Mean baseline step time over mean incremental step time on the timestamps near ``at``."""
+    """Mean baseline step time over mean incremental step time on the timestamps near ``at`` (None where the
+    baseline completed none of them)."""
     lo, hi = max(1, at - half), min(at + half, len(base_ms))
+    if lo > hi:
+        return {"timestamps": [lo, hi], "incremental_ms": None, "baseline_ms": None, "ratio": None}
     inc = statistics.fmean(local_ms[lo - 1:hi])
     base = statistics.fmean(base_ms[lo - 1:hi])
     return {"timestamps": [lo, hi], "incremental_ms": inc, "baseline_ms": base, "ratio": base / inc if inc else None}
@@ -245,7 +248,8 @@ def format_report(report: dict) -> str:
     if base:
         for key in ("at_200", "at_last"):
             r = base[key]
-            lines.append(f"re-solve / incremental near timestamps {r['timestamps'][0]}-{r['timestamps'][1]}: "
+            lines.append(f"re-solve / incremental: none completed near {key[3:]}" if r["ratio"] is None else
+                         f"re-solve / incremental near timestamps {r['timestamps'][0]}-{r['timestamps'][1]}: "
                          f"{r['baseline_ms']:.1f} / {r['incremental_ms']:.2f} ms = {r['ratio']:.1f}x")
         lines.append(f"baseline: {base['timestamps_completed']} timestamps in {base['budget_s']:g} s, same minpath "
                      f"atoms on all of them")
