@@ -499,7 +499,8 @@ def text_table(headers: list[str], rows: list[list]) -> str:
     """The rows as aligned text for a terminal, values shown as in ``md_table``."""
     cells = [list(headers)] + [[_cell(v) for v in row] for row in rows]
     widths = [max(len(c[k]) for c in cells) for k in range(len(headers))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+    text = [all(isinstance(row[k], str) or row[k] is None for row in rows) for k in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) if left else c.rjust(w) for c, w, left in zip(row, widths, text)) for row in cells]
     return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
 
 
