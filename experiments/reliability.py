@@ -13,17 +13,14 @@ the test suite (tests/reliability, tests/spark).
 """
 from __future__ import annotations
 
-import argparse
-import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from experiments.common import progress
+from experiments.common import RESULTS, ROOT, arguments, progress, read_json, splits, write_json
 
-RESULTS = Path(__file__).parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "kill-choice", "interrupt", "overload", "memory")
 
 
@@ -44,7 +41,6 @@ def fuzz_rows(examples: int) -> list[dict]:
 
 
 def _spark():
-    import os
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from srtopo.runners.spark.session import get_session
     return get_session(master="local[2]", app_name="srtopo-reliability", shuffle_partitions=2)
@@ -180,7 +176,7 @@ def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
     from experiments.kill_campaign import INPUTS, campaign
     done, date = {}, None
     if saved is not None:
-        results = json.loads(Path(saved).read_text(encoding="utf-8"))
+        results = read_json(saved)
         done, date = {r["kind"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
     for kind in INPUTS:
@@ -209,7 +205,7 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
     from experiments.kill_campaign import CHOICE_STRATEGIES, choice_campaign
     r = None
     if saved is not None:
-        r = next((c for c in json.loads(Path(saved).read_text(encoding="utf-8"))["campaigns"]
+        r = next((c for c in read_json(saved)["campaigns"]
                   if c["kind"] == "choice"), None)
     r = r or choice_campaign(trials, seed=20)
     n, k = r["trials"], r["committed_batches_compared"]
@@ -232,7 +228,7 @@ def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
     from experiments.interrupt_campaign import CASES, campaign
     done, date = {}, None
     if saved is not None:
-        results = json.loads(Path(saved).read_text(encoding="utf-8"))
+        results = read_json(saved)
         done, date = {r["case"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
     for name, case in CASES.items():
@@ -256,10 +252,10 @@ def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
 
 def overload_rows() -> list[dict]:
     """What the paced benchmark measured at twice the sustainable rate (``bench_rules_paced --periods 0,2x``)."""
-    path = RESULTS / "bench_rules_overload.json"
+    path = Path(RESULTS, "bench_rules_overload.json")
     if not path.exists():
         return []
-    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    rows = read_json(path)["rows"]
     out = []
     for r in rows:
         full = next((f for f in rows if f["input"] == r["input"] and f["engine"] == r["engine"] and not f["period_s"]),
@@ -282,11 +278,11 @@ def memory_rows() -> list[dict]:
 
 def _spark_memory_rows() -> list[dict]:
     """What ``experiments.long_run_memory`` measured."""
-    path = RESULTS / "long_run_memory.json"
+    path = Path(RESULTS, "long_run_memory.json")
     if not path.exists():
         return []
     rows = []
-    for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+    for r in read_json(path)["results"]:
         growth = {k.replace("_mb", ""): v for k, v in r["growth"].items() if v is not None}
         at10, at100 = r["at"]["10%"], r["at"]["100%"]
         shown = ", ".join(f"{k} {at10[k + '_mb']:.0f} -> {at100[k + '_mb']:.0f} MB ({v:+.1%})" for k, v in growth.items())
@@ -305,10 +301,10 @@ def _spark_memory_rows() -> list[dict]:
 
 
 def _reason_memory_rows() -> list[dict]:
-    path = RESULTS / "bench_choice.json"
+    path = Path(RESULTS, "bench_choice.json")
     if not path.exists():
         return []
-    long = json.loads(path.read_text(encoding="utf-8")).get("long", [])
+    long = read_json(path).get("long", [])
     growth = {r["strategy"]: r["rss_at"]["10000"] / r["rss_at"]["1000"] - 1 for r in long
               if "1000" in r.get("rss_at", {}) and "10000" in r.get("rss_at", {})}
     if not growth:
@@ -335,32 +331,27 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sections", default=",".join(SECTIONS))
-    parser.add_argument("--examples", type=int, default=10_000, help="fuzz examples per parser")
-    parser.add_argument("--kills", type=int, default=20, help="kill -9 trials per kind")
-    parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and runner")
-    parser.add_argument("--kill-choice-results", metavar="JSON",
-                        help="build the kill-choice row from a saved kill_campaign --kinds choice run")
-    parser.add_argument("--interrupt-results", metavar="JSON",
-                        help="build the interrupt rows from a saved interrupt_campaign run instead of running it")
-    parser.add_argument("--kill-results", metavar="JSON",
-                        help="build the kill rows of the kinds a saved kill_campaign run holds instead of running "
-                             "them (the other kinds' rows are kept from the last run)")
-    parser.add_argument("--quick", action="store_true", help="300 fuzz examples, 2 kills per kind")
-    parser.add_argument("--markdown", default=str(ROOT / "RELIABILITY.md"))
-    parser.add_argument("--out", default=str(RESULTS / "reliability.json"))
+    parser = arguments(
+        __doc__, sections=",".join(SECTIONS), examples=(10_000, "fuzz examples per parser"),
+        kills=(20, "kill -9 trials per kind"), interrupts=(20, "Ctrl-C / SIGTERM trials per command and runner"),
+        kill_choice_results=(None, "build the kill-choice row from a saved kill_campaign --kinds choice run (JSON)"),
+        interrupt_results=(None, "build the interrupt rows from a saved interrupt_campaign run instead of running it"),
+        kill_results=(None, "build the kill rows of the kinds a saved kill_campaign run holds instead of running them "
+                            "(the other kinds' rows are kept from the last run)"),
+        quick=(False, "300 fuzz examples, 2 kills per kind"), markdown=str(Path(ROOT, "RELIABILITY.md")),
+        out="reliability.json")
     args = parser.parse_args(argv)
     if args.quick:
         args.examples, args.kills, args.interrupts = 300, 2, 2
-    sections = args.sections.split(",")
+    sections = splits(args.sections)
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section {unknown[0]!r} (use {', '.join(SECTIONS)})")
     # rows of the sections not run now are kept from the last run (each row says when it was measured)
-    previous = json.loads(Path(args.out).read_text(encoding="utf-8")).get("rows", []) if Path(args.out).exists() else []
+    previous = read_json(args.out).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
-    builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
+    builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows,
+                "disk": disk_rows,
                 "kill": lambda: kill_rows(args.kills, args.kill_results),
                 "kill-choice": lambda: kill_choice_rows(args.kills, args.kill_choice_results),
                 "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
@@ -371,8 +362,7 @@ def main(argv=None) -> int:
             rows += [r for r in previous if r.get("section") == section and r["test"] not in {b["test"] for b in built}]
         rows += built
     rows.sort(key=lambda r: SECTIONS.index(r["section"]))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")
+    write_json(args.out, {"rows": rows})
     Path(args.markdown).write_text(render(rows), encoding="utf-8")
     for r in rows:
         print(("ok   " if r["ok"] else "FAIL ") + f"{r['area']}: {r['test']}: {r['outcome']}", file=sys.stderr)
