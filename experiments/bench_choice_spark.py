@@ -42,7 +42,12 @@ from experiments.bench_choice import stream_of
 from experiments.common import (
     ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, in_own_process, progress, splits,
     srtopo, stats, write_csv, write_json, write_parts)
+from experiments.reconfig.validate import committed, out_batches, program_of, validate
+from srtopo.io.sources import AtomLog
 from srtopo.measure import rss_mb
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import LocalOptions, LocalRunner, RunConfig, SparkOptions, SparkRunner
 
 STRATEGIES = ("restart", "incremental", "forget-lemmas", "progress", "rl", "auto")
 #: batches compared on either side of a restart
@@ -92,9 +97,6 @@ class Sampler:
 
 
 def _topology(problem: str, size: int):
-    from experiments.reconfig.validate import program_of
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_program
     return compile_program(parse_program(program_of(problem, size), f"{problem}.lp"))
 
 
@@ -105,9 +107,6 @@ def _answers(models) -> list[dict]:
 
 def local_worker(problem: str, size: int, strategy: str, folder: str, half_folder: str | None) -> dict:
     """One local run over the directory (and, with ``half_folder``, a new runner over the second half)."""
-    from experiments.reconfig.validate import validate
-    from srtopo.io.sources import AtomLog
-    from srtopo.runners import LocalOptions, LocalRunner, RunConfig
     lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
 
     def run(where: str):
@@ -140,9 +139,6 @@ def local_worker(problem: str, size: int, strategy: str, folder: str, half_folde
 def spark_worker(problem: str, size: int, strategies: list[str], folder: str, work: str, master: str,
                  partitions: int, per_file: int) -> list[dict]:
     """Spark runs of ``strategies`` over the directory, one after the other on this process's session."""
-    from experiments.reconfig.validate import out_batches, validate
-    from srtopo.io.sources import AtomLog
-    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
     lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
     rows = []
     runner = SparkRunner()
@@ -180,7 +176,6 @@ def spark_worker(problem: str, size: int, strategies: list[str], folder: str, wo
 def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_file: int, work: Path,
                  master: str, partitions: int) -> dict:
     """The first half of the files with a checkpoint, then all of them on it in a new process."""
-    from experiments.reconfig.validate import committed, out_batches, program_of, validate
     folder = work / f"restart-{strategy}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)

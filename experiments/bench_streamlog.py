@@ -100,19 +100,21 @@ def baseline_text(params: dict) -> str:
     return program_text(params["program"] if name == "same" else name, params["bound"])
 
 
-def make_stream(nodes: int, timestamps: int, arcs_per_ts: int, max_weight: int, seed: int) -> list[list[tuple]]:
-    """Per timestamp 1..``timestamps``, ``arcs_per_ts`` arcs (x, y, weight) between distinct random nodes; no
-    pair (x, y) twice in the whole stream (while the graph has pairs left)."""
+def make_stream(nodes: int, timestamps: int, arcs_per_ts: int, max_weight: int, seed: int,
+                slide: int = 0) -> list[list[tuple]]:
+    """Per timestamp 1..``timestamps``, ``arcs_per_ts`` arcs (x, y, weight) between distinct random nodes of
+    [slide*t, slide*t + nodes) (t from 0; ``slide`` 0: one graph of ``nodes`` nodes); no pair (x, y) twice in the
+    whole stream (while the graph has pairs left)."""
     rng = random.Random(seed)
     used: set = set()
     stream = []
-    for _t in range(timestamps):
+    for t in range(timestamps):
         arcs = []
         for _ in range(arcs_per_ts):
-            if len(used) >= nodes * (nodes - 1):
+            if not slide and len(used) >= nodes * (nodes - 1):
                 break
             while True:
-                x, y = rng.sample(range(nodes), 2)
+                x, y = rng.sample(range(slide * t, slide * t + nodes), 2)
                 if (x, y) not in used:
                     break
             used.add((x, y))

@@ -31,13 +31,13 @@ timestamps it completed, or the run fails. Results: ``experiments/results/bench_
 from __future__ import annotations
 
 import os
-import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench_streamlog import arc_lines, compare, program_text, run_baseline, run_incremental
+from experiments.bench_streamlog import (
+    arc_lines, compare, make_stream, program_text, run_baseline, run_incremental)
 from experiments.bench_streamlog_spark import run_streamlog, write_stream
 from experiments.common import (
     ExperimentError, arguments, chart, command, in_own_process, log, peak_rss_mb, timed, splits, stats, write_json)
@@ -47,23 +47,9 @@ NAME = "bench_streamlog_history"
 
 def window_stream(window: int, slide: int, timestamps: int, arcs_per_ts: int, max_weight: int,
                   seed: int) -> list[list[tuple]]:
-    """Per timestamp t (from 0), ``arcs_per_ts`` arcs (x, y, weight) between distinct random nodes of
-    [slide*t, slide*t + window), no pair twice."""
-    rng = random.Random(seed)
-    used: set = set()
-    stream = []
-    for t in range(timestamps):
-        low = slide * t
-        arcs = []
-        for _ in range(arcs_per_ts):
-            while True:
-                x, y = rng.sample(range(low, low + window), 2)
-                if (x, y) not in used:
-                    break
-            used.add((x, y))
-            arcs.append((x, y, rng.randint(1, max_weight)))
-        stream.append(arcs)
-    return stream
+    """Per timestamp t (from 0), ``arcs_per_ts`` arcs between distinct random nodes of [slide*t, slide*t + window),
+    no pair twice (``bench_streamlog.make_stream``)."""
+    return make_stream(window, timestamps, arcs_per_ts, max_weight, seed, slide=slide)
 
 
 def _stream(params: dict) -> list[list[tuple]]:

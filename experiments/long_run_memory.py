@@ -30,11 +30,20 @@ from statistics import median
 from experiments.common import arguments, chart, command_of, descendants, splits, write_json
 from experiments.hostile import EXAMPLES
 from experiments.kill_campaign import PROGRAM
+from srtopo.concepts import RDF_TYPE
+from srtopo.consistency.choose import topology_from_tbox
+from srtopo.consistency.owl import load_tbox
+from srtopo.environment import java_executable
+from srtopo.io.sinks import JsonLinesSink
+from srtopo.io.sources import AtomLog, TntFiles
+from srtopo.io.tnt import format_tnt
 from srtopo.measure import rss_mb
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import RunConfig, SparkOptions, SparkRunner
 
 
 def jmap_path() -> str | None:
-    from srtopo.environment import java_executable
     java = java_executable()
     jmap = os.path.join(os.path.dirname(os.path.realpath(java)), "jmap") if java else None
     return jmap if jmap and os.path.exists(jmap) else None
@@ -77,9 +86,6 @@ def _size(path: Path) -> int:
 
 def _input_files(kind: str, batches: int, seed: int):
     """(name, text) of the stream's files, one per micro-batch."""
-    from srtopo.concepts import RDF_TYPE
-    from srtopo.consistency.owl import load_tbox
-    from srtopo.io.tnt import format_tnt
     rng = random.Random(seed)
     if kind == "consistency":
         classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
@@ -96,12 +102,6 @@ def _input_files(kind: str, batches: int, seed: int):
 def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
     """Feed the stream ``every`` files at a time; once the query has read them and is idle, sample (the live
     heap is then what the run keeps, not what a running task holds for a moment)."""
-    from srtopo.consistency.choose import topology_from_tbox
-    from srtopo.io.sinks import JsonLinesSink
-    from srtopo.io.sources import AtomLog, TntFiles
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_program
-    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
     from srtopo.runners.spark.session import get_session
     spark = get_session(master="local[2]", shuffle_partitions=2)
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())

@@ -19,7 +19,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from experiments import full_disk, fuzz, hostile, interrupt_campaign, kill_campaign
 from experiments.common import RESULTS, ROOT, arguments, progress, read_json, splits, write_json
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.tbox import TBox
+from srtopo.errors import TopologyError
+from srtopo.io.tnt import format_tnt
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import LocalOptions, SparkOptions, get_runner
+from srtopo.testing import lines, run_topology
 
 SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "kill-choice", "interrupt", "overload", "memory")
 
@@ -29,10 +39,9 @@ def _row(area: str, test: str, tried: str, count, outcome: str, ok: bool) -> dic
 
 
 def fuzz_rows(examples: int) -> list[dict]:
-    from experiments.fuzz import TARGETS, fuzz
     rows = []
-    for target in progress(TARGETS, desc="fuzz"):
-        r = fuzz(target, examples, seed=0, raise_failure=False)
+    for target in progress(fuzz.TARGETS, desc="fuzz"):
+        r = fuzz.fuzz(target, examples, seed=0, raise_failure=False)
         got = ", ".join(f"{r[k]:,} {k}" for k in ("records", "rejected", "values", "errors") if k in r)
         rows.append(_row("fuzz", target, "grammar pieces, arbitrary text and bytes, mutated real files",
                          r["examples"], r["failure"] or f"no unhandled exception, no hang ({got})",
@@ -47,8 +56,6 @@ def _spark():
 
 
 def hostile_rows() -> list[dict]:
-    from experiments.hostile import consistency_case, rules_case
-    from srtopo.runners import LocalOptions, SparkOptions
     _spark()
     rows = []
     engines = [("local", LocalOptions()), ("spark", SparkOptions(physical_plan="fused")),
@@ -56,7 +63,7 @@ def hostile_rows() -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         for i, (engine, options) in enumerate(progress(engines, desc="hostile lines")):
             label = engine + (f" ({options.physical_plan})" if engine == "spark" else "")
-            got = consistency_case(engine, options, Path(tmp) / f"c{i}")
+            got = hostile.consistency_case(engine, options, Path(tmp) / f"c{i}")
             ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
             rows.append(_row("hostile lines", f"consistency, {label}",
                              f"4,000 statements + {got['hostile']} hostile lines of {got['kinds']} kinds",
@@ -65,7 +72,7 @@ def hostile_rows() -> list[dict]:
                              f"hostile line" + ("" if ok else f"; missed {got['missed']}"), ok))
         reasons = {}
         for engine, options in (("local", None), ("spark", SparkOptions())):
-            got = rules_case(engine, options, Path(tmp) / f"r-{engine}")
+            got = hostile.rules_case(engine, options, Path(tmp) / f"r-{engine}")
             if got is None:
                 continue
             reasons[engine] = got["reasons"]
@@ -83,11 +90,9 @@ def hostile_rows() -> list[dict]:
 
 
 def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
-    from experiments.hostile import far_ahead_case, streamlog_case
-    from srtopo.runners import SparkOptions
     rows, reasons, far = [], {}, {}
     for engine, options in (("local", None), ("spark", SparkOptions())):
-        got = streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
+        got = hostile.streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
         reasons[engine] = got["reasons"]
         ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
         rows.append(_row("hostile lines", f"Streamlog (examples/sensors.sl), {engine}",
@@ -95,7 +100,7 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
                          f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean stream's "
                          f"({got['outputs']:,}); {got['rejected']} rejected records, one per hostile line"
                          + ("" if ok else f"; missed {got['missed']}"), ok))
-        far[engine] = far_ahead_case(engine, options, tmp / f"far-{engine}")
+        far[engine] = hostile.far_ahead_case(engine, options, tmp / f"far-{engine}")
     same = reasons["local"] == reasons["spark"]
     rows.append(_row("hostile lines", "Streamlog: local and Spark reject alike", "the same hostile stream",
                      len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
@@ -112,15 +117,6 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
 
 
 def checkpoint_rows() -> list[dict]:
-    from srtopo.consistency.compile import compile_ntm
-    from srtopo.consistency.nis import analyse
-    from srtopo.consistency.tbox import TBox
-    from srtopo.errors import TopologyError
-    from srtopo.io.tnt import format_tnt
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_program
-    from srtopo.runners import SparkOptions, get_runner
-    from srtopo.testing import lines, run_topology
     _spark()
     ex, rdf_type = "http://ex.org/c#", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     topology = lambda nis: compile_ntm(analyse(TBox.build([], [(ex + a, ex + b) for a, b in nis])))   # noqa: E731
@@ -147,12 +143,11 @@ def checkpoint_rows() -> list[dict]:
 
 
 def disk_rows() -> list[dict]:
-    from experiments.full_disk import case
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         reference = None
         for where in progress(("out", "checkpoint", "local-out"), desc="full disk"):
-            got = case(where, Path(tmp) / where, reference)
+            got = full_disk.case(where, Path(tmp) / where, reference)
             if got is None:
                 return [_row("full disk", "a tmpfs that fills up", "not run: mounting is not allowed here", 0,
                              "not measured", True)]
@@ -173,16 +168,15 @@ def disk_rows() -> list[dict]:
 def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The kill campaign's rows: run now, or read from the campaign's own results file (``saved``, written by
     ``python -m experiments.kill_campaign``) for the kinds it holds."""
-    from experiments.kill_campaign import INPUTS, campaign
     done, date = {}, None
     if saved is not None:
         results = read_json(saved)
         done, date = {r["kind"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
-    for kind in INPUTS:
+    for kind in kill_campaign.INPUTS:
         if saved is not None and kind not in done:
             continue
-        r = done.get(kind) or campaign(kind, trials, seed=20)
+        r = done.get(kind) or kill_campaign.campaign(kind, trials, seed=20)
         n = r["trials"]
         within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
         tried = f"seeded random points ({within} of {n} before the run ended)"
@@ -202,12 +196,11 @@ def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
 def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The choice kind of the kill campaign: run now, or read from a saved campaign (``saved``, written by
     ``python -m experiments.kill_campaign --kinds choice``)."""
-    from experiments.kill_campaign import CHOICE_STRATEGIES, choice_campaign
     r = None
     if saved is not None:
         r = next((c for c in read_json(saved)["campaigns"]
                   if c["kind"] == "choice"), None)
-    r = r or choice_campaign(trials, seed=20)
+    r = r or kill_campaign.choice_campaign(trials, seed=20)
     n, k = r["trials"], r["committed_batches_compared"]
     within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
     planned = r.get("planned", n)
@@ -215,7 +208,7 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
              f"{n} of {planned} planned trials run)" if planned != n else
              f"seeded random points ({within} of {n} before the run ended)")
     return [_row("crashes", f"kill -9 and restart, a choice part on Spark (n-Queens Completion, "
-                            f"{' and '.join(CHOICE_STRATEGIES)} in turn)", tried, n,
+                            f"{' and '.join(kill_campaign.CHOICE_STRATEGIES)} in turn)", tried, n,
                  f"{r['passed']}/{n} final outputs answer each of the {r['time_points']} time points once, every "
                  f"answer valid by queens.check and the {r['unsatisfiable_points']} without one confirmed by a "
                  f"fresh clingo; the answers of the {k} batch{'es' if k != 1 else ''} committed before the kills "
@@ -225,14 +218,13 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
 def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
     by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
-    from experiments.interrupt_campaign import CASES, campaign
     done, date = {}, None
     if saved is not None:
         results = read_json(saved)
         done, date = {r["case"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
-    for name, case in CASES.items():
-        r = done.get(name) or campaign(case, trials, seed=130)
+    for name, case in interrupt_campaign.CASES.items():
+        r = done.get(name) or interrupt_campaign.campaign(case, trials, seed=130)
         n = r["trials"]
         left = sum(x["left_processes"] for x in r["rows"])
         outcome = f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes left"
