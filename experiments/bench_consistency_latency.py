@@ -153,9 +153,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="srtopo-latency-") as tmp:
         work = Path(tmp)
         # a JVM whose JIT has compiled Spark's planner and generated code, as a running service's has: the first
-        # ~1M tuples through a query of their own (a cold JVM's first batches take 2-3x longer)
-        warm = _files(work / "warm", tuples, 100_000, 10, args.file_tuples)
-        sustainable(topology, warm, work / "warm-run", args.master, args.window, 100_000)
+        # ~1M tuples through a query of their own (a cold JVM's first batches take 2-3x longer), or as many whole
+        # batches of the stream as there are when the batches measured are smaller
+        warm_batch = min(100_000, len(tuples) // 10)
+        warm = _files(work / "warm", tuples, warm_batch, 10, args.file_tuples)
+        sustainable(topology, warm, work / "warm-run", args.master, args.window, warm_batch)
         for batch in sizes:
             n_sus, n_paced = FILES.get(batch, (4, 4))
             files = _files(work / f"files-{batch}", tuples, batch, max(n_sus, n_paced), args.file_tuples)
