@@ -182,9 +182,12 @@ def main(argv=None) -> int:
     args = arguments(__doc__, batches=500, kinds="consistency,rules", out="long_run_memory.json").parse_args(argv)
     results = [run(kind, args.batches) for kind in splits(args.kinds)]
     for r in results:
+        peak = r["heap_peak_growth"]
         print(f"{r['kind']}: {r['batches']} batches in {r['seconds']} s; growth from 10% to 100%: "
               + ", ".join(f"{k} {v:+.1%}" for k, v in r["growth"].items() if v is not None)
-              + f"; live heap peak 10-50% -> 50-100%: {r['heap_peak_growth']:+.1%}", file=sys.stderr)
+              + "; live heap peak 10-50% -> 50-100%: " + ("no sample in one of them" if peak is None
+                                                           else f"{peak:+.1%}"),
+              file=sys.stderr)
     write_json(args.out, {"results": results})
     _plot(results, Path(args.out).with_suffix(".png"))
     return 0
