@@ -219,14 +219,14 @@ class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpF
 
 
 #: what the flags that every benchmark names alike mean
-COMMON_FLAGS = {"master": "Spark's master", "out": "the results (relative: under experiments/results)",
+COMMON_FLAGS = {"master": "Spark's master", "out": "where the results go (by default under experiments/results)",
                 "seed": "the generators' seed", "partitions": "Spark's partitions (tasks) per stage"}
 
 
 def arguments(doc: str, **flags) -> argparse.ArgumentParser:
     """A benchmark's command line: its docstring as the help, and a flag ``--name`` for each keyword, typed by its
     default (``False``: a switch; ``(default, help)`` gives a help). The flags benchmarks share are named alike
-    (``COMMON_FLAGS``); ``out`` is taken relative to ``experiments/results``."""
+    (``COMMON_FLAGS``); the default of ``out`` is taken relative to ``experiments/results``."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=_Help)
     for name, spec in flags.items():
         default, text = spec if isinstance(spec, tuple) else (spec, COMMON_FLAGS.get(name))
@@ -253,8 +253,9 @@ def in_own_process(function, /, quiet: bool = True, **kwargs):
     if module == "__main__":            # the benchmark run as ``python -m experiments.<name>``
         module = sys.modules["__main__"].__spec__.name
     call = json.dumps({"module": module, "function": function.__qualname__, "kwargs": kwargs})
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)   # experiments: the checkout's
     proc = subprocess.run([sys.executable, "-m", "experiments.common", call], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE if quiet else None, text=True, env=cli_env(), cwd=ROOT)
+                          stderr=subprocess.PIPE if quiet else None, text=True, env=cli_env(PYTHONPATH=path))
     if proc.returncode != 0:
         raise ExperimentError(f"{module}.{function.__qualname__} failed in its own process (exit status "
                               f"{proc.returncode}){(chr(10) + proc.stderr[-3000:]) if quiet else ''}")
