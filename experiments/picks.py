@@ -19,7 +19,7 @@ def calibration(ctx) -> str:
     if given:
         return given
     if ctx.calibration is None:
-        from srtopo.consistency.calibrate import Settings, calibrate, save
+        from srtopo.calibration import Settings, calibrate, save
         path = os.path.join(ctx.work, "calibration.json")
         keys = sorted({ctx.cost_target(e).key for e in ctx.engines(every=True) if e != "standalone"})
         log(f"calibrating the cost model: {', '.join(keys)}")

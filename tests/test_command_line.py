@@ -64,6 +64,13 @@ def test_help_texts_show_no_markup():
     assert "``" not in parser.format_help()
 
 
+def test_the_top_help_says_what_srtopo_does_not_how_its_code_is_cut():
+    text = build_parser().format_help()
+    description = text.split("positional arguments")[0]
+    assert "ontology" in description and "I-DLV-sr" in description and "srtopo COMMAND --help" in description
+    assert "parser" not in description and "signal" not in description
+
+
 @pytest.mark.parametrize("argv,said", [
     (["check", "--tbox", TEX, "--stream", STREAM, "--window", "3", "--partitions", "7"],
      "--partitions is a flag of the spark runner"),
@@ -176,7 +183,10 @@ def test_check_reads_standard_input_and_prints_its_summary():
     from_file = subprocess.run([sys.executable, "-m", "srtopo", "check", "--tbox", TEX, "--stream", STREAM,
                                 "--window", "10"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0 and proc.stdout == from_file.stdout and proc.stdout.count("\n") > 3
-    assert proc.stderr.startswith("srtopo: 465 tuples, ")
+    # standard input is live: the run says it takes lateness 0, then gives its summary
+    notes = proc.stderr.splitlines()
+    assert notes[0].startswith("srtopo: a live stream without a lateness: using 0")
+    assert notes[-1].startswith("srtopo: 465 tuples, ")
 
 
 def test_reason_prints_a_summary_and_rejected_out_counts_instead_of_echoing(tmp_path, capsys):
@@ -369,3 +379,11 @@ def test_a_signal_while_the_program_loads_is_one_line(tmp_path):
         lines = [x for x in err.splitlines() if x.strip()]
         assert proc.returncode == 128 + signum, err
         assert len(lines) == 1 and lines[0].startswith(f"srtopo: stopped by {signal.Signals(signum).name}"), err
+
+
+def test_an_empty_program_says_no_empty_parallelism_note(tmp_path, capsys):
+    (tmp_path / "p.idlvsr").write_text("", encoding="utf-8")
+    (tmp_path / "s.log").write_text("0 a(1);\n", encoding="utf-8")
+    assert main(["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log")]) == 0
+    err = capsys.readouterr().err
+    assert "parallelism  not used" not in err and "()" not in err and "0 stage(s)" in err

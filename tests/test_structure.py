@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -80,6 +81,21 @@ def test_the_ir_imports_no_spark_no_clingo_and_no_topology_kind():
 
 
 KIND_FOLDERS = {"srtopo.consistency", "srtopo.rules", "srtopo.streamlog"}
+
+#: folder -> folders it must never import: the front ends stand apart (what both need from a logic program is
+#: ``logic``, below both), and a kind's package does not depend on the runners that run it (calibration, which
+#: measures runners, is a folder above both)
+FORBIDDEN = {"srtopo.streamlog": {"srtopo.rules"}, "srtopo.rules": {"srtopo.streamlog"},
+             "srtopo.logic": {"srtopo.rules", "srtopo.streamlog", "srtopo.runners", "srtopo.consistency"},
+             "srtopo.consistency": {"srtopo.runners", "srtopo.calibration"}}
+
+
+@pytest.mark.parametrize("source", sorted(FORBIDDEN))
+def test_front_ends_stand_apart_and_kinds_do_not_import_their_runners(source):
+    offenders = {name: sorted(t for t in project_edges(name) if folder(t) in FORBIDDEN[source])
+                 for name in MODULES if folder(name) == source}
+    assert any(folder(name) == source for name in MODULES), source
+    assert not {name: found for name, found in offenders.items() if found}, offenders
 
 
 def test_the_runners_dispatch_through_the_registry_of_kinds():

@@ -7,6 +7,8 @@ prefixes cannot collide with them.
 from __future__ import annotations
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+#: the empty class: an individual asserted to be one is inconsistent whatever the TBox states
+NOTHING = "http://www.w3.org/2002/07/owl#Nothing"
 EXISTS = "exists:"
 EXISTS_INV = "exists-:"
 

@@ -1,5 +1,5 @@
 """clingo's terms as text: the range of its integers and splitting a list of terms. Shared by the stream
-readers (``rules.atoms``), the rule parser and the solvers (the lemmas clasp writes), so it sits at the root."""
+readers (``logic.atoms``), the rule parser and the solvers (the lemmas clasp writes), so it sits at the root."""
 from __future__ import annotations
 
 #: clingo's integers are 32-bit: a larger literal would wrap silently (4294967296 reads as 0)

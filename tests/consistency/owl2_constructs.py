@@ -175,6 +175,37 @@ CASES = [
          skipped=(("subClassOf", "a qualified existential ∃R.B on the left"),)),
     Case("ObjectIntersectionOf on the left", "[ owl:intersectionOf ( :A :B ) ] rdfs:subClassOf :C .",
          skipped=(("subClassOf", "an intersection on the left"),), triples="skipped"),
+    Case("ObjectIntersectionOf of one class and owl:Thing on the left", "[ owl:intersectionOf ( :A owl:Thing ) ]"
+         " rdfs:subClassOf :C . [ owl:intersectionOf ( :B [ owl:intersectionOf ( :B ) ] ) ] owl:disjointWith :D .",
+         pis="A ⊑ C", nis="B/D"),
+    Case("ObjectIntersectionOf below owl:Nothing (a disjointness as Protégé writes it)",
+         "[ a owl:Class ; owl:intersectionOf ( :A :B ) ] rdfs:subClassOf owl:Nothing .", nis="A/B"),
+    Case("ObjectIntersectionOf equivalent to owl:Nothing", "[ owl:intersectionOf ( :A :B ) ] owl:equivalentClass"
+         " owl:Nothing .", nis="A/B"),
+    Case("owl:Nothing equivalent to an ObjectIntersectionOf", "owl:Nothing owl:equivalentClass [ owl:intersectionOf"
+         " ( :A :B ) ] .", nis="A/B"),
+    Case("ObjectIntersectionOf of existentials below owl:Nothing", "[ owl:intersectionOf ( [ owl:onProperty :p ;"
+         " owl:someValuesFrom owl:Thing ] [ owl:onProperty [ owl:inverseOf :q ] ; owl:someValuesFrom owl:Thing ] ) ]"
+         " rdfs:subClassOf owl:Nothing .", nis="∃p/∃q⁻"),
+    Case("nested ObjectIntersectionOf below owl:Nothing", "[ owl:intersectionOf ( :A [ owl:intersectionOf ( :B"
+         " owl:Thing ) ] ) ] rdfs:subClassOf owl:Nothing .", nis="A/B"),
+    Case("ObjectIntersectionOf of one class below owl:Nothing", "[ owl:intersectionOf ( :A ) ] rdfs:subClassOf"
+         " owl:Nothing .", nis="A/A"),
+    Case("ObjectIntersectionOf of a class with itself below owl:Nothing", "[ owl:intersectionOf ( :A :A ) ]"
+         " rdfs:subClassOf owl:Nothing .", nis="A/A"),
+    Case("ObjectIntersectionOf below an empty existential", "[ owl:intersectionOf ( :A :B ) ] rdfs:subClassOf"
+         " [ owl:onProperty :p ; owl:someValuesFrom owl:Nothing ] .", nis="A/B"),
+    Case("ObjectIntersectionOf with a union below owl:Nothing", "[ owl:intersectionOf ( [ owl:unionOf ( :A :B ) ]"
+         " :C ) ] rdfs:subClassOf owl:Nothing .", nis="A/C; B/C"),
+    Case("ObjectIntersectionOf with a complement below owl:Nothing", "[ owl:intersectionOf ( :A [ owl:complementOf"
+         " :B ] ) ] rdfs:subClassOf owl:Nothing .", pis="A ⊑ B"),
+    Case("ObjectIntersectionOf with owl:Nothing below owl:Nothing", "[ owl:intersectionOf ( :A owl:Nothing ) ]"
+         " rdfs:subClassOf owl:Nothing ."),
+    Case("ObjectIntersectionOf of three classes below owl:Nothing", "[ owl:intersectionOf ( :A :B :C ) ]"
+         " rdfs:subClassOf owl:Nothing .", skipped=(("subClassOf", "three or more concepts"),), triples="skipped"),
+    Case("ObjectIntersectionOf with a qualified existential below owl:Nothing", "[ owl:intersectionOf ( :A"
+         " [ owl:onProperty :p ; owl:someValuesFrom :B ] ) ] rdfs:subClassOf owl:Nothing .",
+         skipped=(("subClassOf", "the complement of a qualified existential"),), triples="skipped"),
     Case("ObjectSomeValuesFrom owl:Thing on the left", "[ a owl:Restriction ; owl:onProperty :p ;"
          " owl:someValuesFrom owl:Thing ] rdfs:subClassOf :C .", pis="∃p ⊑ C"),
     Case("ObjectSomeValuesFrom of an inverse on the left", "[ owl:onProperty [ owl:inverseOf :p ] ;"
@@ -216,7 +247,10 @@ CASES = [
     Case("OWL 1: oneOf on a named class", ":A owl:oneOf ( :a :b ) .",
          skipped=(("equivalentClass", "owl:oneOf) on the right"), ("equivalentClass", "owl:oneOf) on the left")),
          triples="skipped"),
+    Case("EquivalentClasses(A, owl:Nothing)", ":A owl:equivalentClass owl:Nothing .", nis="A/A"),
     Case("DisjointClasses(named named)", ":A owl:disjointWith :B .", nis="A/B"),
+    Case("DisjointClasses(A, owl:Thing)", ":A owl:disjointWith owl:Thing .", nis="A/A"),
+    Case("DisjointClasses(owl:Thing, A)", "owl:Thing owl:disjointWith :A .", nis="A/A"),
     Case("DisjointClasses with a union", ":A owl:disjointWith [ owl:unionOf ( :B :C ) ] .", nis="A/B; A/C"),
     Case("DisjointClasses with a complement", ":A owl:disjointWith [ owl:complementOf :B ] .", pis="A ⊑ B"),
     Case("DisjointClasses with an existential", ":A owl:disjointWith [ owl:onProperty :p ; owl:someValuesFrom owl:Thing"

@@ -8,7 +8,7 @@ import pytest
 from clingo import Function, Number, String, Symbol, parse_term
 
 from srtopo.rules.partition import PartitionEvaluator
-from srtopo.rules.atoms import atom_fields
+from srtopo.logic.atoms import atom_fields
 from srtopo.rules.log import record_row
 
 CORNERS = ['p', 'p("a\\"b\\n",-3)', 'p(f(g(1),"x"),(1,2),(1,))', 'q(#inf,#sup)', 'r("ü€😀")', 'p(-f(1))',
@@ -119,7 +119,7 @@ def test_lines_of_printed_atoms_give_the_rows_clingo_parsing_gives():
     """The Spark parse pass reads the fields of atoms written as clingo prints them off the text; on random
     lines of near-canonical atoms (spaces, leading zeros, big integers, strings with separators and escapes,
     variables, names clingo refuses) it gives exactly the rows, or the rejection, of parsing every atom."""
-    from srtopo.rules.atoms import canonical_fields, RecordError
+    from srtopo.logic.atoms import canonical_fields, RecordError
     from srtopo.rules.log import parse_line
     rng = random.Random(5)
     fast = accepted = 0

@@ -128,3 +128,22 @@ def test_a_byte_order_mark_before_a_program_is_not_part_of_it(tmp_path):
     path = tmp_path / "bom.idlvsr"
     path.write_bytes(b"\xef\xbb\xbfc(X) :- b(X).\n")
     assert [str(r) for r in parse_file(path).rules] == ["c(X) :- b(X)."]
+
+
+@pytest.mark.parametrize("literal, said", [("b(X) at least -1 in [3]", "'at least' must be a positive integer, got -1"),
+                                           ("b(X) at most -2 in [3]", "'at most' must be a non-negative integer"),
+                                           ("b(X) count -2 in [3]", "'count' must be a non-negative integer")])
+def test_a_negative_counting_constant_is_named_not_a_bare_syntax_error(literal, said):
+    with pytest.raises(ProgramError, match=said) as info:
+        parse_program(f"c(X) :- {literal}.\n")
+    assert info.value.line == 1 and info.value.col is not None
+
+
+def test_a_program_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    from srtopo.streamlog.program import load_program
+    path = tmp_path / "p.idlvsr"
+    path.write_bytes(b"c(X) :- b(X).\n% caf\xe9\n")
+    for load in (parse_file, load_program):
+        with pytest.raises(ProgramError, match="not UTF-8") as info:
+            load(str(path))
+        assert info.value.line == 2 and info.value.file == str(path)

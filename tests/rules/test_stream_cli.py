@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from srtopo.cli import main
-from srtopo.rules.atoms import split_atoms
+from srtopo.logic.atoms import split_atoms
 from srtopo.rules.log import read_records
 from srtopo.rules.points import time_points
 from srtopo.solving import restart
@@ -42,13 +42,27 @@ def test_log_lines_become_time_points_with_gaps_and_minutes_without_seconds():
     assert [t for t, _ in points] == [0, 1, 2]
 
 
+def test_time_points_are_units_of_the_clock_not_units_from_the_first_line():
+    """00:00:59 and 00:01:01 are two minutes: with --t-unit min they are time points 0 and 1, not one time point
+    whose second line is late; two lines within one minute share it (late, or gathered by --t-duplicate)."""
+    text = "2021-05-17T00:00:59 a(1);\n2021-05-17T00:01:01 a(2);\n2021-05-17T00:01:40 a(3);\n"
+    points, rejects = _points(text, unit="min")
+    assert points == [(0, ["a(1)"]), (1, ["a(2)"])] and [r.line for r in rejects] == [3]
+    points, rejects = _points(text, unit="min", duplicates=True)
+    assert points == [(0, ["a(1)"]), (1, ["a(2)", "a(3)"])] and not rejects
+    points, _ = _points("1999 a;\n2001 b;\n", unit="sec")      # numbers count time points: unchanged
+    assert [t for t, _ in points] == [0, 1, 2]
+
+
 def test_a_log_line_is_its_time_point_whole_as_in_idlvsr():
     """Evaluated as soon as its line is read; a second line for it is late unless --t-duplicate or lateness."""
     text = "0 a\n1 b\n1 c\n3 d\n"
     assert _evaluated_after(text) == [(0, 1), (1, 2), (2, 4), (3, 4)]
     points, rejects = _points(text)
     assert points == [(0, ["a"]), (1, ["b"]), (2, []), (3, ["d"])]
-    assert [(r.line, r.reason) for r in rejects] == [(3, "late: time point 1 arrives after its source completed it")]
+    assert [(r.line, r.reason) for r in rejects] == [(3, "late: time point 1 arrives after its source completed it "
+                                                         "(a log line is a whole time point: --t-duplicate lets "
+                                                         "consecutive lines make one)")]
     points, rejects = _points(text, lateness=1)
     assert points == [(0, ["a"]), (1, ["b", "c"]), (2, []), (3, ["d"])] and not rejects
 

@@ -21,7 +21,7 @@ from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
 from srtopo.runners import LocalRunner, RunConfig
 from srtopo.testing import lines, run_topology, timeline, tuples, unsupported
-from tests.oracle import oracle_reports
+from tests.oracle import oracle_choices, oracle_reports
 from tests.randomgen import (
     MALFORMED_TBOX,
     bounded_disorder,
@@ -81,6 +81,77 @@ def test_random_tboxes_and_out_of_order_streams_match_the_oracle(runner_variant,
     for got, want in zip(c.stages, reference.stages):
         assert (got.records_in, got.cached_in, got.forwarded, got.inferred, got.ops_evaluated) == \
                (want.records_in, want.cached_in, want.forwarded, want.inferred, want.ops_evaluated), got.stage
+
+
+def _lines(result, prefix=""):
+    """The reports as their lines' fields, without ``prefix`` in the subject, the NI and the evidence."""
+    cut = len(prefix)
+    return sorted((r.subject[cut:], r.time, tuple(c[cut:] for c in r.ni), tuple((c[cut:], t) for c, t in r.evidence),
+                   r.stage, r.topology) for r in result.reports if r.subject.startswith(prefix))
+
+
+def _also_the_spark_write(runner_variant):
+    """The variant, and for Spark's fused plan also with every micro-batch closed in the Spark write (its small
+    batches close on the driver by default)."""
+    runner, options = runner_variant
+    variants = [runner_variant]
+    if getattr(options, "physical_plan", None) == "fused" and hasattr(options, "driver_tuples"):
+        from dataclasses import replace
+        variants.append((runner, replace(options, driver_tuples=0)))
+    return variants
+
+
+@pytest.mark.parametrize("window", [3, None], ids=["w3", "unbounded"])
+def test_every_plan_names_the_same_ni_and_evidence(runner_variant, window):
+    """Random TBoxes, each compiled as NTM, LTM with a group per stage and LTM-0, with its stream given to each
+    (concepts and subjects prefixed apart, one query for all). Every report names the NI and evidence of the rule of
+    docs/consistency.md (an oracle over every pair of tuples), whatever the split and the runner; its stage is the
+    local runner's for the same topology: whole report lines are equal on every runner."""
+    rng = random.Random(5150)
+    parts, stream, expected = [], [], {}
+    for i in range(CASES):
+        tbox = random_tbox(rng)
+        part = random_stream(rng, tbox, n=rng.randint(40, 120), n_subjects=rng.randint(1, 4), horizon=40)
+        a = analyse(tbox)
+        splits = {"n": [len(a.groups)], "l": [1] * len(a.groups) or [0], "z": [0, len(a.groups)]}
+        expected[i] = oracle_choices(tbox.pis, [n.pair for n in tbox.nis], part, window)
+        for name, split in splits.items():
+            p = f"c{i}{name}|"
+            parts.append(prefixed(compile_ltm(a, split), p))
+            stream += [(p + s, p + c, t) for s, c, t in part]
+    topology = merge(parts)
+    stream = bounded_disorder(stream, LATENESS, random.Random(11))
+    reference = LocalRunner().run(topology, [tuples(stream)], RunConfig(window=window, lateness=LATENESS))
+    assert sum(len(e) for e in expected.values()) > 100
+    for variant in _also_the_spark_write(runner_variant):
+        result = _run(variant, topology, [tuples(stream, batches=3)], window=window, lateness=LATENESS)
+        assert _lines(result) == _lines(reference)
+        for i in range(CASES):
+            for name in "nlz":
+                got = {(s, t): (ni, ev) for s, t, ni, ev, *_ in _lines(result, f"c{i}{name}|")}
+                assert got == expected[i], (i, name)
+
+
+def test_the_report_names_the_least_ni_and_the_latest_evidence(runner_variant):
+    """By hand. Cat, Dog ⊑ Animal; Tree ⊑ Plant; DJ(Animal, Plant), DJ(Cat, Dog). Cat, Dog and Tree at one time
+    violate both NIs: the report names Animal/Plant (before Cat/Dog by IRI) with Cat and Tree (Cat before Dog), in
+    every plan, on the stage that checks Animal/Plant. Two Trees before a Cat: the later Tree is the evidence."""
+    ex = "http://ex.org/pets#"
+    cat, dog, tree, animal, plant = (ex + c for c in ("Cat", "Dog", "Tree", "Animal", "Plant"))
+    tbox = TBox.build([(cat, animal), (dog, animal), (tree, plant)], [(animal, plant), (cat, dog)])
+    x = "http://x/"
+    text = [format_tnt(1, x + "s", RDF_TYPE, c) for c in (tree, dog, cat)]
+    text += [format_tnt(t, x + "u", RDF_TYPE, c) for t, c in ((2, tree), (3, tree), (4, dog), (5, cat))]
+    a = analyse(tbox)
+    for topology, stage in ((compile_ntm(a), "B1"), (compile_ltm(a, [1, 1]), "B2"), (compile_ltm(a, [0, 2]), "B2")):
+        for variant in _also_the_spark_write(runner_variant):
+            result = _run(variant, topology, [lines(text, batches=2)], window=5, lateness=1)
+            got = {(r.subject, r.time): (r.ni, r.evidence, r.stage) for r in result.reports}
+            assert got == {
+                (x + "s", 1): ((animal, plant), ((cat, 1), (tree, 1)), stage),
+                (x + "u", 4): ((animal, plant), ((tree, 3), (dog, 4)), stage),
+                # Dog at 4 and Cat at 5 violate Cat/Dog, one back; Tree at 3 and Cat violate Animal/Plant, two back
+                (x + "u", 5): ((animal, plant), ((tree, 3), (cat, 5)), stage)}, topology.label
 
 
 def test_malformed_lines_are_rejected_with_line_and_reason_and_change_nothing_else(runner_variant):
@@ -145,12 +216,31 @@ def test_rdf_graph_files(runner_variant, tmp_path):
     ttl(d / "obs-0001.ttl", [(ex + "a", RDF_TYPE, ex + "Student"), (ex + "b", ex + "teaches", ex + "c")])
     ttl(d / "obs-0002.nt", [(ex + "a", RDF_TYPE, ex + "Course"), (ex + "b", RDF_TYPE, ex + "Student")])
     ttl(d / "late-name-99.ttl", [(ex + "c", RDF_TYPE, ex + "Person")], generated=3)
-    (d / "broken-4.ttl").write_text("this is not turtle <<<\n")
+    (d / "broken-4.ttl").write_text(f"<{ex}a> a <{ex}B> .\nthis is not turtle <<<\n")
+    (d / "broken-5.rdf").write_text('<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/'
+                                    '22-rdf-syntax-ns#">\n<rdf:Description rdf:about="http://x/a">\n<oops\n')
     for i, name in enumerate(sorted(os.listdir(d))):
         os.utime(d / name, (1_600_000_000 + i, 1_600_000_000 + i))
     result = _run(runner_variant, compile_ntm(analyse(tbox)), [RdfFiles(str(d))], window=5)
     assert result.keys == {(ex + "a", 2), (ex + "b", 2)}
-    assert len(result.rejected) == 1 and result.rejected[0].source.endswith("broken-4.ttl")
+    rejected = {os.path.basename(r.source): (r.line, r.reason) for r in result.rejected}
+    assert set(rejected) == {"broken-4.ttl", "broken-5.rdf"}
+    assert rejected["broken-4.ttl"][0] == 2 and "of <>" not in rejected["broken-4.ttl"][1]
+    assert rejected["broken-4.ttl"][1].startswith("not parseable as turtle: ") and \
+        len(rejected["broken-4.ttl"][1]) > len("not parseable as turtle: ") + 10
+    assert rejected["broken-5.rdf"][0] == 4 and "unclosed token" in rejected["broken-5.rdf"][1]
+
+
+def test_an_escaped_iri_gets_the_documented_reason(runner_variant):
+    """IRIs take no \\uXXXX escapes (docs/consistency.md): the reason says so, on every runner."""
+    from srtopo.io.tnt import IRI_ESCAPE
+    ex = "http://ex.org/e#"
+    tbox = TBox.build([], [(ex + "A", ex + "B")])
+    text = [format_tnt(1, ex + "x", RDF_TYPE, ex + "A"), f"2\t<{ex}caf\\u00e9> <{RDF_TYPE}> <{ex}B> .",
+            f"3\t<{ex}x> <{RDF_TYPE}> <{ex}B\\u0041> .", format_tnt(4, ex + "x", RDF_TYPE, ex + "B")]
+    result = _run(runner_variant, compile_ntm(analyse(tbox)), [lines(text)], window=5)
+    assert sorted((r.line, r.reason) for r in result.rejected) == [(2, IRI_ESCAPE), (3, IRI_ESCAPE)]
+    assert result.keys == {(ex + "x", 4)}
 
 
 def test_rule_topology_gives_the_papers_streaming_models(runner_variant):
@@ -170,3 +260,55 @@ def test_a_byte_order_mark_is_not_data(runner_variant, tmp_path):
     result = _run(runner_variant, compile_ntm(load_tbox(TEX)), [TntFiles(str(path))], window=5)
     assert result.rejected == [] and result.counters.records == 2
     assert result.keys == {(x + "bob", 3)}
+
+
+OWL_NOTHING = "http://www.w3.org/2002/07/owl#Nothing"
+
+
+def test_an_assertion_of_owl_nothing_is_a_violation_whatever_the_tbox(runner_variant):
+    """``x rdf:type owl:Nothing`` is inconsistent by itself: a report at its time naming owl:Nothing with that one
+    tuple as evidence, on every plan of T_ex and on a TBox without any NI; other tuples are checked as before (the
+    oracle is given owl:Nothing as the one concept disjoint from itself)."""
+    x = "http://x/"
+    text = [format_tnt(1, x + "bob", RDF_TYPE, NS + "Student"), format_tnt(2, x + "eve", RDF_TYPE, OWL_NOTHING),
+            format_tnt(3, x + "bob", RDF_TYPE, NS + "Faculty"), format_tnt(4, x + "bob", RDF_TYPE, OWL_NOTHING),
+            format_tnt(9, x + "eve", RDF_TYPE, OWL_NOTHING)]
+    tex = load_tbox(TEX)
+    empty = TBox.build([(NS + "Student", NS + "Person")], [])
+    for tbox in (tex, empty):
+        good = list(parse_tnt_lines(text, "<lines>", []))
+        expected = oracle_reports(tbox.pis, [n.pair for n in tbox.nis] + [(OWL_NOTHING, OWL_NOTHING)], good, 5)
+        analysis = analyse(tbox)
+        plans = [compile_ntm(analysis)] + ([compile_ltm(analysis, [1, 2]), compile_ltm(analysis, [1, 1, 1])]
+                                           if analysis.groups else [])
+        for topology in plans:
+            result = _run(runner_variant, topology, [lines(text, batches=2)], window=5, lateness=10)
+            assert result.keys == expected, topology.label
+            eve = sorted((r for r in result.reports if r.subject == x + "eve"), key=lambda r: r.time)
+            assert [(r.time, r.ni, r.evidence, r.stage) for r in eve] == [
+                (t, (OWL_NOTHING, OWL_NOTHING), ((OWL_NOTHING, t),), topology.stages[0].id) for t in (2, 9)]
+            assert result.counters.irrelevant == (0 if tbox is tex else 2)
+    assert expected == {(x + "eve", 2), (x + "bob", 4), (x + "eve", 9)}
+
+
+def test_a_partial_topology_says_so_and_reports_the_same_on_every_runner(runner_variant):
+    """A topology by hand without Admin's inference op, accepted as partial: every runner reports the conflicts it
+    covers (Student/Faculty, Article/Book; not Admin/Student) and says what it leaves unchecked."""
+    from srtopo.consistency.builder import TopologyBuilder
+    x = "http://x/"
+    tex = load_tbox(TEX)
+    topology = (TopologyBuilder(tbox=tex, name="no-admin")
+                .stage("B1", conjunctions=[("Faculty", "Admin")], infer=[("Faculty", "Employee")])
+                .stage("B2", conjunctions=[("Student", "Employee"), ("Article", "Book")],
+                       infer=[("Student", "Person"), ("Employee", "Person"), ("Article", "Publication"),
+                              ("Book", "Publication")])
+                .stage("B3", conjunctions=[("Person", "Publication"), ("Organization", "Person"), ("Person", "Work"),
+                                           ("Publication", "Organization"), ("Publication", "Work"),
+                                           ("Organization", "Work")])
+                .build(partial=True))
+    text = [format_tnt(1, x + "bob", RDF_TYPE, NS + "Student"), format_tnt(3, x + "bob", RDF_TYPE, NS + "Faculty"),
+            format_tnt(4, x + "amy", RDF_TYPE, NS + "Student"), format_tnt(5, x + "amy", RDF_TYPE, NS + "Admin"),
+            format_tnt(21, x + "ann", RDF_TYPE, NS + "Article"), format_tnt(22, x + "ann", RDF_TYPE, NS + "Book")]
+    result = _run(runner_variant, topology, [lines(text)], window=5)
+    assert result.keys == {(x + "bob", 3), (x + "ann", 22)}
+    assert result.partial == "partial topology: 6 of the 37 pairs of the NI closure are checked by no stage"

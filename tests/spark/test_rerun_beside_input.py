@@ -92,13 +92,13 @@ def test_reason_twice_with_checkpoint_and_out_beside_the_log(spark, tmp_path):
 @pytest.mark.parametrize("runner", [LocalRunner, SparkRunner])
 @pytest.mark.parametrize("flag", ["out", "rejected_out", "checkpoint"])
 def test_an_output_inside_the_stream_directory_is_refused_before_anything_runs(tmp_path, runner, flag):
-    from srtopo.errors import StreamInputError
+    from srtopo.errors import UsageError
     folder = tmp_path / "in"
     folder.mkdir()
     (folder / "a.log").write_text("0 b(1);\n")
     topology = compile_program(parse_program("c(X) :- b(X)."))
     config = RunConfig(lateness=0, **{flag: str(folder / "sub")})
-    with pytest.raises(StreamInputError, match="inside the stream directory"):
+    with pytest.raises(UsageError, match="inside the --stream directory"):
         runner().run(topology, [AtomLog(str(folder))], config)
     assert not (folder / "sub").exists()
 

@@ -12,7 +12,7 @@ import os
 import sys
 
 from srtopo import interrupt
-from srtopo.cli import calibrate, check, compile, reason, streamlog
+from srtopo.cli import calibrate, check, compile, reason, running, streamlog
 from srtopo.cli.parsing import ERROR_STATUS, Parser, given_options, idlvsr_levels
 from srtopo.errors import SrtopoError
 
@@ -29,8 +29,14 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+#: what ``srtopo --help`` opens with
+DESCRIPTION = ("srtopo: distributed stream reasoning. Check an RDF stream against a DL-Lite ontology, reason over a "
+               "stream with an I-DLV-sr or Streamlog program, on one process or on Spark. 'srtopo COMMAND --help' "
+               "says what each command takes.")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="srtopo", description=__doc__.splitlines()[0], parents=[_common()])
+    parser = Parser(prog="srtopo", description=DESCRIPTION, parents=[_common()])
     parser.add_argument("--version", action="version", version=f"srtopo {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
@@ -61,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     restore_signals = interrupt.install()
     try:
         compile.fold_strategy(args)
+        running.refuse_path_clashes(args)
         status = int(args.handler(args) or 0)
         if interrupt.requested():     # the signal came as the run ended: it ended whole
             raise interrupt.Interrupted(interrupt.signum(), "the run had ended: every output is written")

@@ -1,4 +1,4 @@
-"""``srtopo calibrate``: measure the cost model's constants on this machine (``consistency.calibrate``)."""
+"""``srtopo calibrate``: measure the cost model's constants on this machine (``srtopo.calibration``)."""
 from __future__ import annotations
 
 import sys
@@ -7,7 +7,7 @@ from srtopo import interrupt
 
 
 def register(subparsers, parents=()) -> None:
-    from srtopo.consistency.calibrate import TARGET_KEYS, Settings
+    from srtopo.calibration import TARGET_KEYS, Settings
     from srtopo.consistency.cost import calibration_path
     defaults = Settings()
     parser = subparsers.add_parser(
@@ -29,7 +29,7 @@ def register(subparsers, parents=()) -> None:
 
 
 def target_keys(text: str) -> tuple[str, ...]:
-    from srtopo.consistency.calibrate import TARGET_KEYS
+    from srtopo.calibration import TARGET_KEYS
     from srtopo.errors import UsageError
     keys: list[str] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
@@ -46,7 +46,7 @@ def target_keys(text: str) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from srtopo.consistency.calibrate import Settings, calibrate, save
+    from srtopo.calibration import Settings, calibrate, save
     settings = Settings(targets=target_keys(args.engines), tbox=args.tbox, master=args.master,
                         local_tuples=args.local_tuples, operators_tuples=args.operators_tuples,
                         spark_tuples=args.spark_tuples, progress=lambda line: print(line, file=sys.stderr, flush=True))

@@ -122,6 +122,23 @@ def register(subparsers, parents=()) -> None:
     parser.set_defaults(handler=run)
 
 
+#: what a TBox without disjointness means for a check
+NO_NI = "no two tuples can conflict; only an assertion of owl:Nothing is reported"
+
+
+def loader_text(tbox, analysis, verbose: bool = False) -> str:
+    """The loader report with what the NI analysis adds (no NI at all, unsatisfiable concepts): what ``compile``
+    prints before the topology and ``check --verbose`` on stderr."""
+    lines = [tbox.report.to_text(verbose=verbose)]
+    if not analysis.roots:
+        lines.append(f"  note: the TBox states no disjointness (no NI): {NO_NI}")
+    if analysis.unsatisfiable:
+        names = sorted(display(c) for c in analysis.unsatisfiable)
+        shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more in --format json)" if len(names) > 20 else "")
+        lines.append(f"  unsatisfiable concepts: {len(names)} ({shown})")
+    return "\n".join(lines)
+
+
 def consistency_topology(args):
     """(tbox, analysis, topology) for the --tbox / --method / --split / ... arguments."""
     from srtopo.consistency.choose import choose_topology
@@ -183,17 +200,11 @@ def run(args) -> int:
         print(json.dumps({**topology.to_dict(), **extra}, indent=2, ensure_ascii=False))
     elif args.format == "dot":
         if report is not None:
-            print(report.to_text(verbose=args.verbose), file=sys.stderr)
+            print(loader_text(tbox, analysis, args.verbose), file=sys.stderr)
         print(topology.to_dot())
     else:
         if report is not None:
-            print(report.to_text(verbose=args.verbose))
-            if not analysis.roots:
-                print("  note: the TBox states no disjointness: no stream can be inconsistent")
-            if analysis.unsatisfiable:
-                names = sorted(display(c) for c in analysis.unsatisfiable)
-                shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more in --format json)" if len(names) > 20 else "")
-                print(f"  unsatisfiable concepts: {len(names)} ({shown})")
+            print(loader_text(tbox, analysis, args.verbose))
         print(topology.to_text())
         cost = extra.get("cost_model")
         if cost:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 from srtopo.errors import SrtopoError, UsageError
+from srtopo.io.paths import refuse_clashes
 from srtopo.io.sinks import JsonLinesSink
 from srtopo.runners import RUNNERS, RunConfig, get_runner
 
@@ -46,6 +47,30 @@ def add_runner_arguments(parser) -> None:
     add_strict_argument(parser)
     for cls in RUNNERS.values():
         cls.add_arguments(parser)
+
+
+#: a command's arguments that name what it reads, and what it writes, by the flag that sets each
+INPUT_FLAGS = {"tbox": "--tbox", "program": "--program", "stream": "--stream", "also_stream": "--also-stream",
+               "py_script": "--py-script", "topology": "--topology"}
+OUTPUT_FLAGS = {"out": "--out", "rejected_out": "--rejected-out", "metrics_out": "--metrics-out",
+                "checkpoint": "--checkpoint", "reports_out": "--reports-out", "export_graphs": "--export-graphs"}
+
+
+def _named(args, flags: dict[str, str]) -> list[tuple[str, str]]:
+    named = []
+    for dest, flag in flags.items():
+        value = getattr(args, dest, None)
+        for item in value if isinstance(value, list) else [value]:
+            for path in (item.split(",") if dest == "py_script" and isinstance(item, str) else [item]):
+                if isinstance(path, str) and path:
+                    named.append((flag, path))
+    return named
+
+
+def refuse_path_clashes(args) -> None:
+    """Before any command opens a file for writing: no output may be an input, lie inside one, hold one, or meet
+    another output (``io.paths``)."""
+    refuse_clashes(_named(args, INPUT_FLAGS), _named(args, OUTPUT_FLAGS))
 
 
 def add_strict_argument(parser) -> None:

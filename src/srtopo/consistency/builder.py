@@ -11,6 +11,10 @@ With a TBox, concepts may be given by local name (``Person``) or IRI, each conju
 with the stated NI it violates, and stage 1 receives every concept that can take part in a conflict.
 By default a stage forwards what it receives except the subclasses it infers from (the paper's
 "forwards all other unused streams"); pass ``forward=[...]`` to say exactly what leaves a stage.
+
+With a TBox, ``build`` also checks that the stages detect every pair of the NI closure (``consistency.coverage``):
+a topology that misses some is refused, naming one, unless ``build(partial=True)``; then it records how many it
+misses, and a run's summary says so.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 
 from srtopo.concepts import display, local_name
 from srtopo.consistency.compile import notes_for, source_for, violated_axiom
+from srtopo.consistency.coverage import check_coverage
 from srtopo.consistency.nis import NIAnalysis, analyse, pair
 from srtopo.consistency.tbox import TBox
 from srtopo.errors import TopologyError
@@ -61,8 +66,9 @@ class TopologyBuilder:
                                 hint="use a class IRI or local name of the TBox, or 'exists p' / 'exists p^-'")
         raise TopologyError(f"{where}: '{name}' is ambiguous ({', '.join(matches)})", hint="use the full IRI")
 
-    def build(self) -> Topology:
-        """Resolve names, derive what the stages receive and forward, and validate (``Topology.validate``)."""
+    def build(self, partial: bool = False) -> Topology:
+        """Resolve names, derive what the stages receive and forward, validate (``Topology.validate``) and, with a
+        TBox, check that every pair of its NI closure is detected (``partial``: run it even if some are not)."""
         if not self._stages:
             raise TopologyError("a topology needs at least one stage", hint="call .stage(...) before .build()")
         resolved = []
@@ -109,4 +115,5 @@ class TopologyBuilder:
             stages.append(stage)
             received = frozenset(forward) | {op.sup for op in infer}
         notes = None if self.analysis is None else notes_for(self.analysis)
-        return Topology(source=source, stages=tuple(stages), name=self.name, label="hand", notes=notes).validate()
+        topology = Topology(source=source, stages=tuple(stages), name=self.name, label="hand", notes=notes).validate()
+        return topology if self.analysis is None else check_coverage(topology, self.analysis, partial)

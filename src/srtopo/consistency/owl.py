@@ -145,9 +145,11 @@ def load_graph(graph: Graph, source: str, name: str | None = None) -> TBox:
     if not has_owl:
         raise OntologyError(f"no OWL classes or axioms found ({len(graph)} triples)", file=source,
                             hint="is this an ontology? " + _HINT)
-    properties = vocabulary.object_properties | vocabulary.data_properties
+    # what the file declares and what its axioms use as classes and properties (a file need not declare them)
+    classes = vocabulary.classes | mapper.parser.classes
+    properties = vocabulary.object_properties | vocabulary.data_properties | mapper.parser.properties
     report = LoaderReport(
-        source=source, classes=len(vocabulary.classes), properties=len(properties),
+        source=source, classes=len(classes), properties=len(properties),
         pi_counts=tuple(sorted(mapper.pi_kinds.items())), ni_counts=tuple(sorted(mapper.ni_kinds.items())),
         skipped=tuple(mapper.skipped + leftovers.skipped), triples=accounting.counts(), accounting=accounting,
     )

@@ -13,9 +13,9 @@ from itertools import combinations
 from rdflib import BNode, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-from srtopo.consistency.owl_dllite import SELF, Unusable, exists_of, left_parts, right
+from srtopo.consistency.owl_dllite import SELF, Unusable, conjuncts, exists_of, is_empty, left_parts, right
 from srtopo.consistency.owl_expressions import (
-    DataRange, Expr, ExpressionParser, Not, Or, Restriction, Role, Vocabulary, show, show_node)
+    And, DataRange, Expr, ExpressionParser, Named, Not, Or, Restriction, Role, Vocabulary, is_bottom, show, show_node)
 from srtopo.consistency.tbox import NegativeInclusion, SkippedAxiom
 
 #: property characteristics outside DL-Lite_R, by their rdf:type
@@ -92,6 +92,9 @@ class AxiomMapper:
     # inclusions between expressions -----------------------------------------------------------------------
     def include(self, ax: _Axiom, sub: Expr, sup: Expr) -> None:
         """sub ⊑ sup: one inclusion per basic member of sub, each with what DL-Lite states of sup."""
+        if isinstance(sub, And) and is_empty(sup):
+            self.empty_intersection(ax, sub, sup)
+            return
         parts = left_parts(sub)
         basics = [part for part in parts if isinstance(part, str)]
         for part in parts:
@@ -110,6 +113,25 @@ class AxiomMapper:
                 ax.ni(basic, basic if concept == SELF else concept, label)
         for part, reason in rhs.lost:
             ax.lose(f"{show(sub)} ⊑ {part}", reason)
+
+    def empty_intersection(self, ax: _Axiom, sub: And, sup: Expr) -> None:
+        """(A ⊓ B) ⊑ ⊥, the form Protégé writes a disjointness in, is the NI A/B; one operand A is A ⊑ ⊥. An
+        intersection of three or more is outside DL-Lite: A ⊓ B ⊓ C ⊑ ⊥ makes no two of them disjoint."""
+        operands = conjuncts(sub)
+        if any(is_bottom(item) for item in operands):
+            return                                    # (⊥ ⊓ A) ⊑ ⊥ holds: nothing to state
+        if len(operands) > 2:
+            ax.lose(f"{show(sub)} ⊑ {show(sup)}", "an intersection of three or more concepts below owl:Nothing is "
+                    "outside DL-Lite: it makes no two of them disjoint")
+            return
+        if len(operands) < 2:
+            self.include(ax, operands[0] if operands else Named(OWL.Thing), sup)
+            return
+        part = _Axiom(ax.kind, ax.text, ax.triples)
+        self.disjoint(part, *operands)
+        ax.pis += part.pis
+        ax.nis += [(a, b, f"{ax.kind} intersection below owl:Nothing") for a, b, _ in part.nis]
+        ax.lost += part.lost
 
     def disjoint(self, ax: _Axiom, a: Expr, b: Expr) -> None:
         """a ⊓ b ⊑ ⊥, read as a ⊑ ¬b (or b ⊑ ¬a when only b is a union of basic concepts)."""

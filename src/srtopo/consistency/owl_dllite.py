@@ -74,6 +74,24 @@ def describe(expr: Expr) -> str:
     return "an unrecognised expression"
 
 
+def is_empty(expr: Expr) -> bool:
+    """Whether ``expr`` is the empty class as DL-Lite reads it on the right (owl:Nothing, ∃R.owl:Nothing, ¬owl:Thing,
+    an empty union or enumeration): X ⊑ ``expr`` makes X unsatisfiable and states nothing else."""
+    rhs = right(expr)
+    return (isinstance(rhs, Rhs) and not rhs.supers and not rhs.lost and bool(rhs.disjoint)
+            and all(concept == SELF for concept, _ in rhs.disjoint))
+
+
+def conjuncts(expr: And) -> list[Expr]:
+    """The operands of an intersection with nested intersections flattened, owl:Thing and repeats left out."""
+    out: list[Expr] = []
+    for item in expr.items:
+        for part in conjuncts(item) if isinstance(item, And) else [item]:
+            if not is_top(part) and part not in out:
+                out.append(part)
+    return out
+
+
 def left_parts(expr: Expr) -> list:
     """The members of the left side read as a union: basic concepts (str) and ``Unusable`` members."""
     if isinstance(expr, Named):
@@ -84,10 +102,12 @@ def left_parts(expr: Expr) -> list:
         return [str(expr.iri)]
     if isinstance(expr, Or):
         return [part for item in expr.items for part in left_parts(item)]
-    if isinstance(expr, And) and len(expr.items) == 1:
-        return left_parts(expr.items[0])
-    if isinstance(expr, And) and any(is_bottom(item) for item in expr.items):
-        return []
+    if isinstance(expr, And):
+        operands = conjuncts(expr)
+        if any(is_bottom(item) for item in operands):
+            return []
+        if len(operands) == 1:                     # (A ⊓ owl:Thing), (A ⊓ (A)): the one operand
+            return left_parts(operands[0])
     if isinstance(expr, OneOf) and not expr.items:
         return []
     if isinstance(expr, Restriction) and expr.role is not None:

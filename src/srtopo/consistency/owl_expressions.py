@@ -122,6 +122,9 @@ class ExpressionParser:
         self.data_properties = frozenset(data_properties)
         self.datatypes = frozenset(datatypes) | BUILTIN_DATATYPES
         self._open: set = set()    # blank nodes being parsed: a cycle of blank nodes is no expression
+        #: the named classes and properties met where an axiom expects one (a file need not declare them)
+        self.classes: set = set()
+        self.properties: set = set()
 
     # lists and properties ----------------------------------------------------------------------
     def items(self, node) -> tuple[list | None, frozenset]:
@@ -149,6 +152,7 @@ class ExpressionParser:
         if isinstance(node, URIRef):
             if node in SPECIAL_PROPERTIES:
                 return None, frozenset(), "the universal and empty properties"
+            self.properties.add(node)
             return Role(str(node), False, node in self.data_properties), frozenset(), ""
         inner = self.g.value(node, OWL.inverseOf) if isinstance(node, BNode) else None
         if inner is None or node in self._open:
@@ -170,6 +174,8 @@ class ExpressionParser:
         if isinstance(node, URIRef):
             if data or self.is_datatype(node):
                 return DataRange(local_name(str(node)), top=node == RDFS.Literal)
+            if node not in (OWL.Thing, OWL.Nothing):
+                self.classes.add(node)
             return Named(node)
         if not isinstance(node, BNode):
             return Unknown(node, "a literal where a class is expected")

@@ -57,8 +57,8 @@ class TripleAccounting:
 @dataclass(frozen=True)
 class LoaderReport:
     source: str
-    classes: int = 0
-    properties: int = 0
+    classes: int = 0         # named classes the file declares or its axioms use
+    properties: int = 0      # object and data properties, likewise
     pi_counts: tuple[tuple[str, int], ...] = ()   # (axiom kind, count), e.g. ("subClassOf", 332)
     ni_counts: tuple[tuple[str, int], ...] = ()
     skipped: tuple[SkippedAxiom, ...] = ()

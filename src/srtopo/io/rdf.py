@@ -40,6 +40,24 @@ def graph_time(graph, file_name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def syntax_error(error: Exception, content: str) -> tuple[int, str]:
+    """(line, why) of an rdflib parser's error, whichever parser raised it: Turtle, N3 and TriG (``BadSyntax``),
+    RDF/XML (SAX), JSON-LD (json), N-Triples and N-Quads (the offending line quoted). Line 1 when none is said."""
+    line, why = None, " ".join(str(error).split())
+    args = getattr(error, "args", ())
+    if type(error).__name__ == "BadSyntax" and len(args) >= 5:        # (uri, lines before, text, offset, why)
+        line, why = int(args[1]) + 1, str(args[4])
+    elif hasattr(error, "getLineNumber"):
+        line, why = error.getLineNumber(), f"{error.getMessage()} (column {error.getColumnNumber() + 1})"
+    elif isinstance(getattr(error, "lineno", None), int):
+        line, why = error.lineno, str(getattr(error, "msg", why))
+    elif why.startswith("Invalid line: "):
+        bad = why[len("Invalid line: "):].strip()
+        line = next((n for n, text in enumerate(content.splitlines(), 1) if " ".join(text.split()) == bad), None)
+        why = "not an N-Triples statement"
+    return (line if isinstance(line, int) and line > 0 else 1), " ".join(why.split())[:300]
+
+
 def rdf_file_to_lines(file_name: str, content: str, rdf_format: str | None = None) -> list[tuple[int, str, str]]:
     """(index, tnt line, reason) for one RDF file; reason set (and line empty) when the file is unusable."""
     from rdflib import BNode, Graph, Literal
@@ -49,7 +67,10 @@ def rdf_file_to_lines(file_name: str, content: str, rdf_format: str | None = Non
     try:
         graph.parse(data=content, format=fmt)
     except Exception as error:  # noqa: BLE001 - reported as a rejected record, never fatal
-        return [(1, content[:200], f"not parseable as {fmt}: {str(error).splitlines()[0][:300]}")]
+        line, why = syntax_error(error, content)
+        lines = content.splitlines()
+        excerpt = lines[line - 1][:200] if 0 < line <= len(lines) else content[:200]
+        return [(line, excerpt, f"not parseable as {fmt}: {why}")]
     time = graph_time(graph, file_name)
     if time is None:
         return [(1, content[:200], "no event time: add prov:generatedAtTime or an integer to the file name")]

@@ -193,22 +193,6 @@ def require_path(source) -> None:
         raise StreamInputError(f"stream not found: {path}", hint="give a file or a directory of stream files")
 
 
-def require_outputs_outside(sources, *outputs: str | None) -> None:
-    """A run's outputs (``--out``, ``--rejected-out``, ``--checkpoint``) may not lie inside a directory it reads:
-    the next run would read them as input (Spark reads a directory's subdirectories too)."""
-    folders = [os.path.realpath(path) for path in (getattr(s, "path", getattr(s, "spec", None)) for s in sources)
-               if path is not None and "://" not in path and os.path.isdir(path)]
-    for output in outputs:
-        if output is None or output == "-" or ("://" in output and not output.startswith("file:")):
-            continue
-        where = os.path.realpath(output.removeprefix("file:"))
-        for folder in folders:
-            if where == folder or where.startswith(folder + os.sep):
-                raise StreamInputError(f"{output} lies inside the stream directory {folder}: a later run would "
-                                       "read it as input", hint="write outputs and checkpoints outside the "
-                                       "directories a run reads")
-
-
 def stream_files(path: str) -> list[str]:
     """A file, or the files of a directory (hidden and temporary files skipped) in the order every runner reads
     them (``file_order``): by modification time, then by name."""

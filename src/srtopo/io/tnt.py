@@ -76,6 +76,10 @@ NO_DOT = "N-Triples statement does not end with ' .'"
 INVALID = ("not a valid N-Triples statement (subject: IRI or blank node; predicate: IRI; object: IRI, blank node "
            "or literal)")
 LITERAL_TYPE = "rdf:type with a literal object"
+IRI_ESCAPE = ("an IRI holds a backslash: IRIs take no \\uXXXX escapes here (write the character itself, as "
+              "N-Triples allows)")
+#: an IRI with a backslash in it (both regex dialects read it alike)
+IRI_ESCAPE_PATTERN = r"<[^<>\\]*\\[^<>]*>"
 
 
 def reject_reason(line: str) -> str:
@@ -88,6 +92,8 @@ def reject_reason(line: str) -> str:
         return NO_STATEMENT
     if not stripped.endswith("."):
         return NO_DOT
+    if re.search(IRI_ESCAPE_PATTERN, stripped):
+        return IRI_ESCAPE
     return INVALID
 
 

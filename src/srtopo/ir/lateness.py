@@ -88,7 +88,9 @@ def late_reason(time: int, latest: int, lateness: int, unit: str = "time point")
     if time < latest - lateness:
         return f"late: {unit} {time} is more than {lateness} behind {unit} {latest}, the latest of its source"
     # lateness 0, time == latest: a record of the source completed that time point
-    return f"late: {unit} {time} arrives after its source completed it"
+    hint = " (a log line is a whole time point: --t-duplicate lets consecutive lines make one)" \
+        if unit == "time point" else ""
+    return f"late: {unit} {time} arrives after its source completed it{hint}"
 
 
 def floor_reason(time: int, floor: int, unit: str = "time point") -> str:

@@ -120,6 +120,7 @@ class RunResult:
     seconds: float = 0.0                # the whole run, end of input included
     memory_mb: dict = field(default_factory=dict)    # resident memory of the run's processes at its end
     resumed: bool = False               # the run went on from a checkpoint where batches were committed before
+    partial: str = ""                   # what a partial topology left unchecked (``Topology.partial``); empty: nothing
 
     @property
     def reports(self) -> list[Report]:

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Union
 
-from srtopo.concepts import display
+from srtopo.concepts import NOTHING, display
 from srtopo.errors import TopologyError
 
 SUBJECT = "subject"
@@ -76,6 +76,10 @@ class ConjunctionOp:
     @property
     def pair(self) -> tuple[str, str]:
         return (self.left, self.right)
+
+
+#: owl:Nothing with itself: every consistency topology's first stage evaluates it (``Topology.conjunctions``)
+NOTHING_OP = ConjunctionOp(NOTHING, NOTHING, (NOTHING, NOTHING))
 
 
 #: what a window operator computes (``at most c`` is ``not at_least c+1``; ``count N`` with a variable is count_var)
@@ -241,9 +245,12 @@ SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules", FactSource: "
 
 @dataclass(frozen=True)
 class ConsistencyNotes:
+    """What the NI analysis found; ``unchecked``: pairs of the NI closure no stage checks (a topology declared by
+    hand and accepted as partial; 0 for every compiled one)."""
     ni_closure_size: int
     ni_roots: tuple[tuple[str, str], ...] = ()
     ni_groups: tuple[tuple[tuple[str, str], ...], ...] = ()
+    unchecked: int = 0
 
 
 @dataclass(frozen=True)
@@ -292,10 +299,33 @@ class Topology:
         raise KeyError(stage_id)
 
     @property
+    def partial(self) -> str:
+        """What a partial consistency topology leaves unchecked, in words; empty when it checks the whole NI closure
+        (as far as its notes know: ``consistency.coverage.check_coverage`` measures it against a TBox)."""
+        unchecked = getattr(self.notes, "unchecked", 0)
+        if not unchecked:
+            return ""
+        return f"partial topology: {unchecked} of the {self.notes.ni_closure_size} pairs of the NI closure are " \
+               "checked by no stage"
+
+    @property
     def conjunction_counts(self) -> list[int]:
         return [len(s.conjunction_ops) for s in self.stages]
 
     # --- the routing rule of consistency stages ----------------------------------------------------------
+    def conjunctions(self, index: int) -> tuple[ConjunctionOp, ...]:
+        """The conjunction ops runners evaluate at consistency stage ``index``: the stage's own and, at the first
+        stage, owl:Nothing with itself. An assertion of owl:Nothing is inconsistent whatever the TBox states; it is
+        no pair of the TBox's NI closure, so the stage's ops (and the counts the papers give) leave it out."""
+        ops = self.stages[index].conjunction_ops
+        return ops + (NOTHING_OP,) if index == 0 and NOTHING_OP not in ops else ops
+
+    def accepted(self) -> tuple[str, ...]:
+        """Every concept a source tuple may assert and some stage reads (the source's concepts, their aliases and
+        owl:Nothing), sorted; tuples of any other concept are irrelevant."""
+        source = self.source
+        return tuple(sorted(set(source.concepts) | {a for a, _ in source.aliases} | {NOTHING}))
+
     def outputs(self, index: int) -> dict[str, tuple[tuple[str, bool], ...]]:
         """What stage ``index`` passes on, per concept it receives: (concept, inferred?) pairs: the concept
         itself if forwarded, the superclass of each of its inference ops. The last stage passes nothing on
@@ -317,13 +347,14 @@ class Topology:
         tables = self.__dict__.get("_routing")
         if tables is None:
             tables = []
-            for index, stage in enumerate(self.stages):
+            for index in range(len(self.stages)):
                 touch: dict[str, int] = {}
-                for op in getattr(stage, "conjunction_ops", ()):
+                ops = self.conjunctions(index)
+                for op in ops:
                     touch[op.left] = touch.get(op.left, 0) + 1
                     if op.right != op.left:
                         touch[op.right] = touch.get(op.right, 0) + 1
-                tables.append((self.outputs(index), touch, getattr(stage, "cached_concepts", frozenset())))
+                tables.append((self.outputs(index), touch, frozenset(c for op in ops for c in op.pair)))
             tables = tuple(tables)
             object.__setattr__(self, "_routing", tables)      # a cache, not a field: equality and JSON ignore it
         return tables
@@ -333,7 +364,7 @@ class Topology:
         last it reaches; empty when the source drops it). Every runner routes tuples by this."""
         source = self.source
         concept = dict(source.aliases).get(asserted, asserted)
-        if concept not in source.concepts:
+        if concept not in source.concepts and concept != NOTHING:
             return ()
         frontier = {concept}
         route = []
@@ -569,6 +600,8 @@ def _notes_text(notes: Notes) -> list[str]:
     if isinstance(notes, ConsistencyNotes):
         lines = [f"  NI closure: {notes.ni_closure_size} pairs; NI roots: {len(notes.ni_roots)}; "
                  f"NI groups: {len(notes.ni_groups)}"]
+        if notes.unchecked:
+            lines.append(f"  partial: {notes.unchecked} pairs of the NI closure are checked by no stage")
         for i, group in enumerate(notes.ni_groups, 1):
             shown = ", ".join(f"{display(a)}/{display(b)}" for a, b in group[:12])
             more = f", ... ({len(group)} in all)" if len(group) > 12 else ""
@@ -612,7 +645,7 @@ def _stage_text(stage: Stage) -> list[str]:
         lines[0] += (f", {len(stage.conjunction_ops)} conjunction ops, {len(stage.inference_ops)} inference ops, "
                      f"{len(stage.forwards)} forwarded concepts")
         for op in stage.conjunction_ops[:20]:
-            lines.append(f"    ∧ {display(op.left)} ∧ {display(op.right)}  "
+            lines.append(f"    {display(op.left)} ∧ {display(op.right)}  "
                          f"(violates DJ({display(op.ni[0])}, {display(op.ni[1])}))")
         if len(stage.conjunction_ops) > 20:
             lines.append(f"    ... {len(stage.conjunction_ops) - 20} more conjunction ops")

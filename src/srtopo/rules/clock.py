@@ -59,10 +59,11 @@ class Clock:
         """Time point 0's timestamp as the stream reader keeps it (``rules.timestamps.stamp_kind`` and
         ``stamp_value``: microseconds for a date-time, the number itself for a number)."""
         from srtopo.rules.timestamps import NUMBER
-        self.origin = value * self.number_micros if kind == NUMBER else value
+        instant = value * self.number_micros if kind == NUMBER else value
+        self.origin = instant // self.unit_micros * self.unit_micros     # the start of time point 0's unit
 
     def set_origin_text(self, stamp: str | None) -> None:
-        from srtopo.rules.atoms import RecordError
+        from srtopo.logic.atoms import RecordError
         from srtopo.rules.timestamps import parse_timestamp, stamp_kind, stamp_value
         if stamp is None:
             return

@@ -19,7 +19,7 @@ from clingo import Function, Number, Symbol
 from srtopo.errors import ProgramError
 from srtopo.ir.topology import RuleStage, Topology, WindowOp, predicate_arity, predicate_name
 from srtopo.rules.clock import NOW_SIG, Clock
-from srtopo.rules.atoms import symbol_signature, symbol_text
+from srtopo.logic.atoms import symbol_signature, symbol_text
 from srtopo.rules.compile import Options, compile_program, resolve_strategy
 from srtopo.rules.ir import GENERATED_PREFIX, Program
 from srtopo.rules.parse import parse_facts

@@ -13,10 +13,9 @@ from typing import Union
 from clingo import Symbol, ast
 
 from srtopo.errors import ProgramError
+from srtopo.logic.syntax import (  # noqa: F401 - the I-DLV-sr IR is written in these
+    RESERVED, Loc, NotAnAtom, Signature, is_atom_term, sig_str, symbolic_atoms, term_signature, variables, walk)
 
-#: Prefix of every predicate the framework generates (fresh window atoms, input bridges, markers).
-#: User programs and stream atoms may not use predicates that start with ``__``.
-RESERVED = "__"
 GENERATED_PREFIX = "__sr_"
 
 #: input predicates the evaluator provides at every time point (never rows of a stream): the value of ``@now``
@@ -27,8 +26,6 @@ CLOCK_PREDICATES = (NOW_PREDICATE, TICK_PREDICATE)
 #: the variable ``@now`` is read into (``p(@now) :- b.`` is ``p(_NW) :- b, __sr_now(_NW).``)
 NOW_VARIABLE = "_NW"
 
-Signature = tuple  # (name: str, arity: int)
-
 #: seconds per unit accepted in ``[w unit]`` windows and in ``--unit``
 UNIT_SECONDS = {
     "ms": Fraction(1, 1000), "msec": Fraction(1, 1000),
@@ -36,20 +33,6 @@ UNIT_SECONDS = {
     "min": Fraction(60), "minute": Fraction(60), "minutes": Fraction(60),
     "h": Fraction(3600), "hrs": Fraction(3600), "hour": Fraction(3600), "hours": Fraction(3600),
 }
-
-
-def sig_str(sig: Signature) -> str:
-    return f"{sig[0]}/{sig[1]}"
-
-
-@dataclass(frozen=True)
-class Loc:
-    file: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
 
 
 @dataclass(frozen=True)
@@ -275,45 +258,3 @@ class Program:
         return "\n".join(lines)
 
 
-class NotAnAtom(ProgramError):
-    """A term stands where an atom is expected."""
-
-
-def term_signature(term: ast.AST) -> Signature:
-    """name/arity of an atom's term (Function AST or a constant SymbolicTerm)."""
-    if term.ast_type == ast.ASTType.Function:
-        return (term.name, len(term.arguments))
-    if term.ast_type == ast.ASTType.SymbolicTerm and term.symbol.type.name == "Function":
-        return (term.symbol.name, len(term.symbol.arguments))
-    raise NotAnAtom(f"'{term}' is not an atom")
-
-
-def is_atom_term(term: ast.AST) -> bool:
-    try:
-        term_signature(term)
-        return True
-    except NotAnAtom:
-        return False
-
-
-# --- the one walker over clingo ASTs ----------------------------------------------------------------------
-
-def walk(node):
-    """Every AST node below ``node`` (itself included), depth first; lists and AST sequences are descended."""
-    if isinstance(node, ast.AST):
-        yield node
-        for key in node.keys():
-            yield from walk(getattr(node, key))
-    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
-        for child in node:
-            yield from walk(child)
-
-
-def symbolic_atoms(node):
-    """Every SymbolicAtom below ``node`` (in literals, aggregate elements, conditions)."""
-    return (n for n in walk(node) if n.ast_type == ast.ASTType.SymbolicAtom)
-
-
-def variables(node) -> set[str]:
-    """The names of the variables below ``node`` (the anonymous ``_`` left out)."""
-    return {n.name for n in walk(node) if n.ast_type == ast.ASTType.Variable and n.name != "_"}

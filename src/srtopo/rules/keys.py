@@ -22,10 +22,8 @@ import itertools
 from clingo import ast
 
 from srtopo.ir.topology import ONE_PARTITION, PartitionKey, WindowOp
+from srtopo.logic.keys import SEARCH_LIMIT
 from srtopo.rules.ir import CLOCK_PREDICATES, sig_str, symbolic_atoms, term_signature
-
-#: more candidate assignments than this are not searched (the stage runs in one partition)
-SEARCH_LIMIT = 20000
 
 
 def _arguments(term) -> list:

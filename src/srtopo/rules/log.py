@@ -10,7 +10,7 @@ from typing import Callable, Iterable, Iterator
 
 from srtopo.io.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8
 from srtopo.ir.records import RejectedRecord
-from srtopo.rules.atoms import RecordError, atom_fields, canonical_fields, parse_atom, short, split_atoms, triple_atom
+from srtopo.logic.atoms import RecordError, atom_fields, canonical_fields, parse_atom, short, split_atoms, triple_atom
 from srtopo.rules.timestamps import GIVEN, NUMBER, TimeBase, parse_timestamp, stamp_kind, stamp_value
 
 _TNT_LINE = re.compile(LINE_PATTERN)

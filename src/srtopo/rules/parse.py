@@ -14,6 +14,7 @@ from typing import NamedTuple
 from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
+from srtopo.logic.syntax import parse_statements, read_program
 from srtopo.rules.analysis import condition_bound
 from srtopo.rules.ir import (
     NOW_PREDICATE,
@@ -86,14 +87,7 @@ class _Source:
 
 
 def parse_file(path: str | Path) -> Program:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")       # a byte-order mark is not part of the program
-    except OSError as error:
-        raise ProgramError(f"cannot read program: {error.strerror}", file=str(path)) from None
-    except UnicodeDecodeError:
-        raise ProgramError("program is not UTF-8 text", file=str(path)) from None
-    return parse_program(text, str(path))
+    return parse_program(read_program(path), str(path))
 
 
 def parse_facts(texts) -> list:
@@ -610,6 +604,11 @@ def _streaming_literal(src: _Source, lit: list[Tok], index: int):
     if before and before[0].text == "not":
         before = before[1:]
     words = [t.text for t in before]
+    if len(words) >= 3 and words[-2] == "-" and before[-1].kind == "number" and \
+            (words[-3] == "count" or (len(words) >= 4 and words[-4] == "at" and words[-3] in ("least", "most"))):
+        op = "count" if words[-3] == "count" else f"at {words[-3]}"
+        least = "a positive" if op == "at least" else "a non-negative"
+        raise src.error(f"the constant of '{op}' must be {least} integer, got -{words[-1]}", before[-2].start)
     op, count, shortcut = "at_least", 1, False
     if len(words) >= 3 and words[-3] == "at" and words[-2] in ("least", "most"):
         op = "at_least" if words[-2] == "least" else "at_most"
@@ -677,73 +676,6 @@ def _window(src: _Source, toks: list[Tok], in_tok: Tok) -> Window:
             return Window(points=tuple(sorted({int(t.text) for t in nums})))
     raise src.error("malformed window after 'in'", where,
                     hint="write [w], [w sec] or {d1,...,dm} with non-negative integers")
-
-
-_CLINGO_LOCATION = re.compile(r"<(?:string|block)>:(\d+):(\d+)(?:-\S+)?: (?:error: )?(.*)", re.S)
-
-
-def clingo_error(message: str, file: str, detail: str | None = None, hint: str | None = None) -> ProgramError | None:
-    """clingo's ``<string>:L:C-...: error: what`` (or ``<block>:...``) as a ProgramError at file:L:C, or None when
-    the message has no location. ``detail`` replaces clingo's wording."""
-    m = _CLINGO_LOCATION.match(message.strip())
-    if not m:
-        return None
-    return ProgramError(detail or " ".join(m.group(3).split()), file=file, line=int(m.group(1)),
-                        col=int(m.group(2)), hint=hint)
-
-
-def _outside_ascii(text: str) -> tuple[int, str] | None:
-    """(offset, character) of the first character clingo's parser must not see: NUL (its C strings would end
-    there) or a non-ASCII character outside strings and comments (clingo's lexer reports such a byte in a
-    message its Python binding cannot decode, which aborts the process)."""
-    if text.isascii() and "\x00" not in text:
-        return None
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':                    # a string ends at its quote; one that a line end cuts is no string
-            i += 1
-            first = None
-            while i < n and text[i] not in '"\n':
-                if text[i] == "\x00" or (first is None and not text[i].isascii()):
-                    first = first or i
-                    if text[i] == "\x00":
-                        return i, text[i]
-                i += 2 if text[i] == "\\" else 1
-            if (i >= n or text[i] == "\n") and first is not None:
-                return first, text[first]
-        elif text.startswith("%*", i):
-            end = text.find("*%", i + 2)
-            i = n if end < 0 else end + 1
-        elif c == "%":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif c == "\x00" or not c.isascii():
-            return i, c
-        i += 1
-    return None
-
-
-def parse_statements(text: str, file: str, unlocated) -> list:
-    """clingo.ast statements of ``text``; a syntax error is a ProgramError at its file:line:col, or
-    ``unlocated(message)`` when clingo gives no location."""
-    found = _outside_ascii(text)
-    if found is not None:
-        offset, char = found
-        line = text.count("\n", 0, offset) + 1
-        col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-        what = "a NUL character" if char == "\x00" else f"the non-ASCII character {char!r} outside a string or comment"
-        hint = "remove it: clingo would read the program only up to it" if char == "\x00" else \
-            "clingo names and operators are ASCII: write other text inside a string, as in p(\"café\")"
-        raise ProgramError(what, file=file, line=line, col=col, hint=hint)
-    messages: list[str] = []
-    out: list = []
-    try:
-        ast.parse_string(text, out.append, logger=lambda code, msg: messages.append(msg), message_limit=5)
-    except RuntimeError:
-        msg = messages[0] if messages else "syntax error"
-        raise (clingo_error(msg, file) or unlocated(" ".join(msg.split()))) from None
-    return out
 
 
 #: a streaming literal written inside an aggregate's braces, which clingo reads as a syntax error

@@ -7,13 +7,12 @@ time points its windows reach back to (the checkpointed history). It evaluates i
 for every key of the partition together and returns the atoms they derive, with whether each persists.
 Consecutive stages keyed alike (a predicate one derives is keyed where the next reads it) run as one segment.
 Background facts of the stages' predicates are filtered to the partition by the same key hash the runner
-routes rows with (:func:`key_partition`), so they never travel with the rows.
+routes rows with (``logic.keys.key_partition``), so they never travel with the rows.
 """
 from __future__ import annotations
 
 import json
 import threading
-import zlib
 from collections.abc import Iterator
 from urllib.parse import unquote
 from dataclasses import dataclass, replace
@@ -22,19 +21,14 @@ from clingo import parse_term
 
 from srtopo.ir.lateness import SourceClock
 from srtopo.ir.topology import Topology
+from srtopo.logic.atoms import RecordError, atom_fields, symbol_text
+from srtopo.logic.keys import key_partition
 from srtopo.rules.evaluate import Reasoner, signature
-from srtopo.rules.atoms import atom_fields, RecordError, symbol_text
 from srtopo.rules.log import record_row
 from srtopo.rules.timestamps import GIVEN, time_point_of
 
 #: row kinds a partition receives: an atom at a time point to evaluate, a history atom, a tick (no atom)
 CURRENT, HISTORY, TICK = "c", "h", "t"
-
-
-def key_partition(value_text: str, partitions: int) -> int:
-    """The partition of a key value (an argument printed by clingo): CRC-32 of its UTF-8 bytes modulo the
-    number of partitions, which Spark SQL computes as ``pmod(crc32(CAST(v AS BINARY)), n)``."""
-    return zlib.crc32(value_text.encode("utf-8")) % partitions
 
 
 def segment_topology(topology: Topology, indices) -> Topology:

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from fractions import Fraction
 
 from srtopo.errors import StreamInputError
-from srtopo.rules.atoms import RecordError, short
+from srtopo.logic.atoms import RecordError, short
 from srtopo.rules.ir import UNIT_SECONDS
 
 
@@ -50,15 +50,17 @@ class TimeBase:
 
 def time_point_of(first: tuple, kind: str, value: int, unit_us: int, number_scale: Fraction | None) -> int:
     """The time point of a timestamp (kind, value as ``stamp_value`` gives it) given the first record's: numbers
-    count time points (or ``number_scale`` of them per number), date-times count ``unit_us`` microseconds.
+    count time points (or ``number_scale`` of them per number), date-times fall in units of ``unit_us``
+    microseconds of the clock (a minute is 00:01:00 to 00:01:59), time point 0 being the first record's unit.
     Raises RecordError when the two cannot be compared."""
     problem = stamp_mismatch(first[0], kind)
     if problem:
         raise RecordError(problem)
-    delta = value - first[1]
     if kind == NUMBER:
-        return delta if number_scale is None else math.floor(delta * number_scale)
-    return delta // unit_us
+        if number_scale is None:
+            return value - first[1]
+        return math.floor(value * number_scale) - math.floor(first[1] * number_scale)
+    return value // unit_us - first[1] // unit_us       # whole units of the clock: 00:00:59, 00:01:01 are 2 minutes
 
 
 #: kinds of record times: a number of time units, a date-time without / with a time zone, a JSON record's time

@@ -14,7 +14,8 @@ from typing import ClassVar, Sequence
 from srtopo import interrupt
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sinks import JsonLinesSink, MemorySink, open_text
-from srtopo.io.sources import require_outputs_outside, require_path
+from srtopo.io.paths import config_outputs, refuse_clashes, source_paths
+from srtopo.io.sources import SocketLines, require_path
 from srtopo.ir.run import RunConfig, RunCounters, RunResult
 from srtopo.ir.topology import Topology
 from srtopo.kinds import kind_of
@@ -69,7 +70,7 @@ class LocalRunner:
 
     def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
         wanted = sorted({s.parallelism for s in topology.stages})
-        note = "" if wanted == [1] else f" (stage parallelism {','.join(map(str, wanted))} not used)"
+        note = "" if wanted in ([], [1]) else f" (stage parallelism {','.join(map(str, wanted))} not used)"
         options = config.options if config is not None and isinstance(config.options, LocalOptions) else None
         plan = f", {options.physical_plan} plan" if options and options.physical_plan != "indexed" else ""
         return f"local: one process, {len(topology.stages)} stage(s) in order{plan}{note}"
@@ -80,7 +81,7 @@ class LocalRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
-        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
+        refuse_clashes(source_paths(sources), config_outputs(config))
         sink = MemorySink() if sink is None else sink
         memory = sink if isinstance(sink, MemorySink) else None      # what the result keeps
         to_close = []
@@ -94,15 +95,22 @@ class LocalRunner:
             return handle
         executor = kind_of(topology).local_executor()
         counters = RunCounters()
+        held = None
+        strict = getattr(sink, "strict", False)
         try:
             out, rejected_out = opened(config.out, "outputs"), opened(config.rejected_out, "rejected records")
             if out is not None or rejected_out is not None:   # the runner's durable form: JSON-lines files
                 sink = _Fanout([sink, JsonLinesSink(out, rejected_out, echo=None)])
+            held = _Held(sink) if strict and not any(map(_live, sources)) else None
             started = _time.perf_counter()
             with interrupt.deferred():     # stop between records and time points, never inside one
-                batches = executor.run(topology, sources, config, sink, counters)
+                batches = executor.run(topology, sources, config, held or sink, counters)
             seconds = _time.perf_counter() - started
+            if held is not None:
+                held.release()
         except interrupt.Interrupted as stop:
+            if held is not None:           # no bad line came before the signal: what was found stands
+                held.release()
             stop.note = stop.note or (f"{executor.stopped_note(counters)}; the local runner keeps no checkpoint: "
                                       "run again to start over")
             raise
@@ -112,7 +120,33 @@ class LocalRunner:
         return RunResult(runner=self.name, physical_plan=self.describe(topology, config),
                          outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
                          counters=counters, batches=batches, seconds=seconds,
-                         memory_mb={"python": rss_mb()})
+                         memory_mb={"python": rss_mb()}, partial=topology.partial)
+
+
+def _live(source) -> bool:
+    """A source read as it comes (standard input, a socket): it has no end to wait for."""
+    spec = getattr(source, "path", None) or getattr(source, "spec", None)
+    return isinstance(source, SocketLines) or spec == "-" or (isinstance(spec, str) and spec.startswith("tcp://"))
+
+
+class _Held:
+    """``--fail-on-bad-input`` on files: outputs wait for the end of the input, so a bad line anywhere stops the
+    run before any output is written, as on Spark, which hands a micro-batch's rejected records over before its
+    outputs (a live input, which has no end, writes as it goes)."""
+
+    def __init__(self, sink):
+        self.sink, self.held = sink, []
+
+    def emit(self, output) -> None:
+        self.held.append(output)
+
+    def reject(self, record) -> None:
+        self.sink.reject(record)
+
+    def release(self) -> None:
+        held, self.held = self.held, []
+        for output in held:
+            self.sink.emit(output)
 
 
 class _Fanout:

@@ -22,7 +22,7 @@ from clingo import Symbol, ast
 
 from srtopo.errors import ProgramError
 from srtopo.ir.records import Model
-from srtopo.rules.parse import clingo_error
+from srtopo.logic.syntax import clingo_error
 from srtopo.solving import StepSolver, grounding_errors
 from srtopo.streamlog.program import NOW, Program, now_term, substitute
 from srtopo.streamlog.split import old_name, split_rule, split_schedule

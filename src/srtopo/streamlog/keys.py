@@ -28,8 +28,8 @@ from __future__ import annotations
 from clingo import ast
 
 from srtopo.ir.topology import ONE_PARTITION, PartitionKey
-from srtopo.rules.ir import sig_str, symbolic_atoms, term_signature
-from srtopo.rules.keys import SEARCH_LIMIT
+from srtopo.logic.keys import SEARCH_LIMIT
+from srtopo.logic.syntax import sig_str, symbolic_atoms, term_signature
 from srtopo.streamlog.program import Program
 
 _T = ast.ASTType

@@ -2,7 +2,7 @@
 and the evaluator each partition runs (no Spark here: the Spark job and the tests drive it).
 
 A fact line goes to the partition of its key value (``streamlog.keys``: CRC-32 of the key argument as clingo
-prints it, ``rules.partition.key_partition``). Every other partition still needs the line as *progress*: in the
+prints it, ``logic.keys.key_partition``). Every other partition still needs the line as *progress*: in the
 synchronized and sort-merge unions a fact at timestamp t of stream s says s passed every timestamp before t, and
 a stream's facts must come in non-decreasing order. So the others get (stream, t) and judge its order exactly as
 the owner judges the fact (``seen``): every partition holds the same stream progress, hence the same bound, and
@@ -28,8 +28,8 @@ from clingo import SymbolType
 from srtopo.io.tnt import NotUtf8
 from srtopo.ir.records import Model
 from srtopo.ir.topology import PartitionKey
-from srtopo.rules.atoms import RecordError, parse_atom
-from srtopo.rules.partition import key_partition
+from srtopo.logic.atoms import RecordError, parse_atom
+from srtopo.logic.keys import key_partition
 from srtopo.streamlog.program import Program
 from srtopo.streamlog.streams import _PUNCTUATION, Streamlog
 

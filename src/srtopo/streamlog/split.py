@@ -20,7 +20,7 @@ import itertools
 
 from clingo import ast
 
-from srtopo.rules.ir import term_signature
+from srtopo.logic.syntax import term_signature
 from srtopo.streamlog.order import EARLIER, EQUAL, NOT_LATER, TimeOrder
 from srtopo.streamlog.program import _order, now_term
 

@@ -36,7 +36,7 @@ from srtopo.errors import StreamInputError, TopologyError
 from srtopo.io.tnt import NOT_UTF8, NotUtf8
 from srtopo.ir.records import Model, RejectedRecord
 from srtopo.io.lines import open_lines
-from srtopo.rules.atoms import RecordError, parse_atom
+from srtopo.logic.atoms import RecordError, parse_atom
 from srtopo.streamlog.evaluate import Evaluator, model
 from srtopo.streamlog.program import Program
 

@@ -335,7 +335,7 @@ class ConsistencyJob(MicroBatchJob):
         bits = sq._packing()
         packing = Packing.of(bits)
         closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
-        fields = unpack(closed.key, closed.time, int(self.window), packing, bits)
+        fields = unpack(closed.key, closed.time, packing, bits)
         kept = time >= b.keep
         out: dict = {}
         for k in range(len(self.topology.stages)):
@@ -494,8 +494,9 @@ class ConsistencyOnSpark:
                     + ",".join(str(s.parallelism) for s in topology.stages))
         wanted = sorted({s.parallelism for s in topology.stages})
         small = driver_tuples(options, master)
+        unused = f" (stage parallelism {','.join(map(str, wanted))} not used)" if wanted else ""
         return (f"spark fused on {master}: every stage in one keyed pass over {tasks[0] if tasks else 0} shuffle "
-                f"partitions (stage parallelism {','.join(map(str, wanted))} not used)"
+                f"partitions{unused}"
                 + (f"; micro-batches of at most {small:,} tuples close on the driver" if small else ""))
 
     def sources(self, topology: Topology, sources: list, stage) -> list:

@@ -30,7 +30,8 @@ from urllib.parse import unquote, urlparse
 from srtopo import interrupt
 from srtopo.errors import TopologyError, UnsupportedByRunner
 from srtopo.io.sinks import MemorySink
-from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_outputs_outside, require_path
+from srtopo.io.paths import config_outputs, refuse_clashes, source_paths
+from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_path
 from srtopo.io.tnt import write_tnt
 from srtopo.io.tsv import write_tuples
 from srtopo.ir.records import RejectedRecord
@@ -181,11 +182,12 @@ class SparkRun:
         self.flush()
         if collect and options.once:
             outputs, records = self.kind.collect(self.job, options)
-            for record in records:
-                self.sink.emit(record)
             rejected = sorted(self.job.sinks.written_rows(rejected=True),
                               key=lambda row: (row.get("source") or "", row.get("line") or 0))
-            emitted = len(records) + _hand_over(self.sink, outputs, rejected, self.origins, self.kind, self.job.fs)
+            _hand_over(self.sink, None, rejected, self.origins, self.kind, self.job.fs)    # first: see _hand_over
+            for record in records:
+                self.sink.emit(record)
+            emitted = len(records) + _hand_over(self.sink, outputs, None, self.origins, self.kind, self.job.fs)
         metrics = self.write_metrics()
         counters = spark_counters(self.topology, self.kind, metrics,
                                   self.runner.stage_tasks(self.topology, self.config))
@@ -196,6 +198,7 @@ class SparkRun:
             runner="spark", physical_plan=self.runner.describe(self.topology, self.config),
             outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
             counters=counters, seconds=self.seconds, memory_mb=self._memory(), resumed=self.resumed,
+            partial=self.topology.partial,
             batches=[BatchMetrics(m["batch"], m["tuples"], m.get("trigger_s", m["duration_s"]), m["reports"], m)
                      for m in metrics])
 
@@ -319,7 +322,7 @@ class SparkRunner:
         self.check(topology, sources, config)
         for source in sources:
             require_path(source)
-        require_outputs_outside(sources, config.out, config.rejected_out, config.checkpoint)
+        refuse_clashes(source_paths(sources), config_outputs(config))
         options = config.options
         lateness = config.lateness
         kind = kind_of(topology).spark_job()
@@ -420,6 +423,9 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None
         return got if pause is None else _pausing(got, pause)
     emitted = 0
     convert = kind.output_of
+    if rejected is not None:     # first: --fail-on-bad-input stops before any output of the batch is written
+        for row in rows(rejected):
+            sink.reject(rejected_of(row, origins))
     if isinstance(outputs, WrittenFiles) and fs is not None:
         local = [local_path(p) for p in fs.data_files(outputs.path)]
         read = kind.read_local(local) if all(p is not None for p in local) else None
@@ -433,9 +439,6 @@ def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None
         for row in _pausing(sorted(rows(outputs), key=lambda r: int(row_field(r, "time"))), pause):
             sink.emit(convert(row))
             emitted += 1
-    if rejected is not None:
-        for row in rows(rejected):
-            sink.reject(rejected_of(row, origins))
     return emitted
 
 

@@ -23,6 +23,8 @@ from srtopo.io.rdf import rdf_file_to_lines
 from srtopo.io.sources import AtomLog, Rate, RdfFiles, SocketLines, TntFiles, TupleFiles
 from srtopo.io.tnt import (
     INVALID,
+    IRI_ESCAPE,
+    IRI_ESCAPE_PATTERN,
     LINE_PATTERN,
     LITERAL_TYPE,
     NO_DOT,
@@ -96,6 +98,7 @@ def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
               f"WHEN NOT (get({head}, 0) rlike '^-?[0-9]+$') THEN {_q(NO_TIME)} "
               f"WHEN size({head}) = 1 THEN {_q(NO_STATEMENT)} "
               f"WHEN NOT endswith({stripped}, '.') THEN {_q(NO_DOT)} "
+              f"WHEN {stripped} rlike {_q(IRI_ESCAPE_PATTERN)} THEN {_q(IRI_ESCAPE)} "
               f"ELSE {_q(INVALID)} END")
     out = ["src", "file", "line", "part",
            f"CASE WHEN good THEN 't' WHEN {skipped} THEN 'c' WHEN {punct} THEN 'p' ELSE 'x' END AS ik",

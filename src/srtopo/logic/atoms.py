@@ -7,7 +7,7 @@ import re
 from clingo import Function, Number, String, Symbol, SymbolType, parse_term
 
 from srtopo.errors import StreamInputError
-from srtopo.rules.ir import RESERVED
+from srtopo.logic.syntax import RESERVED
 from srtopo.terms import CLINGO_INT_MAX, split_top_level
 
 
