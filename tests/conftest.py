@@ -9,9 +9,16 @@ import pytest
 
 from srtopo.consistency.cost import CALIBRATION_ENV
 from srtopo.runners import LocalOptions, SparkOptions, get_runner
+from srtopo.runners.spark.session import JAVA_OPTIONS
 
 # The cost balancer reads this machine's calibration file when there is one: tests plan with the defaults.
 os.environ[CALIBRATION_ENV] = os.path.join(os.path.dirname(__file__), "no-calibration-in-tests.json")
+# Every JVM of the tests (the session's, a command's, a standalone cluster's) compiles with the quick JIT only,
+# with room for Spark's generated classes: a test's JVM runs small queries, and the optimising compiler's work
+# for them (and the sweeping of a full code cache) took about 40% of its CPU (docs/architecture.md, "Testing")
+TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+os.environ.setdefault("SRTOPO_SPARK_JAVA_OPTIONS", f"{JAVA_OPTIONS['throughput']} {TEST_JVM}")
+os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", TEST_JVM)
 
 #: variant -> (registered runner, its options, fixtures it needs)
 RUNNER_VARIANTS = {
