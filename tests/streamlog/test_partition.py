@@ -5,6 +5,7 @@ one ``Streamlog`` over the same lines (itself checked against the whole-stream o
 for 1, 2 and 3 partitions."""
 from __future__ import annotations
 
+import functools
 import json
 import random
 
@@ -60,8 +61,10 @@ def partitioned(text: str, feed: list, nsources: int, partitions: int, batches: 
     return [(m.time, m.atoms) for m in merge(parts)], rejected
 
 
+@functools.cache
 def keyed_cases():
-    """The random programs of test_differential that are keyed, with their feeds, and the keyed slides' examples."""
+    """The random programs of test_differential that are keyed, with their feeds, and the keyed slides' examples
+    (made when a test first asks: analysing 240 programs took seconds of every collection that imports this)."""
     out = []
     for seed in range(240):
         text, _features, feeds = random_case(seed)
@@ -75,15 +78,13 @@ def keyed_cases():
     return out
 
 
-CASES = keyed_cases()
-
-
 def test_there_are_enough_keyed_cases():
-    assert len(CASES) >= 40 and len({text for _w, text, _f, _n in CASES}) >= 20
+    cases = keyed_cases()
+    assert len(cases) >= 40 and len({text for _w, text, _f, _n in cases}) >= 20
 
 
 def test_keyed_partitions_equal_one_evaluator_and_the_oracle():
-    for where, text, feed, nsources in CASES:
+    for where, text, feed, nsources in keyed_cases():
         expected, _ = local(text, feed, nsources)
         assert expected == oracle(text, [x for _s, _n, x in feed if not x.startswith("#")]), where
         for partitions, batches in ((1, 1), (2, 3), (3, 2)):
