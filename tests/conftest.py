@@ -49,6 +49,29 @@ def runner_variant(request):
     return get_runner(name), options
 
 
+def _starts_spark(item) -> bool:
+    """The test needs a SparkSession: it asks for the ``spark`` fixture, is a Spark runner variant, or takes the
+    runner or engine named ``spark`` as a parameter."""
+    if "spark" in getattr(item, "fixturenames", ()):
+        return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    variant = params.get("runner_variant")
+    if variant in RUNNER_VARIANTS:
+        return "spark" in RUNNER_VARIANTS[variant][2]
+    return "spark" in params.values()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that starts Spark, and the experiments' slices (tests/experiments), are ``slow`` (the fast loop,
+    ``-m "not slow"``, leaves them out): marked here so that a new one is left out without a mark of its own. On
+    several workers (``-n``) the slow tests go first, and the short ones fill the workers' gaps at the end."""
+    for item in items:
+        if _starts_spark(item) or item.path.parent.name == "experiments":
+            item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite the golden fixtures under tests/golden/fixtures from what the code produces now")

@@ -176,6 +176,7 @@ def test_an_error_spark_raises_is_one_line(spark, tmp_path):
     assert got is not None and str(got) == "a micro-batch failed: ValueError: the batch refused its input"
 
 
+@pytest.mark.slow
 def test_check_reads_standard_input_and_prints_its_summary():
     text = Path(STREAM).read_text()
     proc = subprocess.run([sys.executable, "-m", "srtopo", "check", "--tbox", TEX, "--stream", "-", "--window", "10"],
@@ -365,6 +366,7 @@ def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp
         assert spark.returncode == 2 and len(err) == 1 and "not a regular file" in err[0], spark.stderr
 
 
+@pytest.mark.slow
 def test_a_signal_while_the_program_loads_is_one_line(tmp_path):
     """Ctrl-C (or SIGTERM) in the first second, while the runners are imported: one line and 130 (143), not a
     KeyboardInterrupt traceback from inside an import."""

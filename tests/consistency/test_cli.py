@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from srtopo.cli import main
 from srtopo.concepts import RDF_TYPE
 from srtopo.io.tnt import format_tnt
@@ -19,6 +21,7 @@ def test_missing_file_one_line_error(capsys):
     assert err == ["srtopo: error: /nonexistent/t.owl: file not found (check the path given to --tbox)"]
 
 
+@pytest.mark.slow
 def test_non_owl_file_no_traceback(tmp_path):
     path = tmp_path / "notes.owl"
     path.write_text("these are not triples\n")
@@ -30,6 +33,7 @@ def test_non_owl_file_no_traceback(tmp_path):
     assert len(lines) == 1 and f"{path}:1:" in lines[0]
 
 
+@pytest.mark.slow
 def test_debug_shows_traceback(tmp_path):
     path = tmp_path / "notes.owl"
     path.write_text("these are not triples\n")

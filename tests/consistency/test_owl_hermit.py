@@ -27,7 +27,7 @@ from tests.consistency.owl2_constructs import CASES
 from tests.consistency.test_owl_constructs import load_with_graph, turtle
 
 owlready2 = pytest.importorskip("owlready2")
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime")
+pytestmark = [pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime"), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"

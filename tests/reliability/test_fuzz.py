@@ -11,6 +11,7 @@ pytest.importorskip("hypothesis")
 from experiments.fuzz import TARGETS, fuzz  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS)
 def test_parser_gives_a_value_or_a_located_error(target):
     row = fuzz(target, examples=150, seed=1)
@@ -26,6 +27,7 @@ def test_parser_gives_a_value_or_a_located_error(target):
     (',"\u00f2 unterminated', ":1:3"),            # decoded by its Python binding, which aborted the process
     ("p(1).\x00 q.", ":1:6"),                     # clingo would read up to the NUL only
 ])
+@pytest.mark.slow
 def test_program_text_clingo_cannot_take_is_a_located_error_not_an_abort(text, where):
     code = ("from srtopo.streamlog.program import parse_program\nfrom srtopo.errors import ProgramError\n"
             f"try:\n    parse_program({text!r}, 'x.sl')\nexcept ProgramError as e:\n    print(e)\n")

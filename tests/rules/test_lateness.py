@@ -100,6 +100,7 @@ def _case(seed: int):
     return program_text, sources, lateness, max_gap, rejected, expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runner", ["local", "spark"])
 def test_both_runners_reject_the_records_of_the_definition_and_give_the_oracles_models(runner, request):
     options = None

@@ -93,6 +93,7 @@ def _read_line(proc, timeout: float) -> str:
     return proc.stdout.readline()
 
 
+@pytest.mark.slow
 def test_each_timestamp_is_written_before_the_input_passes_the_next_punctuation(tmp_path):
     """Fed through a pipe: a timestamp's facts appear once the stream passed it, before any later line is sent."""
     program = _write(tmp_path, "first.sl", FIRST)
@@ -159,6 +160,7 @@ def test_a_streamlog_program_is_never_read_as_i_dlv_sr(tmp_path, capsys):
     assert len(err) == 1 and "blocking" in err[0] and f"{blocking}:1:1" in err[0]
 
 
+@pytest.mark.slow
 def test_the_spark_runner_refuses_what_it_cannot_replay_in_one_line(tmp_path):
     """--idle punctuates by the wall clock, which a replayed micro-batch cannot repeat; stdin cannot be replayed."""
     program = _write(tmp_path, "first.sl", FIRST)

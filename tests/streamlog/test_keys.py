@@ -358,6 +358,7 @@ def split_evaluation(text: str, timed: list[str], facts: list[str], positions: d
 SEEDS = range(160)
 
 
+@pytest.mark.slow
 def test_keyed_random_programs_evaluated_per_key_give_the_oracles_output():
     keyed = unkeyed = differs = spans = 0
     for seed in SEEDS:
@@ -387,6 +388,7 @@ def test_keyed_random_programs_evaluated_per_key_give_the_oracles_output():
     assert differs >= 5, f"splitting an unkeyed program by argument 2 changed the output only {differs} times"
 
 
+@pytest.mark.slow
 def test_the_differential_suites_programs_that_come_out_keyed_are_sound_too():
     """The evaluator's random programs (``random_case``), made with no key in mind: those the analysis keys (often
     at another argument than 2) evaluated per key give the oracle's output."""

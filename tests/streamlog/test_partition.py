@@ -83,6 +83,7 @@ def test_there_are_enough_keyed_cases():
     assert len(cases) >= 40 and len({text for _w, text, _f, _n in cases}) >= 20
 
 
+@pytest.mark.slow
 def test_keyed_partitions_equal_one_evaluator_and_the_oracle():
     for where, text, feed, nsources in keyed_cases():
         expected, _ = local(text, feed, nsources)
