@@ -50,8 +50,10 @@ def _last_line(text: str) -> str:
     return text.strip().splitlines()[-1] if text.strip() else ""
 
 
-def case(where: str, folder: Path, reference: Counter | None = None) -> dict | None:
-    """``where``: "out" or "checkpoint" on the full disk (Spark), or "local-out" (the local runner's --out)."""
+def case(where: str, folder: Path, reference: Counter | None = None, restart=_cli) -> dict | None:
+    """``where``: "out" or "checkpoint" on the full disk (Spark), or "local-out" (the local runner's --out).
+    ``restart(args)`` runs the command again once space is freed (a new process unless told otherwise: the
+    tests run it in their own process, on the SparkSession they already have)."""
     source = stream(folder)
     base = ["check", "--tbox", str(EXAMPLES / "tex.ttl"), "--stream", str(source), "--window", "5"]
     disk = folder / "disk"
@@ -72,7 +74,7 @@ def case(where: str, folder: Path, reference: Counter | None = None) -> dict | N
         failed = _cli(args)
         message = _last_line(failed.stderr)
         ballast.unlink()
-        restarted = _cli(args)
+        restarted = restart(args)
         got = output_lines(out)
     if reference is None:
         ok = _cli(spark + ["--checkpoint", str(folder / "ref-ck"), "--out", str(folder / "ref")])

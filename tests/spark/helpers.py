@@ -16,6 +16,27 @@ def srtopo(args, **kwargs):
                           **kwargs)
 
 
+def srtopo_here(args) -> subprocess.CompletedProcess:
+    """The CLI ``args`` run in this process, on the test session's SparkSession (no JVM to start): its exit
+    status, standard output and error. ``--master`` is left out: the session's own master is local[2] already,
+    and a master given to a running session would set the command's defaults on it for the tests after."""
+    import contextlib
+    import io
+
+    from srtopo.cli import main
+    args = list(args)
+    while "--master" in args:
+        at = args.index("--master")
+        del args[at:at + 2]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(args)
+        except SystemExit as stop:
+            status = stop.code
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
+
+
 def srtopo_popen(args, **kwargs):
     env = dict(os.environ, PYSPARK_PYTHON=PY)
     return subprocess.Popen([PY, "-m", "srtopo", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from tests.spark.helpers import PY, srtopo, tex_stream, write_tex, write_tnt_files
+from tests.spark.helpers import PY, srtopo, srtopo_here, tex_stream, write_tex, write_tnt_files
 
 
 @pytest.fixture()
@@ -16,12 +16,13 @@ def standalone(tmp_path):
         yield cluster
 
 
+@pytest.mark.slow
 def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path):
     master, webui = standalone
     write_tex(tmp_path / "tex.ttl")
     write_tnt_files(tmp_path / "in", tex_stream(20_000, random.Random(5), n_subjects=1500, rate=40), 3)
     common = ["check", "--tbox", str(tmp_path / "tex.ttl"), "--stream", str(tmp_path / "in"), "--window", "6"]
-    local = srtopo(common, timeout=300)
+    local = srtopo_here(common)          # the local runner, in this process
     assert local.returncode == 0, local.stderr
     # --driver-tuples 0: every batch closes in the executors, the cluster's own work
     res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--files-per-batch", "1",
@@ -56,7 +57,7 @@ def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path)
     (tmp_path / "log").mkdir()
     (tmp_path / "log" / "s.log").write_text("\n".join(log) + "\n", encoding="utf-8")
     common = ["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "log" / "s.log")]
-    local = srtopo(common, timeout=300)
+    local = srtopo_here(common)          # the local runner, in this process
     res = srtopo(common + ["--engine", "spark", "--master", master, "--once", "--partitions", "2",
                            "--checkpoint", str(tmp_path / "ck-rules")], timeout=600)
     assert local.returncode == 0 and res.returncode == 0, res.stderr[-3000:]

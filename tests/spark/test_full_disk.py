@@ -6,6 +6,7 @@ import pytest
 from experiments.full_disk import case, stream
 from experiments.hostile import EXAMPLES
 from experiments.kill_campaign import output_lines
+from tests.spark.helpers import srtopo_here
 
 
 def _reference(tmp_path):
@@ -20,7 +21,7 @@ def _reference(tmp_path):
 
 
 def test_a_full_checkpoint_disk_is_a_clear_error_and_a_restart_completes(spark, tmp_path):
-    got = case("checkpoint", tmp_path / "run", reference=_reference(tmp_path))
+    got = case("checkpoint", tmp_path / "run", reference=_reference(tmp_path), restart=srtopo_here)
     if got is None:
         pytest.skip("mounting a tmpfs is not allowed here")
     assert got["failed_clearly"], got["message"]

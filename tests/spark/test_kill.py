@@ -6,7 +6,7 @@ import os
 import random
 
 from experiments.kill_campaign import output_lines
-from tests.spark.helpers import kill_at, srtopo, tex_stream, write_tex, write_tnt_files
+from tests.spark.helpers import kill_at, srtopo_here, tex_stream, write_tex, write_tnt_files
 
 FILES = 6
 
@@ -23,7 +23,7 @@ def test_sigkill_then_restart_gives_the_uninterrupted_sink(spark, tmp_path):
             "--window", "10", "--lateness", "0", "--once", "--files-per-batch", "1", "--master", "local[2]",
             "--shuffle-partitions", "2", "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
     kills = kill_at(args, tmp_path / "ck", _batches, ("during-sink",))
-    done = srtopo(args, timeout=600)
+    done = srtopo_here(args)        # the restart: the killed command again, in this process
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 4, f"killed before the fifth store entry: {kills}"
 

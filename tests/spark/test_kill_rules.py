@@ -6,7 +6,7 @@ import os
 import random
 
 from experiments.kill_campaign import PROGRAM, output_lines, sensor_lines
-from tests.spark.helpers import kill_at, srtopo
+from tests.spark.helpers import kill_at, srtopo_here
 from tests.spark.test_kill import _batches
 
 POINTS = 210
@@ -26,7 +26,7 @@ def test_sigkill_then_restart_gives_the_uninterrupted_models(spark, tmp_path):
             "--once", "--files-per-batch", "1", "--master", "local[2]", "--partitions", "2",
             "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out")]
     kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",))
-    done = srtopo(args, timeout=600)
+    done = srtopo_here(args)        # the restart: the killed command again, in this process
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 3, f"killed before the fourth store entry: {kills}"
 

@@ -6,7 +6,7 @@ import json
 import os
 import random
 
-from tests.spark.helpers import kill_at, srtopo
+from tests.spark.helpers import kill_at, srtopo_here
 from tests.spark.test_kill import _batches
 
 #: a reading above every earlier reading of its sensor: reads the sensor's history at earlier timestamps
@@ -33,10 +33,10 @@ def test_sigkill_then_restart_gives_the_local_models(spark, tmp_path):
             "--once", "--files-per-batch", "1", "--master", "local[2]", "--checkpoint", str(tmp_path / "ck"),
             "--out", str(tmp_path / "out")]
     kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",))
-    done = srtopo(args, timeout=600)
+    done = srtopo_here(args)        # the restart: the killed command again, in this process
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 3, f"killed before the fourth store entry: {kills}"
-    local = srtopo(["streamlog", "--program", str(tmp_path / "p.sl"), "--stream", str(folder)], timeout=300)
+    local = srtopo_here(["streamlog", "--program", str(tmp_path / "p.sl"), "--stream", str(folder)])
     assert local.returncode == 0, local.stderr[-3000:]
     expected = [json.loads(line) for line in local.stdout.splitlines()]
     got = sorted((json.loads(line) for part in sorted((tmp_path / "out").glob("batch=*"))
