@@ -199,7 +199,9 @@ def whole_outputs(case: Case, folder: Path) -> tuple[bool, int]:
 _NOISE = ("Traceback", "Exception", "py4j", "Py4J", "java.", "WARN", "ERROR", "Fatal Python error")
 
 
-def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, restart: bool) -> dict:
+def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, restart: bool, after=None) -> dict:
+    """``after(folder, pid)``: when given, the moment counts from when it first holds (the run reached a stage of
+    its progress: its JVM started, a batch committed), not from the start, which a loaded machine reaches later."""
     moment = round(rng.uniform(*case.moments), 2)
     tag = uuid.uuid4().hex
     if case.engine == "spark":
@@ -210,6 +212,10 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
                             stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
     feeder = Feeder(case, folder, proc, random.Random(rng.random()))
     feeder.start()
+    if after is not None:
+        deadline = time.monotonic() + 180
+        while not after(folder, proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
     time.sleep(moment)
     ended_before = proc.poll() is not None
     sent = signal.SIGTERM if use_sigterm else signal.SIGINT

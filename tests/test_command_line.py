@@ -322,6 +322,23 @@ def test_a_tsv_stream_without_a_usable_line_gets_the_tsv_hint(tmp_path, capsys):
     assert "tab-separated tuples" in _err(capsys)[-1]
 
 
+def _wait_open(proc, path, timeout: float = 60) -> None:
+    """Until the process ``proc`` holds ``path`` open (it got past its imports and is waiting on it)."""
+    import os
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if any(os.readlink(f"/proc/{proc.pid}/fd/{fd}") == str(path) for fd in os.listdir(f"/proc/{proc.pid}/fd")):
+                return
+        except OSError:        # a descriptor closed while listed
+            pass
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"{path} was not opened"
+        time.sleep(0.02)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["check", "reason", "streamlog"])
 def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp_path):
     """A named pipe as --stream: the run waits for its writer, reads what it writes, ends when it closes; and a
@@ -341,7 +358,8 @@ def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp
     os.mkfifo(fifo)
     proc = subprocess.Popen([sys.executable, "-m", "srtopo", *args, "--stream", str(fifo)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)                                 # it waits for a writer rather than ending
+    _wait_open(proc, fifo)
+    time.sleep(0.5)                                 # it waits for a writer rather than ending
     assert proc.poll() is None
     with open(fifo, "w") as writer:
         writer.write(lines)
@@ -354,7 +372,7 @@ def test_a_named_pipe_is_read_as_it_comes_and_ctrl_c_stops_the_wait(command, tmp
     assert out == expected.stdout and out.strip()
     waiting = subprocess.Popen([sys.executable, "-m", "srtopo", *args, "--stream", str(fifo)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    _wait_open(waiting, fifo)
     waiting.send_signal(signal.SIGINT)
     _, err = waiting.communicate(timeout=20)
     assert waiting.returncode == 130, err
