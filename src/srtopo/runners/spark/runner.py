@@ -33,7 +33,7 @@ from srtopo.io.sinks import MemorySink
 from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_outputs_outside, require_path
 from srtopo.io.tnt import write_tnt
 from srtopo.io.tsv import write_tuples
-from srtopo.ir.records import RejectedRecord
+from srtopo.ir.records import RejectedRecord, json_line
 from srtopo.ir.topology import Topology
 from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
@@ -170,7 +170,7 @@ class SparkRun:
             self._metrics_written = True
             with open(path, "a", encoding="utf-8") as handle:
                 for record in metrics:
-                    handle.write(json.dumps(record) + "\n")
+                    handle.write(json_line(record) + "\n")
         return metrics
 
     def result(self, collect: bool = True) -> RunResult:
