@@ -50,7 +50,9 @@ def run(args) -> int:
     print(f"srtopo: {c.records} tuples, {c.outputs} reports, {c.malformed} malformed, {c.late} late, "
           f"{c.irrelevant} irrelevant, {c.batches} batches, topology {topology.label}; {result.physical_plan}",
           file=sys.stderr)
-    if c.records == 0 and not result.resumed:      # a restart after the end of input reads nothing new
+    if running.read_nothing_new(result, args.checkpoint):
+        return 0
+    if c.records == 0 and not result.resumed:
         raise running.NothingUsable(f"no usable tuple in {args.stream} ({c.malformed} rejected records)",
                                     hint=FORMAT_HINTS[args.stream_format])
     return 0

@@ -107,6 +107,8 @@ def run(args) -> int:
     if args.stats:
         for stage in c.stages:
             print(f"srtopo: stage {stage.stage}: {_measured(stage)}", file=sys.stderr)
+    if running.read_nothing_new(result, args.checkpoint):
+        return 0
     if not result.counters.outputs and not result.resumed:
         raise running.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
                                     hint="lines are '<timestamp> atom; atom; ...', {\"time\": t, \"atoms\": [...]} or "

@@ -99,5 +99,16 @@ def finish(sink: JsonLinesSink, rejected_out: str | None = None) -> None:
         print(f"srtopo: {sink.rejected} rejected record(s) written to {rejected_out}", file=sys.stderr)
 
 
+def read_nothing_new(result, checkpoint: str | None) -> bool:
+    """A run that went on from a checkpoint and read no line at all (its input consumed by the runs before): one
+    line says so, and the run succeeded (the outputs of those runs stand). True when that was the case."""
+    c = result.counters
+    if not result.resumed or c.records or c.malformed or c.late:
+        return False
+    print(f"srtopo: nothing new was read: the checkpoint {checkpoint} had consumed the input already (the outputs "
+          f"written from it stand)", file=sys.stderr)
+    return True
+
+
 class NothingUsable(SrtopoError):
     """A run read no usable record: the input is missing, empty, or every record was rejected."""

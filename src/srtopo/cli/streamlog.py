@@ -77,7 +77,9 @@ def run(args) -> int:
           f"{c.irrelevant} facts of predicates the program does not read{unused}; "
           f"{c.extra.get('timestamps', 0)} timestamps evaluated, "
           f"{c.outputs} written", file=sys.stderr)
-    if c.records == 0:
+    if running.read_nothing_new(result, args.checkpoint):
+        return 0
+    if c.records == 0 and not result.resumed:
         raise NothingUsable(f"no usable fact in {', '.join(specs)} ({c.malformed} rejected lines)",
                             hint="a stream line is a ground fact with its timestamp first: msg(3,red).")
     return 0
