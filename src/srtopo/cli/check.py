@@ -29,7 +29,7 @@ def register(subparsers, parents=()) -> None:
                         help="allowed lateness in time units: a tuple more than this behind the latest of its own "
                              "source, or below its '# watermark T', is rejected as late (default: unbounded, exact "
                              "on any order; a streaming spark query uses 0)")
-    running.add_runner_arguments(parser)
+    running.add_runner_arguments(parser, "consistency")
     parser.set_defaults(handler=run)
 
 

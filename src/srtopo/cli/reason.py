@@ -55,7 +55,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--print-extended-log", action=Refused,
                         instead="every time point's atoms are one JSON line already; --print-empty adds the time "
                                 "points no record reached, --stats the per-stage statistics")
-    running.add_runner_arguments(parser)
+    running.add_runner_arguments(parser, "rules")
     parser.add_argument("--parallelism", dest="partitions", type=positive, default=None,
                         help="as I-DLV-sr: the same as --partitions (spark)")
     parser.set_defaults(handler=run)

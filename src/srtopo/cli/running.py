@@ -30,7 +30,7 @@ def parse_window(text: str) -> int | None:
     return value
 
 
-def add_runner_arguments(parser) -> None:
+def add_runner_arguments(parser, kind: str) -> None:
     parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_RUNNER,
                         help=f"which runner runs the topology (default {DEFAULT_RUNNER}): " + "; ".join(
                             f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
@@ -46,6 +46,17 @@ def add_runner_arguments(parser) -> None:
     add_strict_argument(parser)
     for cls in RUNNERS.values():
         cls.add_arguments(parser)
+        hide_other_kinds_flags(parser, cls, kind)
+
+
+def hide_other_kinds_flags(parser, cls, kind: str) -> None:
+    """A runner flag that acts on other topology kinds only is left out of the command's help: the help lists what
+    the command takes. The parser still knows it, so that giving it is refused saying why (``refuse_idle_flags``)."""
+    import argparse
+    for action in parser._actions:
+        kinds = cls.flag_kinds.get(action.dest, None)
+        if kinds is not None and kind not in kinds:
+            action.help = argparse.SUPPRESS
 
 
 def add_strict_argument(parser) -> None:

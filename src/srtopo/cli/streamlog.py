@@ -41,7 +41,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--explain", action="store_true",
                         help="print the classification of every rule and predicate and the bistate program (to "
                              "stdout without --stream, else to stderr)")
-    running.add_runner_arguments(parser)
+    running.add_runner_arguments(parser, "streamlog")
     parser.set_defaults(handler=run)
 
 
