@@ -34,6 +34,7 @@ from srtopo.rules.partition import (
     METRICS,
     MODEL,
     PENDING,
+    POINT,
     REJECTED,
     UNSATISFIABLE,
     _row,
@@ -158,6 +159,7 @@ class DriverPasses:
             ev.resumes = None
         pending, history = (kept[1], kept[2]) if own else self._read(previous, chain)
         rows = list(pending)
+        rows.extend(_row(POINT, t, part=0) for t in sorted({r[1] for r in pending}))
         if not continues:
             rows.extend(_row(HISTORY, t, sig, atom, list(args) if args is not None else None, True)
                         for t, sig, atom, args in history)

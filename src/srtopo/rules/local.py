@@ -23,7 +23,9 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
                                  config.max_gap):
         interrupt.check()
         started = _time.perf_counter()
-        if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.advance)
+        if not batches:                 # the stream's first time point: its earliest record's
+            reasoner.start_at(point.time)
+        if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.stretch)
             shown = 0
             for result in reasoner.advance(point.last, every=config.print_empty):
                 sink.emit(Model(result.time, tuple(reasoner.shown(result)), None, result.satisfiable))
