@@ -169,7 +169,7 @@ class DriverPasses:
                                    int(batch_id)))
         passes = replace(plan, snapshot=False)      # the history given is kept here, not passed through
         for k, spec in enumerate(self.specs):
-            rows = segment_pass(spec, passes, 0, rows, evaluators[k], continues)
+            rows = segment_pass(spec, passes, 0, rows, evaluators[k], continues, job.check_stop)
         observed = self._write(rows, history, plan.snapshot, target, token)
         for ev in evaluators:
             ev.resumes = token

@@ -113,6 +113,7 @@ class StreamlogJob(MicroBatchJob):
         stage = self.topology.stages[0]
         engine = Streamlog(self.program, self.names, self.topology.source.union, stage.retain,
                            on_reject=rejected.append, max_gap=self.max_gap)
+        engine.check = self.check_stop
         self._check(previous)
         if previous is not None:
             state = slstate.read(self.fs, self.store, previous[0])
