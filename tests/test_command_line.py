@@ -315,6 +315,33 @@ def test_the_help_of_every_command_says_all_of_its_first_sentence():
     assert "one JSON line per timestamp that has derived facts" in " ".join(sub["streamlog"].format_help().split())
 
 
+#: command -> (runner flags its help lists, runner flags that act on other kinds only)
+HELP_FLAGS = {"check": ({"--local-plan", "--physical-plan", "--driver-tuples"}, {"--partitions", "--driver-lines"}),
+              "reason": ({"--partitions", "--driver-lines"}, {"--local-plan", "--physical-plan", "--driver-tuples"}),
+              "streamlog": ({"--partitions"}, {"--local-plan", "--physical-plan", "--driver-lines",
+                                                "--driver-tuples"})}
+
+
+@pytest.mark.parametrize("command", sorted(HELP_FLAGS))
+def test_the_help_of_a_command_lists_only_the_runner_flags_it_takes(command, tmp_path, capsys):
+    """A flag another kind of topology takes is not offered; given anyway, it is refused saying why."""
+    import re
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    listed = set(re.findall(r"--[a-z][a-z-]*", sub.format_help()))
+    offered, other = HELP_FLAGS[command]
+    assert offered <= listed and not other & listed, sorted(other & listed)
+    (tmp_path / "p.idlvsr").write_text("c(X) :- b(X).\n")
+    inputs = {"check": ["--tbox", TEX, "--stream", STREAM, "--window", "3"],
+              "reason": ["--program", str(tmp_path / "p.idlvsr"), "--stream", STREAM],
+              "streamlog": ["--program", str(ROOT / "examples" / "shortest-paths.sl"), "--stream", STREAM]}[command]
+    flag = sorted(other)[0]
+    value = {"--local-plan": "operators", "--physical-plan": "staged"}.get(flag, "2")
+    engine = "local" if flag == "--local-plan" else "spark"
+    assert main([command, *inputs, "--engine", engine, flag, value]) == 2
+    assert f"{flag} does nothing for a" in _err(capsys)[-1]
+
+
 def test_a_tsv_stream_without_a_usable_line_gets_the_tsv_hint(tmp_path, capsys):
     (tmp_path / "s.tsv").write_text("not a tuple\n")
     assert main(["check", "--tbox", TEX, "--stream", str(tmp_path / "s.tsv"), "--stream-format", "tsv",

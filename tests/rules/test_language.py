@@ -234,6 +234,25 @@ def test_a_long_gap_costs_what_its_windows_need(tmp_path):
     assert [r.atoms for r in every] == [r.atoms for r in steps[2:]]
 
 
+@pytest.mark.parametrize("program,period", [("on :- not on in {1}.\n", 2),
+                                            ("a :- not a in {1,2}.\n", 3)])
+def test_a_gap_whose_models_come_and_go_is_jumped_over_too(program, period):
+    """At the empty time points of a gap an atom may come and go (period 2, 3, ...): the evaluator finds the
+    repeat and jumps as it does when the models settle, with the models of evaluating every time point."""
+    parsed = parse_program(program + "seen(X) :- t(X) in [3].\n")
+    reasoner = Reasoner(parsed, strategy="restart")
+    reasoner.step([Function("t", [Number(1)])])
+    every = list(reasoner.advance(GAP, every=True))
+    after = reasoner.step([Function("t", [Number(2)])])
+    solves = sum(s["solves"] for s in reasoner.stage_stats())
+    slow = Reasoner(parsed, strategy="restart")
+    steps = [slow.step([Function("t", [Number(1)])])] + [slow.step([]) for _ in range(GAP)]
+    reference = slow.step([Function("t", [Number(2)])])
+    assert [r.atoms for r in every] == [r.atoms for r in steps[1:]] and after.atoms == reference.atoms
+    assert len({r.atoms for r in every[-2 * period:]}) > 1        # the gap's models do come and go
+    assert solves < 200, solves
+
+
 def test_a_record_at_time_ten_to_the_twelve(tmp_path):
     code, lines = reason_cli(tmp_path, "a(X) :- b(X) at least 2 in [3].\nq :- not b(_) in [2].\n",
                           '{"time": 0, "atoms": ["b(1)"]}\n{"time": 1000000000000, "atoms": ["b(1)"]}\n'

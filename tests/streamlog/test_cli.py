@@ -160,6 +160,29 @@ def test_a_streamlog_program_is_never_read_as_i_dlv_sr(tmp_path, capsys):
     assert len(err) == 1 and "blocking" in err[0] and f"{blocking}:1:1" in err[0]
 
 
+@pytest.mark.parametrize("name", ["p.idlvsr", "p.lp"])
+def test_an_i_dlv_sr_program_is_never_read_as_streamlog(tmp_path, capsys, name):
+    """The mirror of the test above: ``streamlog`` names the command that runs an I-DLV-sr program (by its
+    .idlvsr suffix, or a rules suffix and text that only I-DLV-sr reads) instead of a syntax error."""
+    program = _write(tmp_path, name, "c(X) :- b(X).\nd :- b(X) always in [3].\n")
+    stream = _write(tmp_path, "s.txt", "msg(1,red).\n")
+    assert main(["streamlog", "--program", program, "--stream", stream]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{program} is an I-DLV-sr program, not a Streamlog one" in err[0], err
+    assert "srtopo reason" in err[0]
+    plain = _write(tmp_path, "first.lp", FIRST)         # a Streamlog program under a generic ASP suffix runs
+    assert main(["streamlog", "--program", plain, "--stream", stream]) == 0
+
+
+@pytest.mark.parametrize("text", ["", "% nothing but a comment\n"])
+def test_an_empty_program_is_named_as_empty_not_the_stream(tmp_path, capsys, text):
+    program = _write(tmp_path, "empty.sl", text)
+    stream = _write(tmp_path, "s.txt", "msg(1,red).\n")
+    assert main(["streamlog", "--program", program, "--stream", stream]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{program}: the program is empty" in err[0] and "stream" not in err[0].split("(")[0]
+
+
 @pytest.mark.slow
 def test_the_spark_runner_refuses_what_it_cannot_replay_in_one_line(tmp_path):
     """--idle punctuates by the wall clock, which a replayed micro-batch cannot repeat; stdin cannot be replayed."""

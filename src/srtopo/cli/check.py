@@ -35,7 +35,7 @@ def register(subparsers, parents=()) -> None:
                         help="allowed lateness in time units: a tuple more than this behind the latest of its own "
                              "source, or below its '# watermark T', is rejected as late (default: unbounded, exact "
                              "on any order; a streaming spark query uses 0)")
-    running.add_runner_arguments(parser)
+    running.add_runner_arguments(parser, "consistency")
     parser.set_defaults(handler=run)
 
 
@@ -99,7 +99,9 @@ def run(args) -> int:
     print(f"srtopo: {c.records} tuples, {c.outputs} reports, {c.malformed} malformed, {c.late} late, "
           f"{c.irrelevant} irrelevant, {c.batches} batches, topology {topology.label}; {result.physical_plan}"
           + (f"; {result.partial}" if result.partial else ""), file=sys.stderr)
-    if c.records == 0 and not result.resumed:      # a restart after the end of input reads nothing new
+    if running.read_nothing_new(result, args.checkpoint):
+        return 0
+    if c.records == 0 and not result.resumed:
         raise running.NothingUsable(f"no usable tuple in {args.stream} ({c.malformed} rejected records)",
                                     hint=FORMAT_HINTS[args.stream_format])
     return 0

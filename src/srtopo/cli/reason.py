@@ -55,7 +55,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--print-extended-log", action=Refused,
                         instead="every time point's atoms are one JSON line already; --print-empty adds the time "
                                 "points no record reached, --stats the per-stage statistics")
-    running.add_runner_arguments(parser)
+    running.add_runner_arguments(parser, "rules")
     parser.add_argument("--parallelism", dest="partitions", type=positive, default=None,
                         help="as I-DLV-sr: the same as --partitions (spark)")
     parser.set_defaults(handler=run)
@@ -107,6 +107,8 @@ def run(args) -> int:
     if args.stats:
         for stage in c.stages:
             print(f"srtopo: stage {stage.stage}: {_measured(stage)}", file=sys.stderr)
+    if running.read_nothing_new(result, args.checkpoint):
+        return 0
     if not result.counters.outputs and not result.resumed:
         raise running.NothingUsable(f"no usable record in {args.stream} ({sink.rejected} rejected)",
                                     hint="lines are '<timestamp> atom; atom; ...', {\"time\": t, \"atoms\": [...]} or "

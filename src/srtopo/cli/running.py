@@ -31,7 +31,7 @@ def parse_window(text: str) -> int | None:
     return value
 
 
-def add_runner_arguments(parser) -> None:
+def add_runner_arguments(parser, kind: str) -> None:
     parser.add_argument("--engine", choices=sorted(RUNNERS), default=DEFAULT_RUNNER,
                         help=f"which runner runs the topology (default {DEFAULT_RUNNER}): " + "; ".join(
                             f"{name}: {cls.summary}" for name, cls in sorted(RUNNERS.items())))
@@ -47,6 +47,17 @@ def add_runner_arguments(parser) -> None:
     add_strict_argument(parser)
     for cls in RUNNERS.values():
         cls.add_arguments(parser)
+        hide_other_kinds_flags(parser, cls, kind)
+
+
+def hide_other_kinds_flags(parser, cls, kind: str) -> None:
+    """A runner flag that acts on other topology kinds only is left out of the command's help: the help lists what
+    the command takes. The parser still knows it, so that giving it is refused saying why (``refuse_idle_flags``)."""
+    import argparse
+    for action in parser._actions:
+        kinds = cls.flag_kinds.get(action.dest, None)
+        if kinds is not None and kind not in kinds:
+            action.help = argparse.SUPPRESS
 
 
 #: a command's arguments that name what it reads, and what it writes, by the flag that sets each
@@ -122,6 +133,17 @@ def finish(sink: JsonLinesSink, rejected_out: str | None = None) -> None:
         print(note, file=sys.stderr)
     if rejected_out and sink.rejected:
         print(f"srtopo: {sink.rejected} rejected record(s) written to {rejected_out}", file=sys.stderr)
+
+
+def read_nothing_new(result, checkpoint: str | None) -> bool:
+    """A run that went on from a checkpoint and read no line at all (its input consumed by the runs before): one
+    line says so, and the run succeeded (the outputs of those runs stand). True when that was the case."""
+    c = result.counters
+    if not result.resumed or c.records or c.malformed or c.late:
+        return False
+    print(f"srtopo: nothing new was read: the checkpoint {checkpoint} had consumed the input already (the outputs "
+          f"written from it stand)", file=sys.stderr)
+    return True
 
 
 class NothingUsable(SrtopoError):

@@ -41,7 +41,7 @@ def register(subparsers, parents=()) -> None:
     parser.add_argument("--explain", action="store_true",
                         help="print the classification of every rule and predicate and the bistate program (to "
                              "stdout without --stream, else to stderr)")
-    running.add_runner_arguments(parser)
+    running.add_runner_arguments(parser, "streamlog")
     parser.set_defaults(handler=run)
 
 
@@ -56,8 +56,37 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _program(path: str):
+    """The Streamlog program at ``path``; an I-DLV-sr program (by its ``.idlvsr`` suffix, or a file of the rules
+    kind's suffixes that Streamlog cannot parse) is refused saying which command runs it."""
+    from srtopo.errors import ProgramError
+    from srtopo.kinds import KINDS
+    lowered = path.lower()
+    rules = KINDS["rules"]
+    refused = UsageError(f"{path} is an I-DLV-sr program, not a Streamlog one",
+                         hint="run it with srtopo reason --program; srtopo compile --program prints its topology")
+    if lowered.endswith(rules.program_suffixes[0]):
+        raise refused
+    try:
+        return load_program(path)
+    except ProgramError:
+        if any(lowered.endswith(s) for s in rules.program_suffixes) and _reads_as_idlvsr(path):
+            raise refused from None
+        raise
+
+
+def _reads_as_idlvsr(path: str) -> bool:
+    from srtopo.errors import SrtopoError
+    from srtopo.rules.parse import parse_file
+    try:
+        parse_file(path)
+    except SrtopoError:
+        return False
+    return True
+
+
 def run(args) -> int:
-    program = load_program(args.program)
+    program = _program(args.program)
     if args.explain:
         print(explain(program), file=sys.stderr if args.stream else sys.stdout)
     program.check()
@@ -77,7 +106,9 @@ def run(args) -> int:
           f"{c.irrelevant} facts of predicates the program does not read{unused}; "
           f"{c.extra.get('timestamps', 0)} timestamps evaluated, "
           f"{c.outputs} written", file=sys.stderr)
-    if c.records == 0:
+    if running.read_nothing_new(result, args.checkpoint):
+        return 0
+    if c.records == 0 and not result.resumed:
         raise NothingUsable(f"no usable fact in {', '.join(specs)} ({c.malformed} rejected lines)",
                             hint="a stream line is a ground fact with its timestamp first: msg(3,red).")
     return 0

@@ -16,8 +16,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 
-def json_line(data: dict) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+#: one encoder for every line (``json.dumps`` with options builds a new encoder per call)
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def json_line(data) -> str:
+    """A value as a line of the one JSON form: compact, UTF-8 text, keys in the order given."""
+    return _ENCODE(data)
 
 
 class StreamTuple(NamedTuple):

@@ -24,7 +24,7 @@ import json
 from contextlib import ExitStack
 from dataclasses import replace
 
-from srtopo.ir.records import INTEGER_TEXT
+from srtopo.ir.records import INTEGER_TEXT, json_line
 from srtopo.rules.partition import (
     BOUNDS,
     CURRENT,
@@ -34,6 +34,7 @@ from srtopo.rules.partition import (
     METRICS,
     MODEL,
     PENDING,
+    POINT,
     REJECTED,
     UNSATISFIABLE,
     _row,
@@ -98,13 +99,9 @@ def json_stamp(stamp):
     return int(stamp) if INTEGER_TEXT.fullmatch(stamp) else stamp
 
 
-#: one encoder for every line (``json.dumps`` with options builds a new one per call: a third of the write)
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
 def _line(fields: dict) -> str:
     """A JSON line as Spark's writer prints it: the fields in order, null fields left out."""
-    return _ENCODE({k: v for k, v in fields.items() if v is not None})
+    return json_line({k: v for k, v in fields.items() if v is not None})
 
 
 class DriverPasses:
@@ -162,6 +159,7 @@ class DriverPasses:
             ev.resumes = None
         pending, history = (kept[1], kept[2]) if own else self._read(previous, chain)
         rows = list(pending)
+        rows.extend(_row(POINT, t, part=0) for t in sorted({r[1] for r in pending}))
         if not continues:
             rows.extend(_row(HISTORY, t, sig, atom, list(args) if args is not None else None, True)
                         for t, sig, atom, args in history)
@@ -171,7 +169,7 @@ class DriverPasses:
                                    int(batch_id)))
         passes = replace(plan, snapshot=False)      # the history given is kept here, not passed through
         for k, spec in enumerate(self.specs):
-            rows = segment_pass(spec, passes, 0, rows, evaluators[k], continues)
+            rows = segment_pass(spec, passes, 0, rows, evaluators[k], continues, job.check_stop)
         observed = self._write(rows, history, plan.snapshot, target, token)
         for ev in evaluators:
             ev.resumes = token
@@ -232,6 +230,6 @@ def _history_lines(history: list[tuple]) -> list[str]:
     for t, sig, atom, args in history:
         head = heads.get((t, sig))
         if head is None:
-            head = heads[(t, sig)] = f'{{"time":{int(t)},"sig":{_ENCODE(sig)},"atom":'
-        out.append(head + _ENCODE(atom) + ("}" if args is None else f',"args":{_ENCODE(args)}}}'))
+            head = heads[(t, sig)] = f'{{"time":{int(t)},"sig":{json_line(sig)},"atom":'
+        out.append(head + json_line(atom) + ("}" if args is None else f',"args":{json_line(args)}}}'))
     return out

@@ -5,8 +5,8 @@ date-time, read as UTC when it has no time zone; a number of ``--t-format`` unit
 it); a stream whose records carry no timestamp (JSON lines, RDF) starts at 1970-01-01T00:00:00. ``@now`` at t
 is that instant as a number of seconds, minutes or hours since 1970-01-01T00:00:00 (rounded down), or as the
 date-time string ``yyyy-MM-ddTHH:mm:ss`` (``.SSS`` added when a time point is shorter than a second). The K-th
-``#trigger_frequency`` of period p time points fires at the time points t with t mod p = 0: time point 0 and
-every p time points after it.
+``#trigger_frequency`` of period p time points fires at the stream's first time point (0 for a log; the earliest
+record's for records whose time points are given) and every p time points after it.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ class Clock:
         self.periods = tuple(source.triggers)
         self.uses_now = uses_now
         self.origin = 0            # the instant of time point 0, in microseconds since 1970-01-01
+        self.first = 0             # the stream's first time point, where the triggers' periods start
 
     def set_origin(self, kind: str, value: int) -> None:
         """Time point 0's timestamp as the stream reader keeps it (``rules.timestamps.stamp_kind`` and
@@ -79,5 +80,10 @@ class Clock:
             out[NOW_SIG] = {Function(NOW_PREDICATE, [now_symbol(self.origin + t * self.unit_micros, self.now_format,
                                                                 self.unit_micros)])}
         if self.periods:
-            out[TICK_SIG] = {Function(TICK_PREDICATE, [Number(k)]) for k, p in enumerate(self.periods) if t % p == 0}
+            out[TICK_SIG] = {Function(TICK_PREDICATE, [Number(k)]) for k, p in enumerate(self.periods)
+                             if (t - self.first) % p == 0}
         return out
+
+    def phase(self, t: int) -> tuple:
+        """Where each trigger's period stands at time point t."""
+        return tuple((t - self.first) % p for p in self.periods)

@@ -9,8 +9,7 @@ something new. What is stored for n is the persistent outcome: everything except
 """
 from __future__ import annotations
 
-import math
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -53,10 +52,11 @@ class StepResult:
     """The streaming model at ``time`` (all atoms, #show not applied), grouped by predicate; the flat set is
     built on first use only (hashing 60k clingo Symbols costs milliseconds per time point)."""
 
-    def __init__(self, time: int, by_sig: dict, satisfiable: bool = True):
+    def __init__(self, time: int, by_sig: dict, satisfiable: bool = True, persisted: dict | None = None):
         self.time = time
         self.by_sig = by_sig
         self.satisfiable = satisfiable      # False: the choice part has no answer set at this time point
+        self.persisted = persisted          # the persistent outcome at ``time``, by predicate
         self._atoms = None
 
     @property
@@ -67,6 +67,24 @@ class StepResult:
 
     def __len__(self) -> int:
         return sum(len(s) for s in self.by_sig.values())
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """The models of the ``count`` empty time points from ``start``: those of ``period`` (the models of the
+    len(period) time points before ``start``) over and over, as a stretch whose state repeats gives them."""
+    start: int
+    count: int
+    period: tuple
+
+    def results(self) -> Iterator[StepResult]:
+        for k in range(self.count):
+            yield self.at(self.start + k)
+
+    def at(self, time: int) -> StepResult:
+        """The model at ``time`` (one of the stretch's)."""
+        base = self.period[(time - self.start) % len(self.period)]
+        return StepResult(time, base.by_sig, base.satisfiable, base.persisted)
 
 
 class Reasoner:
@@ -108,6 +126,8 @@ class Reasoner:
         self.subprograms = [self._subprogram(stage) for stage in self.topology.stages]
         self.history: dict[int, dict] = {}
         self.time = 0
+        #: the stream's first time point: windows do not reach before it, triggers count from it (``start_at``)
+        self.first = 0
 
     def _subprogram(self, stage: RuleStage) -> Subprogram:
         inputs = tuple(signature(s) for s in stage.inputs)
@@ -120,6 +140,13 @@ class Reasoner:
         return Subprogram(stage, inputs, tuple(signature(s) for s in stage.heads), windows, solver,
                           len(stage.shown) > len(stage.heads))
 
+    def start_at(self, time: int) -> None:
+        """The stream starts at time point ``time`` (its earliest record), not at 0: the time points before it are
+        none of the stream's, as those before a log's first line. Only before the first ``step``."""
+        self.time = self.first = time
+        if self.clock is not None:
+            self.clock.first = time
+
     def stage_stats(self) -> list[dict]:
         """Per stage: clingo solves and groundings so far."""
         return [{"solves": sub.solver.stats.get("solves", 0), "groundings": sub.solver.stats.get("groundings", 0)}
@@ -131,7 +158,7 @@ class Reasoner:
         for d in distances:
             if d == 0:
                 sets.append(current.get(pred, _EMPTY))
-            elif t - d >= 0:
+            elif t - d >= self.first:
                 past = self.history.get(t - d)
                 sets.append(past.get(pred, _EMPTY) if past is not None else _EMPTY)
         return sets
@@ -140,8 +167,8 @@ class Reasoner:
         """The window operator's atoms p_auxK(args[,count]) that hold at t (Table 1 of "I-DLV-sr: A Stream
         Reasoning System based on I-DLV")."""
         observed = signature(op.observed)
-        if op.complete and t - max(op.distances) < 0:
-            return set()        # --complete-windows: no 'always' over a window reaching before time point 0
+        if op.complete and t - max(op.distances) < self.first:
+            return set()        # --complete-windows: no 'always' over a window reaching before the first time point
         if op.mode == "at_least" and op.count == 1:
             return self._union_window(observed, op.distances, current, t)
         sets = self._observed(observed, op.distances, current, t)
@@ -217,7 +244,7 @@ class Reasoner:
         for old in [k for k in self.history if k <= t - self.max_distance]:
             del self.history[old]
         self.time = t + 1
-        return StepResult(t, current, satisfiable)
+        return StepResult(t, current, satisfiable, persisted)
 
     @staticmethod
     def _merge(out, sub, current, keep, keep_name) -> bool:
@@ -241,37 +268,67 @@ class Reasoner:
                 s.add(a)
         return sum(len(current.get(sig, _EMPTY)) for sig in sub.head_sigs) != before
 
-    def advance(self, last: int, every: bool = True) -> Iterator[StepResult]:
-        """Evaluate the empty time points from the next one to ``last``; yield each one's model when ``every``.
+    def advance(self, last: int, every: bool = True, check=None) -> Iterator[StepResult]:
+        """Evaluate the empty time points from the next one to ``last``; yield each one's model when ``every``
+        (``stretch`` says what it costs; ``check`` is called before each evaluation: a signal stops there)."""
+        for item in self.stretch(last, check):
+            if not every:
+                continue
+            if isinstance(item, Repeat):
+                yield from item.results()
+            else:
+                yield item
 
-        A long empty stretch costs what its windows need, not one evaluation per time point: the state a time
-        point starts from is the persistent outcomes of the max-window time points before it (and where the
-        ``#trigger_frequency`` period stands), so once the last max-window + p outcomes of the stretch repeat with
-        a period p (p = the triggers' common period, 1 without triggers), every later empty time point repeats
-        them too, and the evaluator jumps to the end of the stretch, shifting its history. ``@now`` changes at
-        every time point, so a program that reads it evaluates each one."""
-        period = None if self.clock is not None and self.clock.uses_now else _period(self.clock)
-        keep = self.max_distance + (period or 0)
-        outcomes: deque = deque(maxlen=keep + 1)
-        results: deque = deque(maxlen=period or 1)
+    def stretch(self, last: int, check=None) -> Iterator[StepResult | Repeat]:
+        """Evaluate the empty time points from the next one to ``last``: a ``StepResult`` per time point evaluated,
+        and a ``Repeat`` for the time points jumped over.
+
+        A long empty stretch costs what its windows need, not one evaluation per time point: the state an empty
+        time point starts from is the persistent outcomes of the max-window time points before it and where the
+        ``#trigger_frequency`` periods stand, and the next state is a function of it. So the states of a stretch
+        repeat, with some period p (one when the outcomes settle, two when an atom comes and goes, a multiple of
+        the triggers' period), and once a state comes back the evaluator jumps to the end of the stretch by a
+        multiple of p, shifting its history. The repeat is found by Brent's cycle detection: the state is
+        compared with one saved at power-of-two distances, so a stretch costs a few evaluations more than its
+        transient and its period. ``@now`` changes at every time point, so a program that reads it evaluates
+        each one."""
+        detect = not (self.clock is not None and self.clock.uses_now)
+        width = self.max_distance
+        saved = None            # the state saved last (Brent's tortoise)
+        power = 1
+        since: list = []        # the results from the saved state's time point on
         while self.time <= last:
-            if period is not None and len(outcomes) > keep and _repeats(outcomes, self.max_distance, period):
-                jump = (last + 1 - self.time) // period * period
-                if jump:
-                    if every:
-                        base = list(results)
-                        for k in range(jump):
-                            yield StepResult(self.time + k, base[k % period].by_sig, base[k % period].satisfiable)
-                    self.history = {t + jump: past for t, past in self.history.items()}
-                    self.time += jump
-                    outcomes.clear()       # the stretch goes on from the shifted history
-                    results.clear()
+            if check is not None:
+                check()
+            if detect and self.time - width >= self.first:
+                state = self._state()
+                if saved is not None and state == saved:
+                    period = tuple(since)
+                    jump = (last + 1 - self.time) // len(period) * len(period)
+                    if jump:
+                        yield Repeat(self.time, jump, period)
+                        self.history = {t + jump: past for t, past in self.history.items()}
+                        self.time += jump
+                        self.persisted = period[-1].persisted
+                    detect = False      # what is left is shorter than the period
                     continue
+                if saved is None or len(since) == power:
+                    if saved is not None:
+                        power *= 2
+                    saved, since = state, []
             result = self.step(())
-            outcomes.append(self.persisted)
-            results.append(result)
-            if every:
-                yield result
+            if saved is not None:
+                since.append(result)
+            yield result
+
+    def _state(self) -> tuple:
+        """What the evaluation of the next empty time point depends on: the persistent outcomes its windows can
+        read, and the triggers' phase."""
+        t = self.time
+        past = tuple(self.history.get(k) for k in range(t - self.max_distance, t))
+        if self.clock is not None and self.clock.periods:
+            return past, self.clock.phase(t)
+        return past, None
 
     def run(self, timeline: Iterable[Iterable[Symbol]]) -> list[StepResult]:
         return [self.step(atoms) for atoms in timeline]
@@ -290,18 +347,3 @@ class Reasoner:
             allowed = set(shows)
             atoms = [a for a in atoms if (a.name, len(a.arguments)) in allowed]
         return sorted(symbol_text(a) for a in atoms)
-
-
-
-
-def _period(clock) -> int:
-    """The period with which the clock atoms repeat (1 without triggers)."""
-    return math.lcm(*clock.periods) if clock is not None and clock.periods else 1
-
-
-def _repeats(outcomes: deque, width: int, period: int) -> bool:
-    """The last ``width`` persistent outcomes equal those ``period`` time points before them (and at least
-    ``period`` of them exist when ``width`` is 0)."""
-    items = list(outcomes)
-    n = len(items)
-    return all(items[n - 1 - i] == items[n - 1 - i - period] for i in range(width)) and n > period

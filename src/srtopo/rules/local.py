@@ -23,11 +23,15 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
                                  config.max_gap):
         interrupt.check()
         started = _time.perf_counter()
-        if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.advance)
+        if not batches:                 # the stream's first time point: its earliest record's
+            reasoner.start_at(point.time)
+        if not point.recorded:          # an empty stretch: evaluated as its windows need (Reasoner.stretch)
             shown = 0
-            for result in reasoner.advance(point.last, every=config.print_empty):
+            for result in reasoner.advance(point.last, every=config.print_empty, check=interrupt.check):
                 sink.emit(Model(result.time, tuple(reasoner.shown(result)), None, result.satisfiable))
                 shown += 1
+                if shown % 1024 == 0:
+                    interrupt.check()
             counters.outputs += shown
             batches.append(BatchMetrics(point.time, 0, _time.perf_counter() - started, shown))
             continue

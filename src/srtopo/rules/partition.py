@@ -11,6 +11,7 @@ routes rows with (``logic.keys.key_partition``), so they never travel with the r
 """
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from srtopo.ir.lateness import SourceClock
 from srtopo.ir.topology import Topology
 from srtopo.logic.atoms import RecordError, atom_fields, symbol_text
 from srtopo.logic.keys import key_partition
-from srtopo.rules.evaluate import Reasoner, signature
+from srtopo.rules.evaluate import Reasoner, Repeat, signature
 from srtopo.rules.log import record_row
 from srtopo.rules.timestamps import GIVEN, time_point_of
 
@@ -89,14 +90,23 @@ class PartitionEvaluator:
         #: the store entry (its token) whose end this evaluator's state is, where the driver's passes left it
         self.resumes = None
 
-    def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None, continues: bool = False) -> list[tuple]:
+    def run(self, lo: int, hi: int, rows, with_args=None, clock_origin=None, continues: bool = False,
+            first: int | None = None, check=None, wanted=None) -> list[tuple]:
         """rows: (kind, time, atom text, persistent); returns (time, "p/n", atom text, persistent, [argument
         texts]) of every atom of the stage's heads at time points lo..hi, and (time, ``UNSATISFIABLE``, None,
         False, None) for each time point whose choice part has no answer set. ``with_args``: the predicates ("p/n")
         whose argument texts a later reader needs (to route them by key); the others get None (None: all).
         ``clock_origin``: time point 0's timestamp (kind, value) for @now (``rules.clock.Clock.set_origin``).
         ``continues``: this evaluator's last run ended at ``lo - 1`` on the history the rows would give (the
-        caller knows it), so the history it kept is used and history rows are not expected."""
+        caller knows it), so the history it kept is used and history rows are not expected. ``first``: the
+        stream's first time point (``Reasoner.start_at``; default ``lo``). ``check``: called before each time
+        point (a driver stopping its query stops the batch there). ``wanted``: (time points, cut): of the time
+        points jumped over, only those listed and those after ``cut`` are returned (None: all of them).
+
+        The time points without rows of this partition are evaluated as a stretch (``Reasoner.stretch``), which
+        jumps over the repeating part of a long one: what the partition does depends on the time points its rows
+        reach and its windows' reach, not on how far apart they lie (unless every time point jumped over is
+        wanted, and its model holds atoms of the stages' heads)."""
         reasoner = self.reasoner
         if reasoner.clock is not None and clock_origin is not None:
             reasoner.clock.set_origin(*clock_origin)
@@ -123,36 +133,68 @@ class PartitionEvaluator:
         if continues and reasoner.time != lo:
             raise RuntimeError(f"an evaluator at time point {reasoner.time} cannot continue at {lo}")
         if not continues:
+            first = lo if first is None else first
             temporary = reasoner.temp_sigs
             facts = {sig: atoms for sig, atoms in reasoner.facts.items()
                      if sig in self.observed and sig not in temporary}
+            reasoner.start_at(first)
             reasoner.history = {}
-            for t in range(max(0, lo - reasoner.max_distance), lo):
+            for t in range(max(first, lo - reasoner.max_distance), lo):
                 past = dict(facts)
                 for sig, atoms in history.get(t, {}).items():
                     past[sig] = frozenset(atoms) | past.get(sig, frozenset())
                 reasoner.history[t] = past
             reasoner.time = lo
-        out = []
+        out: list = []
         empty: frozenset = frozenset()
-        for t in range(lo, hi + 1):
-            result = reasoner.step(current.get(t, ()), frozenset(persistent.get(t, empty)))
-            if not result.satisfiable:
-                out.append((t, UNSATISFIABLE, None, False, None))
-            kept = reasoner.persisted
-            for sig in self.heads:
-                atoms = result.by_sig.get(sig)
-                if not atoms:
-                    continue
-                persisted = kept.get(sig, empty)
-                name = f"{sig[0]}/{sig[1]}"
-                if with_args is None or name in with_args:
-                    for a in atoms:
-                        _sig, text, args = atom_fields(a)
-                        out.append((t, name, text, bool(persisted) and a in persisted, args))
-                else:
-                    out.extend((t, name, symbol_text(a), bool(persisted) and a in persisted, None) for a in atoms)
+        for t in sorted(x for x in current if lo <= x <= hi) + [hi + 1]:
+            if reasoner.time < t:       # the time points before t without rows here
+                for item in reasoner.stretch(min(t, hi + 1) - 1, check):
+                    if not isinstance(item, Repeat):
+                        self._emit(item, with_args, out)
+                    elif any(not r.satisfiable or any(r.by_sig.get(sig) for sig in self.heads)
+                             for r in item.period):
+                        self._emit_repeat(item, wanted, with_args, out)
+            if t > hi:
+                break
+            if check is not None:
+                check()
+            self._emit(reasoner.step(current[t], frozenset(persistent.get(t, empty))), with_args, out)
         return out
+
+    def _emit_repeat(self, repeat: Repeat, wanted, with_args, out: list) -> None:
+        """The rows of the wanted time points of a stretch jumped over (``run``)."""
+        end = repeat.start + repeat.count
+        if wanted is None:
+            for result in repeat.results():
+                self._emit(result, with_args, out)
+            return
+        times, cut = wanted
+        for t in times[bisect.bisect_left(times, repeat.start):bisect.bisect_left(times, end)]:
+            if t <= cut:
+                self._emit(repeat.at(t), with_args, out)
+        for t in range(max(repeat.start, cut + 1), end):
+            self._emit(repeat.at(t), with_args, out)
+
+    def _emit(self, result, with_args, out: list) -> None:
+        """The rows of a time point's model: the atoms of the stages' heads, with whether each persists."""
+        t = result.time
+        empty: frozenset = frozenset()
+        if not result.satisfiable:
+            out.append((t, UNSATISFIABLE, None, False, None))
+        kept = result.persisted
+        for sig in self.heads:
+            atoms = result.by_sig.get(sig)
+            if not atoms:
+                continue
+            persisted = kept.get(sig, empty)
+            name = f"{sig[0]}/{sig[1]}"
+            if with_args is None or name in with_args:
+                for a in atoms:
+                    _sig, text, args = atom_fields(a)
+                    out.append((t, name, text, bool(persisted) and a in persisted, args))
+            else:
+                out.extend((t, name, symbol_text(a), bool(persisted) and a in persisted, None) for a in atoms)
 
 
 _EVALUATORS: dict = {}
@@ -178,6 +220,9 @@ ROW_FIELDS = ("kind", "time", "sig", "atom", "args", "persistent", "src", "sourc
 #: lines, a record of the batch as the first pass judges it (its source, place, time point), the bounds every
 #: partition of a pass receives (also what makes each partition a task), and what the last pass emits
 DERIVED, REJECTED, STATS, RECORD, BOUNDS = "d", "x", "s", "r", "b"
+#: a time point that records accepted in an earlier micro-batch reached (they wait in the store), sent to every
+#: partition of the first pass: with the batch's accepted records, the time points whose models are output
+POINT = "q"
 #: the signature of a derived row that marks a time point whose choice part has no answer set (no atom: it
 #: passes through the later segments to the last, whose model of that time point is then "no answer")
 UNSATISFIABLE = "#unsatisfiable"
@@ -199,6 +244,7 @@ class SegmentSpec:
     max_reach: int
     shows: frozenset | None             # None: every atom is shown
     shown_background: tuple             # background atoms of the model (shown)
+    print_empty: bool = True            # the time points no record reached are output too
 
 
 @dataclass(frozen=True)
@@ -213,6 +259,8 @@ class BatchPlan:
     max_gap: int | None = None
     #: the last pass writes the history it was given again (a snapshot) besides its evaluated time points' (a delta)
     snapshot: bool = True
+    #: the stream's first time point, its earliest accepted record's (None: no record accepted yet)
+    first: int | None = None
 
 
 def record_order(src, fo, source, line) -> tuple:
@@ -228,13 +276,15 @@ def judge(plan: BatchPlan, records, stats) -> tuple[int, dict, dict]:
     order from the clocks the previous batch left (``ir.lateness``), and the last time point to evaluate:
     every time point no unfinished source may still send a record for (``SourceClock.bound``). ``records``:
     (src, fo, source, line, time, whole, atoms) of the batch's timed records; ``stats``: (src, JSON) per parse
-    task. Returns (the last time point to evaluate, the batch's meta, (src, source, line) -> reason of the
-    rejected records); every partition of the first pass computes the same."""
+    task. Returns (the last time point to evaluate, the batch's meta (with the stream's first time point: the
+    earliest accepted record's, which an accepted record can lower only while nothing is evaluated), (src,
+    source, line) -> reason of the rejected records); every partition of the first pass computes the same."""
     clocks = {int(k): SourceClock.from_json(v) for k, v in plan.clocks.items()}
     counts = {"atoms": 0, "malformed": 0, "late": 0}
     for _src, text in stats:
         counts["malformed"] += int(json.loads(text).get("malformed") or 0)
     rejected = {}
+    first = plan.first
     for src, fo, source, line, time, whole, atoms in sorted(records, key=lambda r: record_order(*r[:4])):
         clock = clocks.setdefault(src, SourceClock())
         why = clock.late(time, plan.lateness)
@@ -249,12 +299,13 @@ def judge(plan: BatchPlan, records, stats) -> tuple[int, dict, dict]:
             continue
         clock.accept(time, whole)
         counts["atoms"] += atoms
+        first = time if first is None else min(first, time)
     hi = plan.closed
     if plan.fixed_hi is not None:
         hi = plan.fixed_hi
     elif plan.lateness is not None and sum(c.latest is not None for c in clocks.values()) >= plan.n_sources:
         hi = max(plan.closed, min(c.bound(plan.lateness) for c in clocks.values()) - 1)
-    meta = {"hi": hi, "clocks": {str(k): c.to_json() for k, c in sorted(clocks.items())}, **counts}
+    meta = {"hi": hi, "first": first, "clocks": {str(k): c.to_json() for k, c in sorted(clocks.items())}, **counts}
     return hi, meta, rejected
 
 
@@ -264,22 +315,30 @@ def _stamp_key(src, source, line) -> tuple:
 
 
 def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "PartitionEvaluator | None",
-                 continues: bool = False) -> list[tuple]:
+                 continues: bool = False, check=None) -> list[tuple]:
     """One partition of one segment in a micro-batch: rows in, rows out (``ROW_FIELDS`` tuples).
 
     Every row passes through every segment, so the last one sees all of the batch: it decides what is evaluated
     (the first segment computes the bounds from the statistics rows, later ones read them from a bounds row),
-    evaluates time points ``closed + 1 .. hi`` with ``ev``, and the last segment turns the rows into what the
-    store keeps: its partition's part of each model (atoms, first timestamp, whether a record reached it), the
-    history the next batch's windows read (the evaluated time points', and the history given too where
-    ``plan.snapshot``), the records still waiting, the meta and metrics rows."""
-    lo = plan.closed + 1
+    evaluates time points ``closed + 1 .. hi`` (from the stream's first time point on) with ``ev``, and the last
+    segment turns the rows into what the store keeps: its partition's part of each model (atoms, first timestamp,
+    whether a record reached it), the history the next batch's windows read (the evaluated time points', and the
+    history given too where ``plan.snapshot``), the records still waiting, the meta and metrics rows. ``check``
+    is called before each time point evaluated (a driver stopping its query)."""
     rows = list(rows)
     hi = None
+    first = plan.first
     stats, records = [], []
+    recorded: set = set()       # the time points records reached
     for r in rows:
         if r[0] == BOUNDS and r[1] is not None:
             hi = int(r[1])
+            if r[8] is not None:
+                first = int(r[8])
+            if r[4] is not None:
+                recorded.update(int(t) for t in r[4])
+        elif r[0] == POINT:
+            recorded.add(int(r[1]))
         elif r[0] == STATS:
             stats.append((int(r[6]), r[11]))
         elif r[0] == RECORD:
@@ -287,10 +346,17 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
     out = []
     if spec.index == 0 and hi is None:
         hi, meta, rejected = judge(plan, records, stats)
+        first = meta["first"]
+        recorded.update(r[4] for r in records if (r[0], r[2], r[3]) not in rejected)
         if part == 0:
             out.append(_row(META, text=json.dumps(meta)))
         if rejected or records:
             rows = _without_rejected(rows, rejected, out)
+    lo = plan.closed + 1 if first is None else max(plan.closed + 1, first)
+    recorded = sorted(t for t in recorded if lo <= t <= hi)
+    # the last pass outputs the models of the time points records reached (all with print_empty) and keeps the
+    # history its windows reach: of a stretch jumped over, only those time points' atoms are needed there
+    wanted = (recorded, hi - spec.max_reach) if spec.last and not spec.print_empty else None
     ev_rows = []
     for kind, time, sig, atom, _args, keeps, *_rest in rows:
         if atom is None:
@@ -299,22 +365,23 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
             ev_rows.append((CURRENT, time, atom, keeps))
         elif kind == HISTORY and sig in spec.observed and time >= lo - spec.reach:
             ev_rows.append((HISTORY, time, atom, True))
-    derived = ev.run(lo, hi, ev_rows, spec.with_args, plan.clock_origin, continues) \
+    derived = ev.run(lo, hi, ev_rows, spec.with_args, plan.clock_origin, continues, first, check, wanted) \
         if hi >= lo and ev is not None else []
     records_in = sum(1 for r in ev_rows if r[0] == CURRENT)
     out.append(_row(METRICS, args=[str(records_in), str(len(derived))], line=spec.index))
     new = [_row(DERIVED, t, sig, text, args, keeps) for t, sig, text, keeps, args in derived]
     if not spec.last:
-        out.extend(r[:-1] + (None,) for r in rows if r[0] not in (STATS, BOUNDS, RECORD))
+        out.extend(r[:-1] + (None,) for r in rows if r[0] not in (STATS, BOUNDS, RECORD, POINT))
         out.extend(new)
         if part == 0:
-            out.extend(_row(BOUNDS, hi, part=p) for p in range(spec.next_partitions))
+            times = [str(t) for t in recorded]
+            out.extend(_row(BOUNDS, hi, args=times, line=first, part=p) for p in range(spec.next_partitions))
         return out
     cut = hi - spec.max_reach
     snapshot = plan.snapshot
     shows = spec.shows
     models: dict = {}      # time -> [atoms, recorded, first stamp key, stamp, (src, source, line), no answer]
-    if part == 0:
+    if part == 0 and spec.print_empty:      # a model for every time point evaluated (else: those rows reached)
         for t in range(lo, hi + 1):
             models[t] = [set(spec.shown_background), False, None, None, (None, None, None), False]
     history = set()
@@ -330,8 +397,8 @@ def segment_pass(spec: SegmentSpec, plan: BatchPlan, part: int, rows, ev: "Parti
                 out.append((PENDING,) + r[1:-1] + (None,))
                 continue
             model = models.get(time)
-            if model is None:
-                model = models[time] = [set(), False, None, None, (None, None, None), False]
+            if model is None:       # the background atoms shown too: this may be the time point's only part
+                model = models[time] = [set(spec.shown_background), False, None, None, (None, None, None), False]
             if sig == UNSATISFIABLE:
                 model[5] = True
                 continue

@@ -45,7 +45,9 @@ class Point:
 def merged_points(streams: list, rejected=None, names: list | None = None, lateness: int | None = 0,
                   max_gap: int | None = None):
     """The time points of several record streams merged by event time, in order: a ``Point`` per time point
-    some record reached, one per stretch of empty time points between them (however long).
+    some record reached, one per stretch of empty time points between them (however long). The first is the
+    stream's first time point, the earliest accepted record's (0 for a log, whose first line is time point 0;
+    records whose time points are given may start anywhere): the time points before it are none of the stream's.
 
     Which records are late or too far ahead is decided record by record in each source's own order
     (``ir.lateness``: a record more than ``lateness`` behind the progress of its source, or more than
@@ -63,10 +65,14 @@ def merged_points(streams: list, rejected=None, names: list | None = None, laten
     done = [False] * len(iterators)
     pending: dict[int, list] = {}          # time -> [stamp key, stamp, atoms]
     times: list[int] = []                  # a heap of the pending times
-    closed = -1
+    closed = None                          # the last time point given out (None: none yet)
 
     def close_upto(limit):
         nonlocal closed
+        if closed is None:
+            if not times or times[0] > limit:
+                return
+            closed = times[0] - 1           # the stream starts at its earliest record
         while closed < limit:
             upcoming = times[0] if times and times[0] <= limit else None
             if upcoming is None or upcoming > closed + 1:

@@ -102,7 +102,12 @@ class Program:
     source_text: str = field(default="", compare=False, repr=False)
 
     def check(self) -> "Program":
-        """The program itself, or the first finding as a ProgramError (blocking ones first)."""
+        """The program itself, or the first finding as a ProgramError (blocking ones first); an empty program
+        (no rule, no fact) is an error of its own, not a stream that gives nothing."""
+        if not self.rules and not self.timed_facts and not self.background:
+            raise ProgramError("the program is empty: it has no rule and no fact", file=self.file,
+                               hint="a Streamlog rule derives timestamped facts from a stream, e.g. "
+                                    "first(T,X) :- msg(T,X), not previous(T,X).")
         if self.findings:
             raise self.findings[0].error()
         return self

@@ -104,6 +104,8 @@ class Streamlog:
         self.counters = Counters()
         self.temporal = program.temporal
         self.uts = program.uts
+        #: called before each timestamp is evaluated (a runner stopping its run stops the evaluation there)
+        self.check = None
         for sym in program.timed_facts:
             self._add(sym.arguments[0].number, sym)
 
@@ -267,6 +269,8 @@ class Streamlog:
         bound = self.bound()
         out = []
         while self.heap and self.heap[0] <= bound:
+            if self.check is not None:
+                self.check()
             now = heapq.heappop(self.heap)
             inputs = self.pending.pop(now, {})
             atoms, later = self.evaluator.evaluate(now, inputs)

@@ -52,6 +52,7 @@ from srtopo.rules.partition import (
     METRICS,
     MODEL,
     PENDING,
+    POINT,
     REJECTED,
     ROW_FIELDS,
     BatchPlan,
@@ -244,7 +245,8 @@ class RulesJob(MicroBatchJob):
             # argument texts only where a reader routes rows by them: a later segment or the history
             with_args = frozenset(p for j in range(k + 1, len(self.segments)) for p in reads[j]) | observed_all
             out.append(SegmentSpec(k, last, width[k], 0 if last else width[k + 1], reads[k], observed[k], reach[k],
-                                   with_args, observed_all, max(reach, default=0), shows, background))
+                                   with_args, observed_all, max(reach, default=0), shows, background,
+                                   self.print_empty))
         return out
 
     # --- setup ----------------------------------------------------------------------------------------
@@ -273,19 +275,22 @@ class RulesJob(MicroBatchJob):
 
     @staticmethod
     def _meta(previous) -> dict:
-        """The store's meta before the batch; each source's clock (``ir.lateness``) as JSON. An entry of
-        an earlier version kept each source's largest and completed time points instead."""
+        """The store's meta before the batch; each source's clock (``ir.lateness``) as JSON, and the stream's
+        first time point. An entry of an earlier version kept each source's largest and completed time points
+        instead, and its stream started at time point 0."""
         if previous is None:
-            return {"origin": {}, "clocks": {}, "closed": -1}
+            return {"origin": {}, "clocks": {}, "closed": -1, "first": None}
         meta = previous[1]
         if "clocks" not in meta:
             meta = dict(meta, clocks={k: [int(v), int(meta["complete"].get(k, v - 1)) == int(v), None]
                                       for k, v in meta["maxtime"].items()})
+        if "first" not in meta:
+            meta = dict(meta, first=0)
         return meta
 
     def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None, snapshot: bool = False) -> BatchPlan:
         return BatchPlan(int(meta["closed"]), dict(meta["clocks"]), self.n_sources, self.lateness, fixed_hi,
-                         self._clock_origin(origin), self.max_gap, snapshot)
+                         self._clock_origin(origin), self.max_gap, snapshot, meta.get("first"))
 
     # --- the micro-batch --------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
@@ -327,14 +332,16 @@ class RulesJob(MicroBatchJob):
         got = json.loads(outcome["meta"])
         hi = int(got["hi"])
         chain = next_chain(chain, snapshot, batch_id, hi, self.specs[-1].max_reach, int(outcome.get("h") or 0) > 0)
+        first = got.get("first")
         meta = {"batch": int(batch_id), "origin": {str(k): v for k, v in sorted(origin.items())},
                 "clocks": got["clocks"], "closed": hi, "token": token, "history": chain,
-                "needs": min((b for b, _hi in chain), default=int(batch_id))}
-        n_models = max(0, hi - closed)
+                "needs": min((b for b, _hi in chain), default=int(batch_id)), "first": first}
+        lo = closed + 1 if first is None else max(closed + 1, first)
+        n_models = max(0, hi - lo + 1)
         record = {"phases_s": {"plan_write": round(written - started, 4)},
                   "evaluated_on": "driver" if lines is not None else "executors",
                   "tuples": got["atoms"], "malformed": got["malformed"], "late": got["late"],
-                  "reports": n_models, "evaluated": [closed + 1, hi] if n_models else None,
+                  "reports": n_models, "evaluated": [lo, hi] if n_models else None,
                   "stages": self._segment_metrics(outcome, n_models > 0)}
         meta["record"] = record         # handed over again if the batch is replayed (``reuse``)
         return self._outcome(target, meta, record)
@@ -390,7 +397,8 @@ class RulesJob(MicroBatchJob):
 
     def _first_input_sql(self, plan: BatchPlan) -> str:
         """The first segment's rows besides the batch's records: the previous entry's pending records and history,
-        and a bounds row per partition (NULL: the tasks compute the bounds; the end of input fixes them)."""
+        each time point they reach for every partition, and a bounds row per partition (NULL: the tasks compute
+        the bounds; the end of input fixes them)."""
         n = self.names
         width = self.specs[0].partitions
         hi = "NULL" if plan.fixed_hi is None else str(int(plan.fixed_hi))
@@ -402,7 +410,9 @@ class RulesJob(MicroBatchJob):
                   f"SELECT {q(HISTORY)}, time, sig, atom, args, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
                   f"FROM {n['history']}",
                   f"SELECT {q(BOUNDS)}, CAST({hi} AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
-                  f"NULL, NULL, CAST(id AS INT) FROM range({width})"]
+                  f"NULL, NULL, CAST(id AS INT) FROM range({width})",
+                  f"SELECT {q(POINT)}, time, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+                  f"CAST(id AS INT) FROM (SELECT DISTINCT time FROM {n['prev']}) CROSS JOIN range({width})"]
         return " UNION ALL ".join(f"({p})" for p in pieces)
 
     def _stored_sql(self) -> str:

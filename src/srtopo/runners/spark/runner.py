@@ -34,13 +34,14 @@ from srtopo.io.paths import config_outputs, refuse_clashes, source_paths
 from srtopo.io.sources import Lines, TntFiles, TupleFiles, Tuples, require_path
 from srtopo.io.tnt import write_tnt
 from srtopo.io.tsv import write_tuples
-from srtopo.ir.records import RejectedRecord
+from srtopo.ir.records import RejectedRecord, json_line
 from srtopo.ir.topology import Topology
 from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
 from srtopo.runners.protocol import natural, positive
 from srtopo.runners.spark.sinks import row_field
+from srtopo.runners.spark.streaming import STOP_GRACE
 
 #: a rules micro-batch of at most this many lines (and bytes of text) is evaluated on the driver by default
 DRIVER_LINES = 2000
@@ -135,10 +136,11 @@ class SparkRun:
         out = f", their outputs in {self.config.out}" if self.config.out else ""
         return f"{done} to {self.config.checkpoint}{out}; run the same command again to go on from there"
 
-    def stop(self) -> None:
-        """Stop the query after the batch in progress; what was written reaches the sink before this returns
-        (an error of the sink is raised by ``flush``, ``finish`` or ``result``)."""
-        self.job.stop()
+    def stop(self, grace: float = 60.0) -> None:
+        """Stop the query after the batch in progress (stopped where it is after ``grace`` seconds, uncommitted);
+        what was written reaches the sink before this returns (an error of the sink is raised by ``flush``,
+        ``finish`` or ``result``)."""
+        self.job.stop(grace)
         if self.hand_over is not None:
             self.hand_over.wait()
 
@@ -171,7 +173,7 @@ class SparkRun:
             self._metrics_written = True
             with open(path, "a", encoding="utf-8") as handle:
                 for record in metrics:
-                    handle.write(json.dumps(record) + "\n")
+                    handle.write(json_line(record) + "\n")
         return metrics
 
     def result(self, collect: bool = True) -> RunResult:
@@ -293,14 +295,20 @@ class SparkRunner:
                 try:
                     while not handle.await_termination(0.25):
                         interrupt.check()
+                    if handle.config.options.once:
+                        with _abort_on_signal(handle.job):      # the main thread waits inside py4j meanwhile
+                            try:
+                                handle.finish()
+                            except Exception:
+                                if not interrupt.requested():
+                                    raise
+                                interrupt.check()   # stopped where it was by the signal: what was committed stands
                 except KeyboardInterrupt as stop:     # the flag, or Python's own handler in a library user's process
-                    handle.stop()
+                    handle.stop(STOP_GRACE)
                     handle.flush()
                     handle.write_metrics()
                     raise interrupt.Interrupted(getattr(stop, "signum", signal.SIGINT),
                                                 handle.interrupted_note()) from None
-                if handle.config.options.once:
-                    handle.finish()
                 handle.seconds = handle.seconds or time.perf_counter() - handle.started
                 return handle.result()
             except Exception as error:      # a full disk or a refused write: an OSError naming the place
@@ -404,6 +412,32 @@ class SparkRunner:
                             strategy=getattr(args, "strategy", None) or "auto",
                             driver_lines=getattr(args, "driver_lines", DRIVER_LINES),
                             driver_tuples=getattr(args, "driver_tuples", None))
+
+
+class _abort_on_signal:
+    """While the main thread waits inside a py4j call (the end of input's close), a signal only sets the flag of
+    ``srtopo.interrupt``: a thread of its own watches it and stops the job where it is (``MicroBatchJob.abort``),
+    so the call returns and the run stops."""
+
+    def __init__(self, job):
+        self.job = job
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="srtopo-abort-on-signal", daemon=True)
+
+    def _watch(self) -> None:
+        while not self.done.is_set():
+            if interrupt.wait(0.25):
+                if not self.done.is_set():
+                    self.job.abort()
+                return
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def _hand_over(sink, outputs, rejected, origins: dict, kind, fs=None, pause=None) -> int:

@@ -8,6 +8,7 @@ the store entry, return what to sink) and ``close`` (the outputs still open at t
 """
 from __future__ import annotations
 
+import threading
 import time as _time
 import uuid
 from collections import deque
@@ -44,6 +45,17 @@ def session_conf(spark, settings: dict):
                 spark.conf.unset(k)
             else:
                 spark.conf.set(k, v)
+
+
+#: how long a stop waits for the micro-batch in progress to commit before it stops the batch where it is (a batch
+#: stopped so is not committed: a restart from the checkpoint runs it again)
+STOP_GRACE = 5.0
+
+
+class BatchStopped(Exception):
+    """A micro-batch (or the end of input's close) stopped before it ended because its query is being stopped; it
+    is not committed. Short on purpose: Spark matches a failed batch's traceback against a backtracking regular
+    expression, and a long one (py4j's, with the Java stack inside) took its stream thread to a StackOverflowError."""
 
 
 def columns(schema: str) -> list[list[str]]:
@@ -97,6 +109,10 @@ class MicroBatchJob:
         self._in_batch = False       # inside _on_batch (the Python part of a trigger)
         self._batches_ended = 0
         self._batches_begun = 0
+        #: set when the run is being stopped: the batch in progress, or the close, stops at its next ``check_stop``
+        self.stopping = threading.Event()
+        #: the Spark job group of the end of input's close (``finish``), cancelled by ``abort``
+        self.close_group = f"srtopo-close-{self.uid}"
 
     # --- to implement ----------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
@@ -144,10 +160,30 @@ class MicroBatchJob:
                 if name.startswith(".") and name.endswith(".tmp"):
                     self.fs.delete(f"{folder}/{name}")
 
+    def check_stop(self) -> None:
+        """Raise ``BatchStopped`` if the run is being stopped: the loops of a batch or a close that runs in Python
+        on the driver call it between time points."""
+        if self.stopping.is_set():
+            raise BatchStopped("stopped by a signal before the micro-batch ended; it is not committed")
+
+    def abort(self) -> None:
+        """Stop what runs now where it is: the batch in progress and the close stop at their next ``check_stop``,
+        and the Spark jobs of the close are cancelled (those of a batch are cancelled by ``query.stop``)."""
+        self.stopping.set()
+        self.spark.sparkContext.cancelJobGroup(self.close_group)
+
     def _on_batch(self, df, batch_id: int) -> None:
         self._in_batch = True
         try:
+            if self.stopping.is_set():
+                raise BatchStopped("the query is being stopped: the micro-batch is not run")
             self._run_batch(df, batch_id)
+        except BaseException as error:
+            if self.stopping.is_set() or isinstance(error, KeyboardInterrupt):
+                # a batch stopped on purpose fails with one short line, never with the traceback of what stopped
+                # it (a cancelled Spark job, a signal): the query ends, nothing of the batch is committed
+                raise BatchStopped("stopped by a signal before the micro-batch ended; it is not committed") from None
+            raise
         finally:
             self._in_batch = False
             self._batches_ended += 1
@@ -186,11 +222,12 @@ class MicroBatchJob:
         return q
 
     def stop(self, grace: float = 60.0) -> None:
-        """Stop the query once the micro-batch in progress (if any, for up to ``grace`` seconds) has ended.
-
-        Interrupting a running ``foreachBatch`` makes the Python side raise, and Spark then matches the long
-        Python traceback against a backtracking regular expression until its stream thread dies of a
-        StackOverflowError (printed to the console). The batch would be replayed on restart anyway.
+        """Stop the query once the micro-batch in progress (if any) has ended, or after ``grace`` seconds where it
+        is (a signal gives it ``STOP_GRACE``): its Python passes on the driver stop at their next ``check_stop`` and its Spark jobs are cancelled
+        (``query.stop`` cancels the query's job group), so the batch fails with one short ``BatchStopped`` and is
+        not committed; a restart from the checkpoint runs it again. Without that, a long batch (a time point
+        that takes minutes) kept the stop, and with it the run, waiting: ``query.stop`` waits for the Python part of
+        the batch to return.
 
         Only the batch in progress is waited for: with input arriving all the time a trigger is nearly always
         active (the next one starts as the last ends), and waiting for an idle moment ran on for the whole grace
@@ -202,6 +239,8 @@ class MicroBatchJob:
         ended = self._batches_ended
         while query.isActive and self._in_batch and self._batches_ended == ended and _time.monotonic() < deadline:
             _time.sleep(0.01)
+        if query.isActive and self._in_batch and self._batches_ended == ended:
+            self.stopping.set()
         query.stop()
 
     def drop_views(self) -> None:
@@ -220,4 +259,14 @@ class MicroBatchJob:
         last = self.store.last_completed()
         if last is None:
             return
-        self.sinks.write("final", self.close(last), None, self.output_columns)
+        context = self.spark.sparkContext
+        # the close's Spark jobs in a group of their own, which ``abort`` cancels (a signal during the close)
+        context.setJobGroup(self.close_group, "srtopo: the end of input's close", interruptOnCancel=True)
+        try:
+            closed = self.close(last)
+            self.check_stop()
+            self.sinks.write("final", closed, None, self.output_columns)
+        finally:
+            context.setLocalProperty("spark.jobGroup.id", None)
+            context.setLocalProperty("spark.job.description", None)
+            context.setLocalProperty("spark.job.interruptOnCancel", None)

@@ -113,6 +113,7 @@ class StreamlogJob(MicroBatchJob):
         stage = self.topology.stages[0]
         engine = Streamlog(self.program, self.names, self.topology.source.union, stage.retain,
                            on_reject=rejected.append, max_gap=self.max_gap)
+        engine.check = self.check_stop
         self._check(previous)
         if previous is not None:
             state = slstate.read(self.fs, self.store, previous[0])
@@ -130,10 +131,7 @@ class StreamlogJob(MicroBatchJob):
                                "".join(m.to_json() + "\n" for m in models))
             outputs = WrittenFiles(f"{entry}/kind=model", MODEL_COLUMNS)
         if rejected:
-            self.fs.write_text(f"{entry}/kind=rejected/part-00000.json",
-                               "".join(json.dumps({"source": r.source, "line": r.line, "text": r.text,
-                                                   "reason": r.reason}, ensure_ascii=False) + "\n"
-                                       for r in rejected))
+            self.fs.write_text(f"{entry}/kind=rejected/part-00000.json", "".join(r.to_json() + "\n" for r in rejected))
             rejects = WrittenFiles(f"{entry}/kind=rejected", REJECTED_COLUMNS)
         return outputs, rejects, chain
 
@@ -430,25 +428,24 @@ class KeyedStreamlogJob(MicroBatchJob):
             if tag == "model":
                 merged.setdefault(time, set()).update(atoms or ())
             elif tag == "rejected":
-                rejected.append(((src, fo or 0, file or "", seq or 0),
-                                 {"source": source, "line": line, "text": text, "reason": reason}))
+                rejected.append(((src, fo or 0, file or "", seq or 0), RejectedRecord(source, line, text, reason)))
             elif tag == STATE:
                 states.append((part, text))
             elif tag == "metrics":
                 for name, value in zip(totals, atoms):
                     totals[name] += int(value)
-        models = [(t, sorted(a)) for t, a in sorted(merged.items()) if a]
+        models = [Model(t, tuple(sorted(a))) for t, a in sorted(merged.items()) if a]
         fs = self.fs
         for part, text in sorted(states):
             fs.write_text(f"{target}/kind={STATE}/part-{part:05d}.json",
                           json.dumps({"part": part, "text": text}) + "\n")
         if models:
             fs.write_text(f"{target}/kind=model/part-00000.json",
-                          "".join(json.dumps({"time": t, "atoms": a}, ensure_ascii=False) + "\n" for t, a in models))
+                          "".join(m.to_json() + "\n" for m in models))
         if rejected:
             rejected.sort(key=lambda r: r[0])
             fs.write_text(f"{target}/kind=rejected/part-00000.json",
-                          "".join(json.dumps(r, ensure_ascii=False) + "\n" for _k, r in rejected))
+                          "".join(r.to_json() + "\n" for _k, r in rejected))
         return dict(totals, timestamps=len(merged), written=len(models))
 
     @staticmethod
