@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 #: (name, flags): the local runner; a streaming Spark query whose micro-batch evaluates on the driver; a Spark
 #: run to the end of input whose lateness keeps every time point open until the close, which evaluates them in
 #: executor tasks
