@@ -152,6 +152,7 @@ def test_comments_cite_papers_by_title_not_planning_notes():
     assert not offenders, "\n".join(offenders[:20])
 
 
+@pytest.mark.slow
 def test_no_eval_pickle_or_shell_anywhere_in_the_package_or_the_experiments():
     """Stream data and programs are parsed, never run: no eval or exec, no pickle (or marshal, shelve), no
     shell (``shell=True``, ``os.system``, ``os.popen``)."""

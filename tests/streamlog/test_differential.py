@@ -438,6 +438,7 @@ def test_random_programs_under_the_other_unions(union):
         assert late, "no feed made the plain union drop a late fact: the case is vacuous"
 
 
+@pytest.mark.slow
 def test_random_programs_are_many_varied_and_not_trivial():
     """The differential test is only as strong as its cases: at least 100 distinct accepted programs, every
     template kind present, and most of them deriving something."""

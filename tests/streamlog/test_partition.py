@@ -78,6 +78,7 @@ def keyed_cases():
     return out
 
 
+@pytest.mark.slow
 def test_there_are_enough_keyed_cases():
     cases = keyed_cases()
     assert len(cases) >= 40 and len({text for _w, text, _f, _n in cases}) >= 20
