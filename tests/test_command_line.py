@@ -434,3 +434,4 @@ def test_an_empty_program_says_no_empty_parallelism_note(tmp_path, capsys):
     assert main(["reason", "--program", str(tmp_path / "p.idlvsr"), "--stream", str(tmp_path / "s.log")]) == 0
     err = capsys.readouterr().err
     assert "parallelism  not used" not in err and "()" not in err and "0 stage(s)" in err
+

@@ -20,7 +20,7 @@ def _files(rng):
             for f in range(2)]
 
 
-def test_malformed_lines_are_rejected_and_query_keeps_running(spark, tmp_path):
+def test_malformed_lines_are_rejected_and_query_keeps_running(spark, tmp_path, capsys):
     files = _files(random.Random(3))
     topo = compile_ntm(analyse(MALFORMED_TBOX))
     watched = tmp_path / "in"
@@ -47,6 +47,7 @@ def test_malformed_lines_are_rejected_and_query_keeps_running(spark, tmp_path):
                 assert runner.query.isActive, runner.query.exception()
                 time.sleep(0.3)
         assert runner.query.isActive, "bad input must never stop the query"
+        assert "keeps watching its input" in capsys.readouterr().err     # said once, when the query started
         assert sum(m["tuples"] for m in runner.batch_metrics) == len(expected_tuples)
         assert sum(m["malformed"] for m in runner.batch_metrics) == len(expected_rejected) > 0
         got = {(os.path.basename(r["source"]), r["line"], r["reason"]) for r in runner.rejected().collect()}

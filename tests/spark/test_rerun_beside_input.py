@@ -57,7 +57,7 @@ def test_a_file_name_is_never_read_as_a_pattern(spark, tmp_path, name):
 
 
 @pytest.mark.parametrize("folder", ["d[1]", "d {a,b}*?"])
-def test_a_folder_name_is_never_read_as_a_pattern(spark, tmp_path, folder):
+def test_a_folder_name_is_never_read_as_a_pattern(spark, tmp_path, folder, capsys):
     """A stream folder whose name has glob characters is that folder (it read nothing, or the folders the
     pattern matched); its rejected lines name its files as the local runner does."""
     (tmp_path / folder).mkdir()
@@ -71,6 +71,7 @@ def test_a_folder_name_is_never_read_as_a_pattern(spark, tmp_path, folder):
     assert result.keys == local.keys == {(EX + "x", t) for t in range(1, 4)} and result.counters.records == 4
     assert [(r.source, r.line) for r in result.rejected] == [(r.source, r.line) for r in local.rejected] == [
         (str(tmp_path / folder / "s.tnt"), 5)]
+    assert "keeps watching" not in capsys.readouterr().err          # --once reads what is there and stops
 
 
 def test_reason_twice_with_checkpoint_and_out_beside_the_log(spark, tmp_path):

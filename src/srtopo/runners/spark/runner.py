@@ -338,6 +338,11 @@ class SparkRunner:
             lateness = 0
             print("srtopo: streaming without a lateness: using 0 (out-of-order tuples behind the watermark are "
                   "rejected as late)", file=sys.stderr)
+        if not options.once:
+            # a streaming query over files looks like a hang to whoever expected a batch run: say what it does
+            print("srtopo: the query keeps watching its input for new records until it is stopped (Ctrl-C); the "
+                  "last times wait for later records; --once reads what is there, closes every time and stops",
+                  file=sys.stderr)
         spark = self.session(options, kind.collector)
         temp = None
         checkpoint = config.checkpoint
