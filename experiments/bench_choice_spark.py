@@ -1,32 +1,6 @@
-"""Programs with a choice part, the local runner against Spark in one run: n-Queens Completion (QC) and Partner
-Units (PUP) streams (``experiments.reconfig``), every strategy of the choice part on the same stream.
-
-    python -m experiments.bench_choice_spark                   # QC 20, PUP 8, 200 time points, 20 a file
-    python -m experiments.bench_choice_spark --quick           # a small slice (the test runs it)
-
-The stream is written once per problem as files of ``--per-file`` time points. Each local run is a process of
-its own; the Spark runs of a problem share one process and session (``--spark-processes each``: one process
-per run, with memory of its own, at a JVM's start-up per run):
-
-* local: ``LocalRunner`` reads the directory; a time point's latency is the time between its model and the one
-  before (the first from the run's start); throughput is time points over the run;
-* spark: ``SparkRunner`` on ``--master`` (``--once``, one file per micro-batch); a micro-batch's time is Spark's
-  trigger (file listing, the batch, the commit); per time point is that over ``--per-file``; throughput over
-  the batches after the first (the first also builds the worker's solver) and over the whole run; memory is
-  the driver, the JVM and its Python workers (their peak while the run goes, sampled).
-
-Every answer of every run is validated (``reconfig.validate``: the problem's checker, a fresh clingo where a
-time point has no answer, each time point answered once); an invalid answer fails the run.
-
-``--restart`` (default incremental,rl; not in ``--quick``): each strategy on Spark through the CLI over the
-first half of the files with a checkpoint, then again with all of them on the same checkpoint (a new process:
-the kept solver is rebuilt from nothing). Reported: micro-batch times of the last batches before the restart
-and the first after it; the answers of the batches committed before the restart must be unchanged in the out
-directory. The local runner's counterpart: the second half run alone by a new runner, against the same time
-points in the uninterrupted run.
-
-Results: ``results/bench_choice_spark.{json,csv,png}``; the machine's load average is recorded with every row.
-"""
+"""Programs with a choice part, the local runner against Spark in one run: every strategy on the same n-Queens
+Completion and Partner Units streams, every answer validated, and restarts from a checkpoint.
+experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import json

@@ -1,14 +1,5 @@
-"""Benchmark rule topologies (I-DLV-sr programs) on the ICLP 2021 inputs: restart vs incremental, side by side.
-
-For each instance and strategy a child process (so peak RSS is per run) compiles the program and runs it on
-the local runner through the runner protocol, time point by time point, and records the latency of each time
-point (window operators + clingo + reading the model; output serialisation excluded). Reports median / p95
-latency, throughput (input atoms per second of step time), peak RSS, and the incremental/restart ratio of median
-latencies measured in this run.
-
-    .venv/bin/python -m experiments.bench_reasoning            # defaults: a few minutes
-    .venv/bin/python -m experiments.bench_reasoning --pv 20x20,30x30 --hj 500:20 --cc 500 --points 60
-"""
+"""Rule topologies (I-DLV-sr programs) on the ICLP 2021 inputs: restart vs incremental, side by side, each run in a
+process of its own. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import statistics

@@ -1,18 +1,5 @@
-"""Rule topologies: the local runner against Spark local[1] and local[2], same inputs, one run.
-
-    python -m experiments.bench_rules_spark                       # ICLP2021 subset + a large Heavy Join
-    python -m experiments.bench_rules_spark --inputs all --engines local,spark1,spark2
-
-Each input (an ICLP2021 program and log, or a synthetic Heavy Join with thousands of events per time point)
-is written as one file per ``--points-per-file`` time points and read by the runner in micro-batches of
-``--files-per-batch`` files (Spark: ``maxFilesPerTrigger``), as a replay at full speed. ``hj-selective`` is
-the join over a 10-time-point window with a selective comparison: the grounder's join is the work and few atoms
-come out, where ``hj-synthetic`` (the paper's program) moves every joined atom to the output. Reported per engine:
-total seconds, time points per second, per-batch latency (p50 / p95 of the batches' wall time: a time point's
-output appears at most one batch after its input), process memory, and the ratio to the local runner of the same
-run. Each Spark configuration runs in its own process (its own session and master). Results:
-``results/bench_rules_spark.json`` and a table on stdout.
-"""
+"""Rule topologies: the local runner against Spark local[1] and local[2], same inputs, one run, replayed at full
+speed. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import json

@@ -1,13 +1,5 @@
-"""Every ICLP2021 input on Spark against the local runner: the differential campaign too long for the test suite
-(the suite runs a slice of it: Content Caching 50, Heavy Join 50 and Photo-voltaic 20x20).
-
-    python -m experiments.check_rules_iclp                    # every input, Spark local[2]
-    python -m experiments.check_rules_iclp --inputs hj-500-w20,pv-30x30 --master local[1]
-
-Each input's log is read whole by both runners (Spark: one micro-batch of one file, ``--once``), and the models
-of every time point must be equal; the script exits non-zero on the first difference. Results:
-``results/check_rules_iclp.json`` (per input: time points, atoms out, seconds per runner, equal or not).
-"""
+"""Every ICLP2021 input on Spark against the local runner: the differential campaign too long for the test suite.
+experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 from experiments.common import (

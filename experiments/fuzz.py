@@ -1,15 +1,5 @@
-"""Property-based fuzzing of every parser and loader (hypothesis, fixed seed).
-
-    python -m experiments.fuzz                      # 10,000 examples per target
-    python -m experiments.fuzz --examples 200 tnt   # one target, fewer examples
-
-Property, for every target: the input gives a value or one of the project's own errors with a location
-(``SrtopoError`` naming the file), never another exception, and never a hang (each input has a time bound).
-Stream readers account for every line: each non-blank, non-comment line gives records or exactly one rejected
-record. Inputs are built from the grammar's pieces, valid and broken, mixed with arbitrary text and bytes, and
-from mutations of real files (the bundled examples, and the I-DLV-sr corpus under ``../shared/data`` when it is
-there). The test suite runs every target with a few hundred examples; this command runs the campaign.
-"""
+"""Property-based fuzzing of every parser and loader (hypothesis, fixed seed): a value or one located error of the
+project's own, never another exception or a hang. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import json

@@ -1,20 +1,5 @@
 """Where a rule micro-batch's time goes on Spark, next to Spark's own floor on this machine.
-
-    python -m experiments.rules_batch_parts                      # floor, then cc-500 at 1 time point/s
-    python -m experiments.rules_batch_parts --inputs cc-500,pv-20x20 --lines 40
-
-**The floor**: a socket stream whose ``foreachBatch`` only collects its lines, then the same with one shuffle
-(``repartition(2)``), then with one Python pass over Arrow batches (``mapInArrow``) before the shuffle: the time
-from a line leaving the sender to the batch that read it returning (one line per second, warm JVM).
-
-**The parts of a rule micro-batch** (the Spark runner ``srtopo reason --engine spark`` uses, in this process, fed
-over a socket, one time point per period, after a warm-up query over the log's first time points; the measured
-query is a new one from the log's start): Spark's trigger (``durationMs`` of the query's progress: the offsets
-log entry ``walCommit``, the commit log entry ``commitOffsets``, the rest), the driver building the batch's DataFrames,
-the write's planning (from the write call to its job's submission), the job's stages (Spark's REST interface:
-each stage's wall time and task count), what follows the job, the store's meta and the sink. Medians over the
-measured batches. Results: one JSON object on stdout (``--out`` writes it too).
-"""
+experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import json
