@@ -22,7 +22,7 @@ from pathlib import Path
 
 from experiments.common import (
     ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, progress, splits,
-    stats, steady_rate, text_table, timed, write_json, write_parts)
+    stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
 from srtopo.measure import rss_mb
 
 NAME = "bench_streamlog"
@@ -674,14 +674,8 @@ def keyed(argv=None) -> int:
     return 0
 
 
-WORKLOADS = {"paths": paths, "history": history, "spark": spark, "keyed": keyed}
-
-
 def main(argv=None) -> int:
-    """``[WORKLOAD] [flags]``: the workload named first (``paths`` where none is) with its flags."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    workload = argv.pop(0) if argv and argv[0] in WORKLOADS else "paths"
-    return WORKLOADS[workload](argv)
+    return workloads({"paths": paths, "history": history, "spark": spark, "keyed": keyed}, argv)
 
 
 if __name__ == "__main__":
