@@ -1,12 +1,7 @@
-"""Streamlog benchmarks, one workload each; experiments/README.md, "Streamlog benchmarks", says what each measures
-and why, and how its figures are taken:
-
-* ``paths`` (the default): continuous shortest paths over a stream of arcs, the incremental evaluator against
-  re-solving the history with clingo at every timestamp, on graphs of ``--sizes`` nodes;
-* ``history``: the same program over 10,000+ timestamps, the step time near timestamp 1,000 and near 10,000, on
-  the local evaluator, on Spark and (as far as its budget gets) the re-solving baseline;
-* ``spark``: the same program on Spark against the local runner, through the runner protocol;
-* ``keyed``: per-sensor moving sums on the local runner, Spark local[1] and local[2] (key partitions).
+"""Streamlog benchmarks, one workload each: ``paths`` (the default: continuous shortest paths, the incremental
+evaluator against re-solving the history with clingo), ``history`` (the same over 10,000+ timestamps, local, Spark
+and the re-solving baseline), ``spark`` (Spark against the local runner) and ``keyed`` (per-sensor moving sums on
+the local runner, Spark local[1] and local[2]). experiments/README.md, "Streamlog benchmarks", says how.
 
     python -m experiments.bench_streamlog [WORKLOAD] [flags]      # WORKLOAD --help: its flags
 """

@@ -1,11 +1,5 @@
-"""Hostile lines for a running stream: what a careless or malicious feed sends, as bytes.
-
-Each kind is one line that every runner must reject as exactly one rejected record, wherever it stands in the
-stream (after its first line), without changing what the good lines give: garbage bytes, invalid UTF-8, NUL,
-truncated statements, bad IRIs and literals, times that are not numbers or do not fit in 64 bits, timestamps
-that cannot be compared with the stream's or are mistyped years ahead, 200 kB lines, and text written to be
-run. ``mixed`` puts ``count`` of them into a clean stream at seeded random places and says where they went.
-"""
+"""Hostile lines for a running stream: what a careless or malicious feed sends, as bytes, each to be rejected as one
+record without changing what the good lines give. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import random
