@@ -258,7 +258,7 @@ def plot(rows: list[dict], path: str) -> None:
         axes[0][0].legend(fontsize=7)
 
 
-# --- command line ------------------------------------------------------------------------------------------
+# --- paths: the command -------------------------------------------------------------------------------------------
 
 def parse_args(argv=None):
     parser = arguments(
@@ -331,14 +331,14 @@ def paths(argv=None) -> int:
     return 0
 
 
-# --- the long history --------------------------------------------------------------------------------
+# --- history: the long history ------------------------------------------------------------------------------------
 
 def _stream(params: dict) -> list[list[tuple]]:
     return make_stream(params["window"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
                        params["seed"], slide=params["slide"])
 
 
-# --- its children (each in a process of its own) ------------------------------------------------------------------
+# --- the long history: its children (each in a process of its own) ------------------------------------------------
 
 def history_child(which: str, params: dict) -> dict:
     """The local evaluator, the Spark runner or the re-solving baseline over the stream."""
@@ -369,7 +369,7 @@ def _in_child(which: str, params: dict) -> dict:
     return result
 
 
-# --- summaries -------------------------------------------------------------------------------------------------
+# --- the long history: summaries ----------------------------------------------------------------------------------
 
 def _window(points: list[tuple[float, float]], centre: int, half: int) -> list[float]:
     return [ms for t, ms in points if centre - half <= t <= centre + half]
@@ -400,7 +400,7 @@ def resolve_ratio(local_ms: list[float], base_ms: list[float], at: int, half: in
 
 
 def plot_history(local_ms: list[float], spark: list[tuple[float, float]], base_ms: list[float], path: str,
-         title: str) -> None:
+                 title: str) -> None:
     def rolling(values, k=101):
         half = k // 2
         return [(i + 1, statistics.median(values[max(0, i - half):i + half + 1])) for i in range(0, len(values), 10)]
@@ -420,7 +420,7 @@ def plot_history(local_ms: list[float], spark: list[tuple[float, float]], base_m
         ax.legend(fontsize=7)
 
 
-# --- command line ----------------------------------------------------------------------------------------------
+# --- the long history: the command --------------------------------------------------------------------------------
 
 def history(argv=None) -> int:
     """Shortest paths over a long history: the step time near timestamps 1,000 and 10,000, local and Spark."""
@@ -433,10 +433,7 @@ def history(argv=None) -> int:
         out=".").parse_args(argv)
     near = tuple(splits(args.near, int))
     per_batch = args.ts_per_file * args.files_per_batch
-    params = {"timestamps": args.timestamps, "window": args.window, "slide": args.slide,
-              "arcs_per_ts": args.arcs_per_ts, "max_weight": args.max_weight, "bound": args.bound,
-              "seed": args.seed, "master": args.master, "files_per_batch": args.files_per_batch,
-              "ts_per_file": args.ts_per_file, "baseline_budget": args.baseline_budget}
+    params = {k: v for k, v in vars(args).items() if k not in ("near", "half", "no_spark", "out")}
     load_before = os.getloadavg()
     started = time.perf_counter()
     report = {"experiment": "bench_streamlog_history", "params": params, "near": near, "half": args.half,
@@ -477,8 +474,7 @@ def history(argv=None) -> int:
         base_ms = []
         if args.baseline_budget > 0:
             base = _in_child("baseline", params)
-            common = compare({"latencies_s": local["latencies_s"], "atoms": local["atoms"]},
-                             {"latencies_s": base["latencies_s"], "atoms": base["atoms"]})
+            common = compare(local, base)
             base_ms = [1000 * s for s in base["latencies_s"]]
             report["baseline"] = {"timestamps_completed": len(base_ms), "agree_on": common,
                                   "budget_s": args.baseline_budget, "peak_rss_mb": base["peak_rss_mb"],
@@ -487,11 +483,11 @@ def history(argv=None) -> int:
                                   "latencies_ms": base_ms}
     report["load_average_after"] = os.getloadavg()
     report["seconds"] = time.perf_counter() - started
-    json_path = write_json(os.path.join(args.out, "bench_streamlog_history" + ".json"), report)
-    png_path = os.path.join(args.out, "bench_streamlog_history" + ".png")
+    json_path = write_json(os.path.join(args.out, "bench_streamlog_history.json"), report)
+    png_path = os.path.join(args.out, "bench_streamlog_history.png")
     plot_history(local_ms, spark_pts, base_ms, png_path,
-         f"shortest paths, {args.window} live nodes (window slides {args.slide}/ts), {args.arcs_per_ts} arcs/ts; "
-         f"Spark: {per_batch} ts per micro-batch")
+                 f"shortest paths, {args.window} live nodes (window slides {args.slide}/ts), {args.arcs_per_ts} "
+                 f"arcs/ts; Spark: {per_batch} ts per micro-batch")
     print(format_report(report))
     print(f"total {report['seconds']:.0f} s; load average {load_before} -> {report['load_average_after']}; "
           f"written {json_path}, {png_path}")
@@ -561,8 +557,8 @@ def figures(result, batches, timestamps: int, steady_count=None) -> dict:
     return row
 
 
-SPARK_COLUMNS = ["runner", "timestamps_per_s", "steady_timestamps_per_s", "batch_p50_s", "batch_p95_s", "memory_mb",
-           "models"]
+SPARK_COLUMNS = ["runner", "timestamps_per_s", "steady_timestamps_per_s", "batch_p50_s", "batch_p95_s",
+                 "memory_mb", "models"]
 
 
 def spark(argv=None) -> int:
@@ -631,8 +627,8 @@ def keyed_child(config: str, work: str, params: dict) -> dict:
     return row
 
 
-KEYED_COLUMNS = ["config", "timestamps_per_s", "facts_per_s", "steady_timestamps_per_s", "batch_p50_s", "batch_p95_s",
-           "tasks", "load_after", "memory_mb"]
+KEYED_COLUMNS = ["config", "timestamps_per_s", "facts_per_s", "steady_timestamps_per_s", "batch_p50_s",
+                 "batch_p95_s", "tasks", "load_after", "memory_mb"]
 
 
 def keyed(argv=None) -> int:
