@@ -21,7 +21,7 @@ from pathlib import Path
 from experiments.common import (
     ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, in_own_process, percentile,
     progress, splits, srtopo, stats, workloads, write_csv, write_json, write_parts)
-from experiments.reconfig.validate import committed, out_batches, program_of, validate
+from experiments.reconfig.validate import committed, out_batches, pairs, program_of, validate
 from srtopo.io.sources import AtomLog
 from srtopo.measure import rss_mb
 from srtopo.rules.compile import compile_program
@@ -37,17 +37,13 @@ def stream_of(problem: str, size: int, steps: int, seed: int, alpha: float | Non
     from experiments.reconfig import pup, queens
     if problem == "qc":
         given = queens.qc_stream(size, steps=steps, seed=seed, alpha=alpha or 1.35)
-        checks = [lambda atoms, g=g: queens.check(size, g, _pairs(atoms, "queen")) for g in given]
+        checks = [lambda atoms, g=g: queens.check(size, g, pairs(atoms, "queen")) for g in given]
         return queens.program(size), queens.log_lines(given), checks
     instance = pup.double_instance(size)
     off = pup.pup_stream(size, steps=steps, seed=seed, alpha=alpha or 2.2)
-    checks = [lambda atoms, o=o: pup.check(instance, o, _pairs(atoms, "zone2unit"), _pairs(atoms, "sensor2unit"))
+    checks = [lambda atoms, o=o: pup.check(instance, o, pairs(atoms, "zone2unit"), pairs(atoms, "sensor2unit"))
               for o in off]
     return pup.program(size), pup.log_lines(off), checks
-
-
-def _pairs(atoms, name: str) -> set:
-    return {tuple(a.arguments[i].number for i in range(len(a.arguments))) for a in atoms if a.name == name}
 
 
 def run_strategy(program: str, lines: list[str], checks, strategy: str, budget: float | None = None) -> dict:
