@@ -24,8 +24,12 @@ from experiments.common import (
     models_digest, peak_rss_mb, percentile, progress, splits, stats, steady_rate, text_table, timed, warm_jvm,
     workloads, write_json)
 from experiments.replay import Sender
+from srtopo.io.sources import AtomLog, Timeline
 from srtopo.io.tnt import write_tnt
 from srtopo.measure import busy_cpu_seconds, rss_mb
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_file
+from srtopo.runners import LocalOptions, LocalRunner, RunConfig, SparkOptions, SparkRunner, get_runner
 
 
 def instances(args) -> list[dict]:
@@ -40,13 +44,8 @@ def instances(args) -> list[dict]:
 def child(program: str, log: str, strategy: str, points: int) -> dict:
     """One run through the runner protocol: the program's rules topology on the local runner, the log's first
     ``points`` time points; a batch is a time point (its duration: the evaluation, output excluded)."""
-    from experiments.common import first_log
-    from srtopo.io.sources import Timeline
-    from srtopo.rules.compile import compile_program
     from srtopo.rules.log import read_records
-    from srtopo.rules.parse import parse_file
     from srtopo.rules.points import time_points
-    from srtopo.runners import LocalOptions, RunConfig, get_runner
 
     with open(first_log(log), encoding="utf-8") as handle:
         timeline = Timeline(tuple(tuple(str(a) for a in atoms)
@@ -157,10 +156,6 @@ def prepare(name: str, workdir: Path, points_per_file: int, args) -> tuple[str, 
 
 def run_one(engine: str, program: str, folder: str, partitions: int, files_per_batch: int = 1) -> dict:
     """One engine on one prepared input, in this process."""
-    from srtopo.io.sources import AtomLog
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_file
-    from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
     topology = compile_program(parse_file(program))
     if engine == "local":
         runner, sources, config = LocalRunner(), [AtomLog(os.path.join(folder, "all.log"))], RunConfig(lateness=0)
@@ -237,10 +232,6 @@ def check(argv=None) -> int:
     parser = arguments(__doc__, inputs=("all", "comma-separated: " + ", ".join(ICLP_INPUTS) + " or all"),
                        master="local[2]", partitions=2, out="check_rules_iclp.json")
     args = parser.parse_args(argv)
-    from srtopo.io.sources import AtomLog
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_file
-    from srtopo.runners import LocalRunner, RunConfig, SparkOptions, SparkRunner
     from srtopo.runners.spark.session import get_session
     names = iclp_names(args.inputs, parser)
     runner = SparkRunner(get_session(master=args.master, shuffle_partitions=args.partitions))
@@ -327,10 +318,6 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
     import srtopo.runners.spark.rules as rules_job
     import srtopo.rules.batch as rules_driver
     import srtopo.runners.spark.streaming as streaming
-    from srtopo.io.sources import AtomLog
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_file
-    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
     program, log = iclp_input(name)
     topology = compile_program(parse_file(program))
     timings: dict[str, list] = {}

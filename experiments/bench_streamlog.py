@@ -18,7 +18,11 @@ from pathlib import Path
 from experiments.common import (
     ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, progress, splits,
     stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
+from srtopo.io.sources import FactLines
 from srtopo.measure import rss_mb
+from srtopo.runners import RunConfig, SparkOptions, get_runner
+from srtopo.streamlog import Streamlog, parse_program
+from srtopo.streamlog.compile import compile_program
 
 NAME = "bench_streamlog"
 STREAM = "arcs"
@@ -91,8 +95,6 @@ def arc_lines(stream: list[list[tuple]]) -> list[list[str]]:
 
 def run_incremental(text: str, stream: list[list[tuple]], desc: str = "incremental", bar: bool = True) -> dict:
     """The Streamlog evaluator: push timestamp t's lines, then punctuation t+1 completes t (its latency)."""
-    from srtopo.streamlog import Streamlog, parse_program
-
     streamlog = Streamlog(parse_program(text, "bench_streamlog.sl").check(), (STREAM,))
     latencies, atoms = [], {}
     lines = arc_lines(stream)
@@ -122,8 +124,6 @@ def run_incremental(text: str, stream: list[list[tuple]], desc: str = "increment
 def baseline_rules(text: str) -> str:
     """The program as flat ASP for one clingo call: background and rules as the parser rewrote them (``lgr``
     expanded into its two rules ``T = T1, T2 <= T1`` and ``T = T2, T1 <= T2``)."""
-    from srtopo.streamlog import parse_program
-
     program = parse_program(text, "bench_streamlog.sl").check()
     return "".join(f"{b}\n" for b in program.background) + "".join(f"{r.node}\n" for r in program.rules)
 
@@ -347,8 +347,6 @@ def history_child(which: str, params: dict) -> dict:
         return run_incremental(text, _stream(params), "local", bar=False)
     if which == "baseline":
         return run_baseline(text, _stream(params), params["baseline_budget"], bar=False)
-    from srtopo.streamlog import parse_program
-    from srtopo.streamlog.compile import compile_program
     work = Path(params["work"])
     topology = compile_program(parse_program(text, "shortest-paths.sl"))
     (run, batches), wall = timed(run_streamlog, topology, work / "in", params["master"], params["files_per_batch"],
@@ -533,8 +531,6 @@ def run_streamlog(topology, folder, master: str | None = None, files_per_batch: 
     """The topology over the stream files of ``folder``: on the local runner (no ``master``), which reads the lines
     as they come, or on Spark (``--once``, ``files_per_batch`` files a micro-batch); the run's result and its
     micro-batches (the final one left out)."""
-    from srtopo.io.sources import FactLines
-    from srtopo.runners import RunConfig, SparkOptions, get_runner
     if master is None:
         result = get_runner("local").run(topology, [FactLines(str(folder))], RunConfig())
     else:
@@ -565,9 +561,6 @@ def spark(argv=None) -> int:
     """Shortest paths on Spark against the local runner."""
     args = arguments(__doc__, nodes=300, timestamps=400, arcs_per_ts=3, max_weight=5, bound=20, ts_per_file=10,
                      files_per_batch=2, master="local[2]", seed=1, out="bench_streamlog_spark.json").parse_args(argv)
-    from srtopo.streamlog import parse_program
-    from srtopo.streamlog.compile import compile_program
-
     work = Path(tempfile.mkdtemp(prefix="srtopo-bench-streamlog-spark-"))
     files = write_punctuated(work / "in", arc_lines(make_stream(args.nodes, args.timestamps, args.arcs_per_ts,
                                                              args.max_weight, args.seed)), args.ts_per_file)
@@ -609,8 +602,6 @@ def write_readings(folder: Path, sensors: int, timestamps: int, per_file: int, s
 
 def keyed_child(config: str, work: str, params: dict) -> dict:
     """One configuration, in a process of its own (a SparkSession's master is fixed for its process)."""
-    from srtopo.streamlog import parse_program
-    from srtopo.streamlog.compile import compile_program
     topology = compile_program(parse_program(keyed_program(params["window"], params["threshold"]), "sensors.sl"),
                                retain=params["window"])
     master = None if config == "local" else config
