@@ -1,36 +1,6 @@
-"""The I-DLV-sr paper's protocol: each ICLP2021 input replayed to a running query, one time point per period.
-
-    python -m experiments.bench_rules_paced                                  # a subset at 1 tp/s
-    python -m experiments.bench_rules_paced --inputs all --periods 1,0.5 --engines local,spark1,spark2
-
-A replayer delivers the input log one line (one time point) per ``--period`` seconds over a TCP socket, as
-the I-DLV-sr project's ``stream_socket_service`` (``sender.py``) does, to either engine (``tcp://``; ``--feed
-files`` gives Spark one new file per time point in a watched directory instead, written aside and renamed in).
-``experiments/replay.py`` does the same against the ``srtopo reason`` command line, in a process of its own.
-The query runs until every time point's output has appeared. Per input and engine:
-
-* **accepted requests**: time points whose output appeared before the next time point arrived (the paper's
-  measure; 100% means the engine kept up);
-* **latency** per time point, arrival to output (the local runner: the model handed to the sink; Spark: the
-  batch's models written to ``out/`` and handed to the sink), p50 / p95 / max;
-* **sustainable rate**: time points per second at full speed, one time point per batch (the replay with no
-  pause), i.e. the highest period the engine could be fed without falling behind;
-* **backlog**: time points delivered and not yet answered, as each one arrived (its maximum in the table, the
-  series in the JSON), and time points **lost** (delivered, never answered);
-* process memory, and whether the models equal the local runner's.
-
-``--periods 0,2x`` first measures the sustainable rate, then feeds the same engine at twice it (overload): a
-query that falls behind must still answer every time point, with the models of the local runner, its latency
-and backlog growing while the feed lasts and draining after it.
-
-A Spark engine is measured as a running service: before the replay, a query of its own processes
-``--warmup`` time points (default 20), one per micro-batch, so that the JVM has compiled the batch's code
-paths (a new JVM's first ~15 micro-batches take 1.5-2 s instead of ~0.7 s).
-
-Each engine runs in its own process (its own session and master). Results: ``results/bench_rules_paced.json``
-and ``.csv``, a table on stdout, and a plot of latency per time point like the paper's Figures 3 and 4
-(``results/bench_rules_paced.png``).
-"""
+"""The I-DLV-sr paper's protocol: each ICLP2021 input replayed to a running query, one time point per period over
+a socket; accepted requests, latency, sustainable rate and backlog per engine. experiments/README.md, "What each
+benchmark measures", says how."""
 from __future__ import annotations
 
 import os

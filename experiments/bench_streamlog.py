@@ -1,51 +1,9 @@
-"""Streamlog benchmark: continuous shortest paths over a stream of arcs, incremental vs re-solving the history.
+"""Streamlog benchmarks, one workload each: ``paths`` (the default: continuous shortest paths, the incremental
+evaluator against re-solving the history with clingo), ``history`` (the same over 10,000+ timestamps, local, Spark
+and the re-solving baseline), ``spark`` (Spark against the local runner) and ``keyed`` (per-sensor moving sums on
+the local runner, Spark local[1] and local[2]). experiments/README.md, "Streamlog benchmarks", says how.
 
-Zaniolo's "A Logic-Based Language for Data Streams" computes shortest paths in a graph that arrives as a stream
-of arcs ``arc(T,X,Y,D)``: ``minpath(T,X,Z,D)`` says that at timestamp T a path X->Z of length D appeared (its
-latest arc has timestamp T) and no path X->Z known by then (timestamp <= T) is shorter. The slides' program
-joins every path with every path (``lgr(T1,T2,T)``: T = max(T1,T2)); over a stream it keeps every path of every
-length, so path lengths need a bound ``bound(B)``, and even then its number of paths explodes on a graph of a
-few hundred nodes. The formulation measured here (``--program pruned``, the default) eliminates non-minimal
-paths as soon as they are generated, as the slides suggest, and stays XY-stratified:
-
-* a path at T is only kept when no path known before T (a ``minpath`` at T0 < T) is strictly shorter: the
-  conditional literal ``#false : minpath(T0,X,Z,D0), T0 < T, D0 < D`` looks at earlier timestamps only, so it
-  does not block and is no recursion through negation at the same timestamp (a ``#count{..} = 0`` aggregate
-  says the same and is accepted too, but grounds 2.5x slower);
-* ``lgr`` is written out as its cases, and the earlier side of a join is a ``minpath``, not any path: a new
-  path is new ⋈ new, new ⋈ earlier minpath, or earlier minpath ⋈ new;
-* ``shorter`` compares paths of the same timestamp only (earlier ones are pruned already).
-
-It gives the same ``minpath`` atoms as the slides' program with the same bound (``tests/experiments`` checks
-it on small graphs). ``--program slides`` measures the slides' program itself.
-
-Two evaluators run the same program on the same stream (random graph: ``--arcs-per-ts`` new arcs per timestamp
-between random distinct nodes, weights 1..``--max-weight``):
-
-1. **incremental**: ``srtopo.streamlog.Streamlog`` with one stream ``arcs``; the lines of timestamp t are
-   pushed, then ``punctuate(0, t+1)`` completes t: its duration is the timestamp's latency (the Model out);
-2. **baseline**: at every timestamp t a fresh clingo program (``solving.restart.RestartSolver``: the program's
-   rules, ``lgr`` expanded by the parser, over every arc with timestamp <= t), solved once, and the minpath
-   atoms with timestamp t extracted. It grows quadratically and stops once it has used ``--baseline-budget``
-   seconds of one size. ``--baseline-program slides`` re-solves the slides' program instead (clingo's grounder
-   evaluates it completely, while the pruned program's recursion through its condition leaves work to the
-   solver: in one shot the slides' rules are ~2x faster).
-
-On the timestamps both completed the two must give the same minpath atoms, timestamp by timestamp, or the run
-fails (``experiment check failed``). Each size and evaluator runs in a child process of its own, so that its peak
-RSS is its own (``--in-process`` runs everything here: faster to start, RSS is then the whole process's).
-
-    .venv/bin/python -m experiments.bench_streamlog                 # sizes 100,300,1000: about 3 minutes
-    .venv/bin/python -m experiments.bench_streamlog --quick         # ~15 s: bench_streamlog_quick.*
-    .venv/bin/python -m experiments.bench_streamlog --sizes 300,1000 --timestamps 400 --baseline-budget 120
-    .venv/bin/python -m experiments.bench_streamlog --baseline-program slides   # re-solve the slides' rules
-
-Cost grows with the graph's density, not its size: with the defaults (200 timestamps x 3 arcs) the 100-node
-graph ends with out-degree 6 and nearly every pair within the bound, so it is by far the slowest size.
-
-Results: ``experiments/results/bench_streamlog.json`` (parameters, the program run, per size and evaluator the
-latency of every timestamp and the summary), ``bench_streamlog.png`` (latency per timestamp, one panel per
-size, log scale) and the table on stdout.
+    python -m experiments.bench_streamlog [WORKLOAD] [flags]      # WORKLOAD --help: its flags
 """
 from __future__ import annotations
 
@@ -53,12 +11,18 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from experiments.common import (
-    ExperimentError, arguments, chart, command, in_own_process, log, peak_rss_mb, progress, splits, stats, text_table,
-    write_json)
+    ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, progress, splits,
+    stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
+from srtopo.io.sources import FactLines
 from srtopo.measure import rss_mb
+from srtopo.runners import RunConfig, SparkOptions, get_runner
+from srtopo.streamlog import Streamlog, parse_program
+from srtopo.streamlog.compile import compile_program
 
 NAME = "bench_streamlog"
 STREAM = "arcs"
@@ -131,8 +95,6 @@ def arc_lines(stream: list[list[tuple]]) -> list[list[str]]:
 
 def run_incremental(text: str, stream: list[list[tuple]], desc: str = "incremental", bar: bool = True) -> dict:
     """The Streamlog evaluator: push timestamp t's lines, then punctuation t+1 completes t (its latency)."""
-    from srtopo.streamlog import Streamlog, parse_program
-
     streamlog = Streamlog(parse_program(text, "bench_streamlog.sl").check(), (STREAM,))
     latencies, atoms = [], {}
     lines = arc_lines(stream)
@@ -162,8 +124,6 @@ def run_incremental(text: str, stream: list[list[tuple]], desc: str = "increment
 def baseline_rules(text: str) -> str:
     """The program as flat ASP for one clingo call: background and rules as the parser rewrote them (``lgr``
     expanded into its two rules ``T = T1, T2 <= T1`` and ``T = T2, T1 <= T2``)."""
-    from srtopo.streamlog import parse_program
-
     program = parse_program(text, "bench_streamlog.sl").check()
     return "".join(f"{b}\n" for b in program.background) + "".join(f"{r.node}\n" for r in program.rules)
 
@@ -298,7 +258,7 @@ def plot(rows: list[dict], path: str) -> None:
         axes[0][0].legend(fontsize=7)
 
 
-# --- command line ------------------------------------------------------------------------------------------
+# --- paths: the command -------------------------------------------------------------------------------------------
 
 def parse_args(argv=None):
     parser = arguments(
@@ -321,7 +281,8 @@ def parse_args(argv=None):
     return args
 
 
-def main(argv=None) -> int:
+def paths(argv=None) -> int:
+    """The default workload: shortest paths, the incremental evaluator against re-solving the history."""
     args = parse_args(argv)
     sizes = splits(args.sizes, int)
     text = program_text(args.program, args.bound)
@@ -368,6 +329,335 @@ def main(argv=None) -> int:
           "same minpath atoms at every one of those timestamps")
     print(f"total {meta['seconds']:.0f} s; written {', '.join(files)}")
     return 0
+
+
+# --- history: the long history ------------------------------------------------------------------------------------
+
+def _stream(params: dict) -> list[list[tuple]]:
+    return make_stream(params["window"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
+                       params["seed"], slide=params["slide"])
+
+
+# --- the long history: its children (each in a process of its own) ------------------------------------------------
+
+def history_child(which: str, params: dict) -> dict:
+    """The local evaluator, the Spark runner or the re-solving baseline over the stream."""
+    text = program_text("pruned", params["bound"])
+    if which == "local":
+        return run_incremental(text, _stream(params), "local", bar=False)
+    if which == "baseline":
+        return run_baseline(text, _stream(params), params["baseline_budget"], bar=False)
+    work = Path(params["work"])
+    topology = compile_program(parse_program(text, "shortest-paths.sl"))
+    (run, batches), wall = timed(run_streamlog, topology, work / "in", params["master"], params["files_per_batch"],
+                                 work / "ck")
+    batches = [{"batch": b.batch, "seconds": b.seconds, "timestamps": b.detail.get("extra", {}).get("timestamps"),
+                "python_s": b.detail.get("duration_s"), "snapshot": b.detail.get("extra", {}).get("state_snapshots")}
+               for b in batches]
+    return {"models": {m.time: sorted(m.atoms) for m in run.models}, "batches": batches, "wall_s": wall,
+            "seconds": run.seconds, "memory_mb": run.memory_mb, "peak_rss_mb": peak_rss_mb()}
+
+
+def _in_child(which: str, params: dict) -> dict:
+    result, seconds = timed(in_own_process, history_child, which=which, params=params)
+    log(f"{which}: {seconds:.0f} s")
+    for key in ("atoms", "models"):     # JSON keys are strings
+        if key in result:
+            result[key] = {int(t): a for t, a in result[key].items()}
+    return result
+
+
+# --- the long history: summaries ----------------------------------------------------------------------------------
+
+def _window(points: list[tuple[float, float]], centre: int, half: int) -> list[float]:
+    return [ms for t, ms in points if centre - half <= t <= centre + half]
+
+
+def summarise(points: list[tuple[float, float]], near: tuple, half: int) -> dict:
+    """p50/p95 of the step times near each timestamp of ``near`` (within ``half``), and last / first p50."""
+    out = {str(c): {**stats(_window(points, c, half), "{}_ms"), "n": len(_window(points, c, half))} for c in near}
+    first, last = out[str(near[0])]["p50_ms"], out[str(near[-1])]["p50_ms"]
+    out["ratio_p50"] = last / first if first else None
+    return out
+
+
+def spark_points(batches: list[dict], per_batch: int) -> list[tuple[float, float]]:
+    """(middle timestamp, ms per timestamp) per micro-batch; batch k carries timestamps k*per_batch+1.. ."""
+    return [(k * per_batch + (per_batch + 1) / 2, 1000 * b["seconds"] / per_batch) for k, b in enumerate(batches)]
+
+
+def resolve_ratio(local_ms: list[float], base_ms: list[float], at: int, half: int) -> dict:
+    """Mean baseline step time over mean incremental step time on the timestamps near ``at`` (None where the
+    baseline completed none of them)."""
+    lo, hi = max(1, at - half), min(at + half, len(base_ms))
+    if lo > hi:
+        return {"timestamps": [lo, hi], "incremental_ms": None, "baseline_ms": None, "ratio": None}
+    inc = statistics.fmean(local_ms[lo - 1:hi])
+    base = statistics.fmean(base_ms[lo - 1:hi])
+    return {"timestamps": [lo, hi], "incremental_ms": inc, "baseline_ms": base, "ratio": base / inc if inc else None}
+
+
+def plot_history(local_ms: list[float], spark: list[tuple[float, float]], base_ms: list[float], path: str,
+                 title: str) -> None:
+    def rolling(values, k=101):
+        half = k // 2
+        return [(i + 1, statistics.median(values[max(0, i - half):i + half + 1])) for i in range(0, len(values), 10)]
+    with chart(path, size=(8, 4)) as (_fig, axes):
+        ax = axes[0][0]
+        ax.plot(range(1, len(local_ms) + 1), local_ms, linewidth=0.3, alpha=0.35, color="C0")
+        ax.plot(*zip(*rolling(local_ms)), color="C0", label="local: step time (rolling median of 101)")
+        if spark:
+            ax.plot(*zip(*spark), color="C1", linewidth=0.8,
+                    label="Spark local[2]: micro-batch time / timestamps in it")
+        if base_ms:
+            ax.plot(range(1, len(base_ms) + 1), base_ms, color="C2", linewidth=0.8,
+                    label="re-solve the history (clingo)")
+        ax.set(yscale="log", xlabel="timestamp", ylabel="time per timestamp (ms)")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="both", linewidth=0.3)
+        ax.legend(fontsize=7)
+
+
+# --- the long history: the command --------------------------------------------------------------------------------
+
+def history(argv=None) -> int:
+    """Shortest paths over a long history: the step time near timestamps 1,000 and 10,000, local and Spark."""
+    args = arguments(
+        __doc__, timestamps=10_100, window=(1000, "live nodes: arcs join nodes of a moving window"),
+        slide=(3, "node ids the window moves on per timestamp"), arcs_per_ts=3, max_weight=9, bound=20,
+        near=("1000,10000", "timestamps to summarise the step time near"),
+        half=(100, "... within this many timestamps"), ts_per_file=25, files_per_batch=2, master="local[2]",
+        baseline_budget=(120.0, "seconds of re-solving (0: none)"), no_spark=False, seed=1,
+        out=".").parse_args(argv)
+    near = tuple(splits(args.near, int))
+    per_batch = args.ts_per_file * args.files_per_batch
+    params = {k: v for k, v in vars(args).items() if k not in ("near", "half", "no_spark", "out")}
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    report = {"experiment": "bench_streamlog_history", "params": params, "near": near, "half": args.half,
+              "load_average_before": load_before}
+    with tempfile.TemporaryDirectory(prefix="bench_streamlog_history-") as workdir:
+        lines = arc_lines(_stream(params))
+        files = write_punctuated(Path(workdir) / "in", lines, args.ts_per_file)
+        params["work"] = workdir
+        local = _in_child("local", params)
+        local_ms = [1000 * s for s in local["latencies_s"]]
+        atoms = sum(len(a) for a in local["atoms"].values())
+        report["local"] = {"steps": summarise(list(enumerate(local_ms, start=1)), near, args.half),
+                           "timestamps_per_s": len(local_ms) / local["wall_s"], "wall_s": local["wall_s"],
+                           "mean_ms": statistics.fmean(local_ms), "peak_rss_mb": local["peak_rss_mb"],
+                           "rss_end_mb": local["rss_end_mb"], "minpath_atoms": atoms, "latencies_ms": local_ms}
+        spark_pts = []
+        if not args.no_spark:
+            spark = _in_child("spark", params)
+            wanted = {t: a for t, a in local["atoms"].items() if a}
+            if spark["models"] != wanted:
+                differ = sorted(set(spark["models"]) ^ set(wanted))[:5] or \
+                    [t for t in wanted if spark["models"].get(t) != wanted[t]][:5]
+                raise ExperimentError(f"Spark's models differ from the local evaluator's (e.g. at timestamps {differ})")
+            batches = spark["batches"]
+            if any(b["timestamps"] != per_batch for b in batches[:-1]):
+                raise ExperimentError("a micro-batch did not carry --ts-per-file x --files-per-batch timestamps")
+            spark_pts = spark_points(batches, per_batch)
+            total = sum(b["seconds"] for b in batches)
+            half = max(args.half, 5 * per_batch)       # at least 10 micro-batches per window
+            report["spark"] = {"steps": summarise(spark_pts, near, half), "half": half, "files": files,
+                               "timestamps_per_batch": per_batch, "batches": len(batches),
+                               "timestamps_per_s": args.timestamps / spark["seconds"],
+                               "batch_timestamps_per_s": args.timestamps / total if total else None,
+                               "seconds": spark["seconds"], "memory_mb": spark["memory_mb"],
+                               "snapshots": sum(b["snapshot"] or 0 for b in batches),
+                               "batch_seconds": [b["seconds"] for b in batches],
+                               "same_models_as_local": True}
+        base_ms = []
+        if args.baseline_budget > 0:
+            base = _in_child("baseline", params)
+            common = compare(local, base)
+            base_ms = [1000 * s for s in base["latencies_s"]]
+            report["baseline"] = {"timestamps_completed": len(base_ms), "agree_on": common,
+                                  "budget_s": args.baseline_budget, "peak_rss_mb": base["peak_rss_mb"],
+                                  "at_200": resolve_ratio(local_ms, base_ms, 200, 10),
+                                  "at_last": resolve_ratio(local_ms, base_ms, len(base_ms) - 10, 10),
+                                  "latencies_ms": base_ms}
+    report["load_average_after"] = os.getloadavg()
+    report["seconds"] = time.perf_counter() - started
+    json_path = write_json(os.path.join(args.out, "bench_streamlog_history.json"), report)
+    png_path = os.path.join(args.out, "bench_streamlog_history.png")
+    plot_history(local_ms, spark_pts, base_ms, png_path,
+                 f"shortest paths, {args.window} live nodes (window slides {args.slide}/ts), {args.arcs_per_ts} "
+                 f"arcs/ts; Spark: {per_batch} ts per micro-batch")
+    print(format_report(report))
+    print(f"total {report['seconds']:.0f} s; load average {load_before} -> {report['load_average_after']}; "
+          f"written {json_path}, {png_path}")
+    return 0
+
+
+def format_report(report: dict) -> str:
+    a, b = (str(x) for x in report["near"])
+    lines = [f"{'runner':8} {'p50@' + a:>9} {'p95@' + a:>9} {'p50@' + b:>10} {'p95@' + b:>10} {'ratio':>6} "
+             f"{'ts/s':>7}  memory MB"]
+    for name in ("local", "spark"):
+        r = report.get(name)
+        if not r:
+            continue
+        s = r["steps"]
+        memory = {"peak_rss": round(r["peak_rss_mb"])} if name == "local" else \
+            {k: round(v) for k, v in r["memory_mb"].items() if v}
+        lines.append(f"{name:8} {s[a]['p50_ms']:9.2f} {s[a]['p95_ms']:9.2f} {s[b]['p50_ms']:10.2f} "
+                     f"{s[b]['p95_ms']:10.2f} {s['ratio_p50']:6.2f} {r['timestamps_per_s']:7.1f}  {memory}")
+    lines.append("ms per timestamp; spark: micro-batch trigger time / timestamps per micro-batch")
+    base = report.get("baseline")
+    if base:
+        for key in ("at_200", "at_last"):
+            r = base[key]
+            lines.append(f"re-solve / incremental: none completed near {key[3:]}" if r["ratio"] is None else
+                         f"re-solve / incremental near timestamps {r['timestamps'][0]}-{r['timestamps'][1]}: "
+                         f"{r['baseline_ms']:.1f} / {r['incremental_ms']:.2f} ms = {r['ratio']:.1f}x")
+        lines.append(f"baseline: {base['timestamps_completed']} timestamps in {base['budget_s']:g} s, same minpath "
+                     f"atoms on all of them")
+    return "\n".join(lines)
+
+
+# --- shortest paths on Spark --------------------------------------------------------------------------------
+
+def write_punctuated(folder: Path, lines: list[list[str]], per_file: int) -> int:
+    """The arcs' lines, ``per_file`` timestamps a file, each file ending with punctuation past its last one."""
+    parts = [[line for ts in lines[start:start + per_file] for line in ts]
+             + [f"#punctuation {min(start + per_file, len(lines)) + 1}."] for start in range(0, len(lines), per_file)]
+    return len(write_parts(folder, parts))
+
+
+def run_streamlog(topology, folder, master: str | None = None, files_per_batch: int = 1, checkpoint=None):
+    """The topology over the stream files of ``folder``: on the local runner (no ``master``), which reads the lines
+    as they come, or on Spark (``--once``, ``files_per_batch`` files a micro-batch); the run's result and its
+    micro-batches (the final one left out)."""
+    if master is None:
+        result = get_runner("local").run(topology, [FactLines(str(folder))], RunConfig())
+    else:
+        result = get_runner("spark").run(topology, [FactLines(str(folder), files_per_batch=files_per_batch)],
+                                         RunConfig(checkpoint=str(checkpoint),
+                                                   options=SparkOptions(master=master, once=True)))
+    return result, [b for b in result.batches if b.batch != "final"]
+
+
+def figures(result, batches, timestamps: int, steady_count=None) -> dict:
+    """What a run's table shows: its seconds and timestamps/s, and on Spark (``steady_count``: the timestamps of a
+    micro-batch) the rate over the batches after the first and the batches' p50 / p95."""
+    row = {"seconds": round(result.seconds, 3), "timestamps_per_s": round(timestamps / result.seconds, 1),
+           "memory_mb": result.memory_mb, "models": len(result.models),
+           "digest": models_digest([(m.time, list(m.atoms)) for m in result.models])}
+    if steady_count is not None:
+        steady = steady_rate(batches, steady_count)
+        row.update(steady_timestamps_per_s=round(steady, 1) if steady else None, batches=len(batches),
+                   **stats([b.seconds for b in batches], "batch_{}_s", digits=3))
+    return row
+
+
+SPARK_COLUMNS = ["runner", "timestamps_per_s", "steady_timestamps_per_s", "batch_p50_s", "batch_p95_s",
+                 "memory_mb", "models"]
+
+
+def spark(argv=None) -> int:
+    """Shortest paths on Spark against the local runner."""
+    args = arguments(__doc__, nodes=300, timestamps=400, arcs_per_ts=3, max_weight=5, bound=20, ts_per_file=10,
+                     files_per_batch=2, master="local[2]", seed=1, out="bench_streamlog_spark.json").parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="srtopo-bench-streamlog-spark-"))
+    files = write_punctuated(work / "in", arc_lines(make_stream(args.nodes, args.timestamps, args.arcs_per_ts,
+                                                             args.max_weight, args.seed)), args.ts_per_file)
+    topology = compile_program(parse_program(program_text("pruned", args.bound), "shortest-paths.sl"))
+    started = time.perf_counter()
+    rows = {"local": figures(*run_streamlog(topology, work / "in"), args.timestamps),
+            "spark": figures(*run_streamlog(topology, work / "in", args.master, args.files_per_batch, work / "ck"),
+                             args.timestamps, lambda _b: args.ts_per_file * args.files_per_batch)}
+    if rows["spark"]["digest"] != rows["local"]["digest"]:
+        raise ExperimentError("Spark's models differ from the local runner's")
+    ratio = rows["spark"]["timestamps_per_s"] / rows["local"]["timestamps_per_s"]
+    write_json(args.out, {"params": vars(args), "files": files, "rows": rows, "spark_over_local": round(ratio, 3),
+                          "same_models": True, "wall_s": round(time.perf_counter() - started, 1)})
+    print(text_table(SPARK_COLUMNS, [[name] + [r.get(c) for c in SPARK_COLUMNS[1:]] for name, r in rows.items()]))
+    log(f"spark / local: {ratio:.2f}x; same models; written to {args.out}")
+    return 0
+
+
+# --- keyed: per-sensor moving sums --------------------------------------------------------------------------------
+
+CONFIGS = ("local", "local[1]", "local[2]")
+
+
+def keyed_program(window: int, threshold: int) -> str:
+    return (f"total(T,S,A) :- reading(T,S,_), A = #sum{{ V,T0 : reading(T0,S,V), T - {window} < T0, T0 <= T }}.\n"
+            f"high(T,S,A) :- total(T,S,A), A > {threshold}.\n"
+            f"peak(T,S,V) :- reading(T,S,V), V > 90, "
+            f"#count{{ T0 : reading(T0,S,V0), T - {window} < T0, T0 < T, V0 >= V }} = 0.\n"
+            "#show high/3.\n#show peak/3.\n")
+
+
+def write_readings(folder: Path, sensors: int, timestamps: int, per_file: int, seed: int) -> int:
+    """A reading per sensor and timestamp, ``per_file`` timestamps a file (listed in order); returns the files."""
+    rng = random.Random(seed)
+    return len(write_parts(folder, ([f"reading({t},s{s},{rng.randint(0, 99)})."
+                                     for t in range(start, min(start + per_file, timestamps + 1))
+                                     for s in range(sensors)] for start in range(1, timestamps + 1, per_file))))
+
+
+def keyed_child(config: str, work: str, params: dict) -> dict:
+    """One configuration, in a process of its own (a SparkSession's master is fixed for its process)."""
+    topology = compile_program(parse_program(keyed_program(params["window"], params["threshold"]), "sensors.sl"),
+                               retain=params["window"])
+    master = None if config == "local" else config
+    result, batches = run_streamlog(topology, Path(work, "in"), master, params["files_per_batch"],
+                                    Path(work, f"ck-{config}"))
+    def timestamps(batch) -> int:
+        return batch.detail.get("extra", {}).get("timestamps", 0)
+    row = figures(result, batches, params["timestamps"], None if master is None else timestamps)
+    row.update(facts_per_s=round(params["sensors"] * params["timestamps"] / result.seconds),
+               atoms=sum(len(m.atoms) for m in result.models))
+    if master is not None:
+        facts = steady_rate(batches, lambda b: timestamps(b) * params["sensors"])
+        row.update(tasks=result.counters.stages[0].tasks, steady_facts_per_s=round(facts) if facts else None)
+    return row
+
+
+KEYED_COLUMNS = ["config", "timestamps_per_s", "facts_per_s", "steady_timestamps_per_s", "batch_p50_s",
+                 "batch_p95_s", "tasks", "load_after", "memory_mb"]
+
+
+def keyed(argv=None) -> int:
+    """Per-sensor moving sums on the local runner, Spark local[1] and local[2]."""
+    args = arguments(__doc__, sensors=3000, timestamps=300, window=8, threshold=700, ts_per_file=5, files_per_batch=4,
+                     seed=1, out="bench_streamlog_keyed.json").parse_args(argv)
+    params = {k: v for k, v in vars(args).items() if k != "out"}
+    work = tempfile.mkdtemp(prefix="srtopo-bench-streamlog-keyed-")
+    files = write_readings(Path(work, "in"), args.sensors, args.timestamps, args.ts_per_file, args.seed)
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    rows = {}
+    for config in CONFIGS:
+        rows[config] = dict(in_own_process(keyed_child, config=config, work=work, params=params),
+                            load_after=round(os.getloadavg()[0], 2))
+        log(f"{config}: {rows[config]['seconds']} s")
+    if len({r["digest"] for r in rows.values()}) != 1:
+        raise ExperimentError("the configurations wrote different models: " +
+                              ", ".join(f"{k} {r['models']} models {r['digest'][:12]}" for k, r in rows.items()))
+
+    def ratio(a, b, field):
+        return round(rows[a][field] / rows[b][field], 3) if rows[a].get(field) and rows[b].get(field) else None
+    ratios = {"local2_over_local1": ratio("local[2]", "local[1]", "timestamps_per_s"),
+              "local2_over_local1_steady": ratio("local[2]", "local[1]", "steady_timestamps_per_s"),
+              "local1_over_local": ratio("local[1]", "local", "timestamps_per_s"),
+              "local2_over_local": ratio("local[2]", "local", "timestamps_per_s")}
+    report = {"params": vars(args), "files": files, "facts": args.sensors * args.timestamps, "cpus": os.cpu_count(),
+              "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
+              "rows": rows, "ratios": ratios, "same_models": True, "wall_s": round(time.perf_counter() - started, 1)}
+    write_json(args.out, report)
+    print(text_table(KEYED_COLUMNS, [[name] + [r.get(c) for c in KEYED_COLUMNS[1:]] for name, r in rows.items()]))
+    log(f"ratios {ratios}; load {report['load_before'][0]} before, {report['load_after'][0]} after; same models; "
+        f"written to {args.out}")
+    return 0
+
+
+def main(argv=None) -> int:
+    return workloads({"paths": paths, "history": history, "spark": spark, "keyed": keyed}, argv)
 
 
 if __name__ == "__main__":

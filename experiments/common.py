@@ -569,6 +569,14 @@ def iclp_names(text: str, parser: argparse.ArgumentParser, extra=()) -> list[str
     return names
 
 
+def workloads(table: dict, argv=None) -> int:
+    """``[WORKLOAD] [flags]``: the workload of ``table`` named first (its first where none is) run with its flags; a
+    module that measures one thing on several inputs or runners has one command, not one module each."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = argv.pop(0) if argv and argv[0] in table else next(iter(table))
+    return table[name](argv)
+
+
 def command(main) -> None:
     """Run a benchmark's ``main`` as a command: its exit status; a failed check is one line and status 1."""
     try:

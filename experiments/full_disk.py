@@ -1,12 +1,5 @@
 """A disk that fills up during a run: a clear error, and after space is freed, a restart completes with the
-output of a run that never failed.
-
-The output or the checkpoint directory of ``srtopo check --engine spark --once`` (T_ex, 20,000 tuples in 4
-files, one per micro-batch) is put on a small tmpfs filled with a ballast file up to a few kB (mounting needs
-root; ``case`` returns None without it). The first run must fail with one line naming the place and the
-device's complaint; after the ballast is deleted, the same command must finish and write what a run on an
-ordinary disk writes. The local runner's ``--out`` on a full disk must fail the same clear way.
-"""
+output of a run that never failed. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import subprocess

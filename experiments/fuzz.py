@@ -1,15 +1,5 @@
-"""Property-based fuzzing of every parser and loader (hypothesis, fixed seed).
-
-    python -m experiments.fuzz                      # 10,000 examples per target
-    python -m experiments.fuzz --examples 200 tnt   # one target, fewer examples
-
-Property, for every target: the input gives a value or one of the project's own errors with a location
-(``SrtopoError`` naming the file), never another exception, and never a hang (each input has a time bound).
-Stream readers account for every line: each non-blank, non-comment line gives records or exactly one rejected
-record. Inputs are built from the grammar's pieces, valid and broken, mixed with arbitrary text and bytes, and
-from mutations of real files (the bundled examples, and the I-DLV-sr corpus under ``../shared/data`` when it is
-there). The test suite runs every target with a few hundred examples; this command runs the campaign.
-"""
+"""Property-based fuzzing of every parser and loader (hypothesis, fixed seed): a value or one located error of the
+project's own, never another exception or a hang. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import json
@@ -216,25 +206,25 @@ def check_records(fmt: str, lines: list[str], counts: Counter) -> None:
     counts["rejected"] += len(rejected)
 
 
+def _value_or_located(load, file: str, counts: Counter) -> None:
+    """``load()`` gives a value, or one of the project's errors that names ``file``."""
+    try:
+        load()
+        counts["values"] += 1
+    except SrtopoError as error:
+        _located(error, file)
+        counts["errors"] += 1
+
+
 def check_idlvsr_program(text: str, counts: Counter) -> None:
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_program
-    try:
-        compile_program(parse_program(text, "fuzz.idlvsr"))
-        counts["values"] += 1
-    except SrtopoError as error:
-        _located(error, "fuzz.idlvsr")
-        counts["errors"] += 1
+    _value_or_located(lambda: compile_program(parse_program(text, "fuzz.idlvsr")), "fuzz.idlvsr", counts)
 
 
 def check_streamlog_program(text: str, counts: Counter) -> None:
     from srtopo.streamlog.program import parse_program
-    try:
-        parse_program(text, "fuzz.sl").check()
-        counts["values"] += 1
-    except SrtopoError as error:
-        _located(error, "fuzz.sl")
-        counts["errors"] += 1
+    _value_or_located(lambda: parse_program(text, "fuzz.sl").check(), "fuzz.sl", counts)
 
 
 _SL_PROGRAM: dict = {}
@@ -263,12 +253,7 @@ def check_tbox(suffix: str, text: str, counts: Counter) -> None:
         path = os.path.join(folder, "fuzz" + suffix)
         with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write(text)
-        try:
-            load_tbox(path)
-            counts["values"] += 1
-        except SrtopoError as error:
-            _located(error, path)
-            counts["errors"] += 1
+        _value_or_located(lambda: load_tbox(path), path, counts)
 
 
 def strategies() -> dict:
@@ -276,7 +261,7 @@ def strategies() -> dict:
     st = _hypothesis()
     programs = [(ROOT / "examples" / "queens.idlvsr").read_text(encoding="utf-8")] + _corpus("*.idlvsr")
     tex = (ROOT / "examples" / "tex.ttl").read_text(encoding="utf-8")
-    rdfxml = _rdfxml_seed()
+    rdfxml = (ROOT / "experiments" / "tboxes" / "fuzz-seed.owl").read_text(encoding="utf-8")
     sl = (ROOT / "examples" / "shortest-paths.sl").read_text(encoding="utf-8")
     lines = lambda line: st.lists(line, min_size=1, max_size=6)    # noqa: E731
     return {
@@ -293,22 +278,6 @@ def strategies() -> dict:
         "turtle": (st.one_of(_text(st, TTL_PIECES, 20), _mutated(st, [tex])), partial(check_tbox, ".ttl")),
         "rdfxml": (_mutated(st, [rdfxml]), partial(check_tbox, ".owl")),
     }
-
-
-def _rdfxml_seed() -> str:
-    return """<?xml version="1.0"?>
-<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#"
-         xmlns:owl="http://www.w3.org/2002/07/owl#" xml:base="http://e.org/t">
-  <owl:Ontology rdf:about=""/>
-  <owl:Class rdf:ID="A"><rdfs:subClassOf rdf:resource="#B"/><owl:disjointWith rdf:resource="#C"/></owl:Class>
-  <owl:Class rdf:ID="B"/>
-  <owl:Class rdf:ID="C">
-    <rdfs:subClassOf><owl:Restriction><owl:onProperty rdf:resource="#p"/>
-      <owl:someValuesFrom rdf:resource="#A"/></owl:Restriction></rdfs:subClassOf>
-  </owl:Class>
-  <owl:ObjectProperty rdf:ID="p"><rdfs:domain rdf:resource="#B"/><owl:inverseOf rdf:resource="#q"/></owl:ObjectProperty>
-</rdf:RDF>
-"""
 
 
 TARGETS = ("tnt", "tnt-bytes", "log", "jsonl", "idlvsr-program", "streamlog-program", "streamlog-stream", "turtle",

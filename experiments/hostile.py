@@ -1,11 +1,5 @@
-"""Hostile lines for a running stream: what a careless or malicious feed sends, as bytes.
-
-Each kind is one line that every runner must reject as exactly one rejected record, wherever it stands in the
-stream (after its first line), without changing what the good lines give: garbage bytes, invalid UTF-8, NUL,
-truncated statements, bad IRIs and literals, times that are not numbers or do not fit in 64 bits, timestamps
-that cannot be compared with the stream's or are mistyped years ahead, 200 kB lines, and text written to be
-run. ``mixed`` puts ``count`` of them into a clean stream at seeded random places and says where they went.
-"""
+"""Hostile lines for a running stream: what a careless or malicious feed sends, as bytes, each to be rejected as one
+record without changing what the good lines give. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import random
@@ -153,18 +147,22 @@ def _write(folder: Path, name: str, lines: list[bytes]) -> Path:
     return folder / name
 
 
+def _runs(engine: str, options, topology, folder: Path, streams: dict, name: str, source, **config) -> dict:
+    """{stream: RunResult} of the topology over each stream (its lines written to ``folder/<stream>/<name>``, read
+    through ``source(path)``)."""
+    runner = get_runner(engine)
+    return {key: run_topology(runner, topology, [source(_write(folder / key, name, lines))], options=options, **config)
+            for key, lines in streams.items()}
+
+
 def consistency_case(engine: str, options, folder: Path, statements: int = 4000, count: int = 400,
                      seed: int = 6) -> dict:
     """The clean stream and the same with ``count`` hostile lines, on one runner: what each gave."""
     topology = topology_from_tbox(str(EXAMPLES / "tex.ttl"))
     clean = clean_tnt(statements, seed)
     dirty, where = mixed(clean, hostile_lines(TNT, count, seed), seed + 1)
-    runner = get_runner(engine)
-    got = {}
-    for name, lines in (("clean", clean), ("dirty", dirty)):
-        _write(folder / name, "part-0.tnt", lines)
-        got[name] = run_topology(runner, topology, [TntFiles(str(folder / name))], window=5, lateness=1000,
-                                 options=options)
+    got = _runs(engine, options, topology, folder, {"clean": clean, "dirty": dirty}, "part-0.tnt",
+                lambda path: TntFiles(str(path.parent)), window=5, lateness=1000)
     return _compare(got, where, lambda r: r.keys, "reports")
 
 
@@ -179,12 +177,9 @@ def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int =
     stamp = clean[0].split()[0].decode("ascii")
     dirty, where = mixed(clean, hostile_lines(log_kinds(stamp, foreign=["17", stamp + "+01:00"]), count, seed),
                          seed + 1)
-    runner = get_runner(engine)
-    got = {}
-    for name, lines in (("clean", clean), ("dirty", dirty)):
-        path = _write(folder / name, "cc.log", lines)
-        spec = str(path.parent) if engine == "spark" else str(path)     # Spark reads a directory
-        got[name] = run_topology(runner, topology, [AtomLog(spec)], lateness=0, options=options)
+    got = _runs(engine, options, topology, folder, {"clean": clean, "dirty": dirty}, "cc.log",
+                lambda path: AtomLog(str(path.parent) if engine == "spark" else str(path)),    # Spark reads a folder
+                lateness=0)
     return _compare(got, where, lambda r: [m.to_dict() for m in r.models], "models")
 
 
@@ -214,10 +209,8 @@ def clean_facts(n: int, seed: int) -> list[bytes]:
 
 def _streamlog_runs(engine: str, options, folder: Path, streams: dict) -> dict:
     """{name: RunResult} of examples/sensors.sl over each stream (a list of lines, written to a file)."""
-    topology = topology_from_file(str(EXAMPLES / "sensors.sl"))
-    runner = get_runner(engine)
-    return {name: run_topology(runner, topology, [FactLines(str(_write(folder / name, "readings.txt", lines)))],
-                               options=options) for name, lines in streams.items()}
+    return _runs(engine, options, topology_from_file(str(EXAMPLES / "sensors.sl")), folder, streams, "readings.txt",
+                 lambda path: FactLines(str(path)))
 
 
 def streamlog_case(engine: str, options, folder: Path, facts: int = 2000, count: int = 200, seed: int = 10) -> dict:

@@ -1,29 +1,5 @@
 """Ctrl-C and SIGTERM at random moments, on every command and runner: a clean stop every time.
-
-    python -m experiments.interrupt_campaign                  # 20 trials per command and runner
-    python -m experiments.interrupt_campaign --trials 3 --cases check-spark,reason-local
-
-A trial starts a run that does not end by itself - ``srtopo check``, ``reason`` or ``streamlog`` reading
-standard input fed line by line (local runner), or following a directory that a feeder adds a file to every
-second (Spark, with ``--checkpoint`` and ``--out``) - and stops it at a seeded random moment: SIGINT to its
-process group, as a terminal's Ctrl-C does, or (every other trial) SIGTERM to its process alone, as ``kill`` or
-a service manager does. The moments span the JVM's start-up, the first micro-batch and later ones. A trial is
-clean when:
-
-* the exit status is 130 (SIGINT) or 143 (SIGTERM);
-* standard error has no traceback, no Java or py4j text: only ``srtopo:`` lines, the last one saying what was
-  committed and how to go on;
-* no process of the run (the JVM, Python workers: found by an environment tag they inherit) is left 15 s
-  after it exited;
-* nothing is left in the working folder but the run's input and outputs (no ``spark-warehouse``);
-* ``--out`` holds only whole records (every line is JSON) and, on Spark, only batches that are whole: each
-  ``batch=N`` directory's files are complete JSON lines;
-* on Spark, the same command with ``--once`` on the same folders goes on from the checkpoint and exits 0
-  (``--no-restart`` skips this), ending with the outputs of one uninterrupted run of the local runner.
-
-Results: ``results/interrupt_campaign.json`` (a run of some cases keeps the others' results, each with its seed
-and date); ``experiments.reliability`` puts them in RELIABILITY.md.
-"""
+experiments/README.md, "What each benchmark measures", says what a clean stop is."""
 from __future__ import annotations
 
 import json

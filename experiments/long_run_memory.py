@@ -1,20 +1,6 @@
 """Memory of a long Spark run: driver, JVM and Python workers sampled while a stream ten times the benchmarks'
-length flows through, one file per micro-batch.
-
-    python -m experiments.long_run_memory                  # consistency and rules, 500 batches each
-    python -m experiments.long_run_memory --batches 40 --kinds rules
-
-Consistency: T_ex, 5,000 tuples per batch over 300 subjects and a moving time range, window 10 (2.5M tuples in
-500 batches, 25 times the kill tests' 100k). Rules: the window program of the kill campaign, 12 sensors, one
-time point per batch (500 time points: the paced benchmarks replay 60). The query keeps running (not
-``--once``) and hands its outputs to a Python sink, as a live feed does. The files arrive five at a time;
-once the query has read them and is idle, the run samples the resident memory of each process kind, the JVM
-heap that is still alive (``jmap -histo:live``, which collects fully first: a JVM's resident memory also holds
-heap it grew and has not returned, which says little about what the run keeps; sampled between batches, it
-is what the run keeps, not what a running task holds for a moment), and the bytes of the checkpoint's state.
-The window bounds what is kept, so memory must level off: the report compares 10% and 100% of the run
-(``summarise``). Results: ``results/long_run_memory.json`` and a plot of memory over the run (``.png``).
-"""
+length flows through; the window bounds what is kept, so memory must level off. experiments/README.md, "What
+each benchmark measures", says how."""
 from __future__ import annotations
 
 import itertools

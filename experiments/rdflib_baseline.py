@@ -1,14 +1,5 @@
-"""The baseline a user might otherwise pick: re-check every window with rdflib and SPARQL.
-
-For every time point t the graph holds the TBox (its DL-Lite axioms as RDF: every PI as
-``rdfs:subClassOf``, every NI as ``owl:disjointWith``, exists-concepts as ``urn:srtopo:exists:<P>``
-IRIs) plus the window's assertions (tuples with time in [t - w, t]) as ``rdf:type`` triples; the tuples
-of time t are also marked ``ex:now``. For every subject with a tuple at time t, one SPARQL query (``?x`` bound) asks whether it has a tuple
-of time t whose concept lies (under ``rdfs:subClassOf*``) below one side of a disjointness and another
-window tuple below the other side: exactly the report semantics of docs/consistency.md, so the report set
-must equal the topologies' (the experiment checks it). The graph is updated incrementally (add the new
-time point, drop the expired one), which is the cheapest way to use rdflib here.
-"""
+"""The baseline a user might otherwise pick: re-check every window with rdflib and SPARQL, with the report
+semantics of docs/consistency.md; experiments/README.md, "Baseline: rdflib, SPARQL per window", says how."""
 from __future__ import annotations
 
 import time

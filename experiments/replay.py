@@ -1,20 +1,5 @@
 """Replay a log over TCP to ``srtopo reason``, as the I-DLV-sr project's ``sender.py`` does, and time each answer.
-
-    python -m experiments.replay --program P.idlvsr --log L.log --period 1 --engine spark
-    python -m experiments.replay --program P.idlvsr --log L.log --period 0 --events 200 --engine local
-
-The sender serves one connection on 127.0.0.1 and writes one log line (one time point) per ``--period``
-seconds (0: all at once), like ``sender.py <period> <n_events> <log> <port>``. The reasoner is the command line,
-``srtopo reason --hostname 127.0.0.1 --port-number P --engine E``, in a process of its own; its stdout (a JSON
-line per time point) is read as it comes. A time point's **latency** runs from its line being sent to its
-output line being read: the whole path, the socket, the engine, the output and the pipe included.
-
-A Spark process is a running service when it is measured: ``--warmup N`` (default 20 for Spark) first sends the
-log's first N lines at ``--warmup-period`` and waits for their answers (a new JVM's first micro-batches take
-several times longer than the next ones); the measured time points are the next ``--events``. Printed: one JSON
-object (per time point: sent and answered times, latency; p50 / p95 / max latency, the largest backlog, time
-points lost, total time from the first measured line to the last answer, a digest of the measured models).
-"""
+experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import argparse

@@ -1,22 +1,6 @@
-"""Run every I-DLV-sr program of the third-party I-DLV-sr corpus (the I-DLV-sr repository's examples and its
-ICLP 2021 and RuleML+RR 2022 experiments) with ``srtopo reason`` over its log, and compile the programs that have
-no log, to see which programs of the corpus the local runner runs.
-
-    python -m experiments.run_idlvsr_corpus                     # everything, 600 s per program
-    python -m experiments.run_idlvsr_corpus --list              # only print the program/log pairing
-    python -m experiments.run_idlvsr_corpus --only CityBench --timeout 60
-
-Pairing is read from the folder layout: a program in ``B/<folder>/P.idlvsr`` goes with the logs of ``B/Log``
-(or ``B/logs``) and the Python scripts of ``B/Script`` (or ``B/external_definition``). Where some program of a
-folder matches a log (script) by name - the same stem, else a unique prefix - the pairing is by name and a program
-without a match gets none; otherwise each program goes with every log (script) there. A program without a log is
-only compiled. Only ``.idlvsr`` programs are considered (the Distributed-SR ``.lars`` encodings are not ours).
-
-Each run happens in a fresh temporary working directory; a script's relative path literal ending in
-``/BK/<file>`` whose tail ``<folder>/BK/<file>`` exists in the corpus gets a symlink there to the real folder, so
-the script finds its background files. Results: ``results/idlvsr_corpus.json`` (per program: outcome, exit status,
-seconds, time points output, command) and a Markdown table on stdout; the exit status is 0 only if all ran ok.
-"""
+"""Run every I-DLV-sr program of the third-party I-DLV-sr corpus with ``srtopo reason`` over its log (compile the
+ones that have none): which programs of the corpus the local runner runs. experiments/README.md, "What each
+benchmark measures", says how programs and logs are paired."""
 from __future__ import annotations
 
 import os

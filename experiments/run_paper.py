@@ -1,12 +1,6 @@
-"""Reproduce section 5 of "Distributed Stream Consistency Checking" on every runner.
-
-    python -m experiments.run_paper all            # every experiment, in order, with the total runtime
-    python -m experiments.run_paper fig5           # one experiment (and what it depends on, if missing)
-
-Experiments (``experiments/figures``): tboxes, uba, fig5, fig6, fig6c, cost_model (reads fig5), baseline (reads
-fig5). Each writes experiments/results/<name>.json, .csv, .md (and .png). Every topology on every runner must
-give the set of (subject, time) reports the generator planted on the same stream; a difference stops the run.
-"""
+"""Reproduce section 5 of "Distributed Stream Consistency Checking" on every runner: the experiments of
+``experiments/figures`` in order (``all``) or one and what it depends on; every topology on every runner must give
+the (subject, time) reports the generator planted. experiments/README.md, "Commands", lists them."""
 from __future__ import annotations
 
 import argparse

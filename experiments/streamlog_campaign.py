@@ -1,11 +1,5 @@
-"""Streamlog on every runner against the whole-stream oracle: random sequential programs (each on one source and
-on two skewed sources with punctuation, cut into micro-batches) and the slides' examples, on the local runner and
-on Spark local[2], compared with the oracle of ``tests.streamlog.test_differential`` (the program and every fact
-solved once by clingo). A keyed program (``streamlog.partition.keyed``) runs on Spark in key partitions: in two
-and in three. The suite runs a slice of this (tests/runners/test_streamlog.py, tests/spark/test_streamlog_keys.py).
-
-    python -m experiments.streamlog_campaign --programs 120      # results in experiments/results/streamlog_campaign.json
-"""
+"""Streamlog on every runner against the whole-stream oracle: random sequential programs and the slides' examples,
+on the local runner and on Spark. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import os

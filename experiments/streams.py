@@ -1,14 +1,5 @@
-"""Stream generators for the experiments (deterministic under a seed).
-
-* ``srtopo.consistency.generate.class_streams`` (product code: ``srtopo calibrate`` uses it) - the paper's set-up:
-  one stream per named class of the TBox, a known fraction of violating tuples, the expected reports known.
-* :func:`uba_replay` - the two real UBA universities replayed as an RDF stream: every subject's
-  description (its rdf:type and property triples) arrives at one time point, subjects in a seeded
-  order, ``per_time`` subjects per time point; a fraction of subjects gets a planted rdf:type that is
-  disjoint with one of its asserted types, at the same time point.
-
-``srtopo.io.tnt.write_tnt`` writes the replay's lines as timestamped N-Triples files that every runner reads.
-"""
+"""Stream generators for the experiments (deterministic under a seed): the two real UBA universities replayed as
+an RDF stream with planted violations (``uba_replay``); experiments/README.md, "Streams", says how."""
 from __future__ import annotations
 
 import random

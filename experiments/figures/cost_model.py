@@ -1,13 +1,6 @@
-"""The default balancer (``cost``, the runner-aware cost model) against fig5's measurements: for every TBox, engine
-and task budget, each plan's predicted and measured throughput, which plan the default balancer picks, and the
-paper's ``even`` balancer's pick next to it.
-
-The prediction uses the constants a calibration measured (``srtopo calibrate``: once per run, by fig5 or by this
-experiment, unless --cost-calibration names a file to read), never fig5's own measurements. ``cost_model.json``
-is a plain list of rows ``{tbox, engine, budget, plan, predicted_tuples_s, measured_tuples_s, picked}`` (plus the
-physical plan, the even balancer's pick and where the constants came from), so the claim "the pick measures
-within 10% of the best plan" can be checked from the file alone. A plan named with ``@`` (``ntm@2``) is a pick
-that uses fewer tasks than the budget (``picks.plan_name``); the best plan is among the others."""
+"""The default balancer (``cost``, the runner-aware cost model) against fig5's measurements: each plan's predicted
+and measured throughput, and the plan the default balancer picks; experiments/README.md, "The default balancer
+(cost model) against the measured plans", says how."""
 from __future__ import annotations
 
 from experiments.common import Row, analysis_for, fig5_plans, md_table

@@ -1,16 +1,5 @@
 """Fig. 5: throughput of NTM and the two-stage LTM-0 .. LTM-k for task budgets (2, 4, 6), LUBM and NPD, on every
-engine of the run: the local runner (``local``: the indexed plan; ``operators``: one operator per conjunction op,
-as the paper's bolts), Spark on local[2] (``spark``) and on a standalone cluster of two one-core workers
-(``standalone``).
-
-The local runner measures its stages, and the paper's pipeline model turns the stage times into a throughput for
-the task budget (``model_tps``): a plan is run once per TBox and its figure scaled per budget. Spark runs every
-plan and budget on a long stream (``--spark-tuples``, micro-batches of ``--spark-batch-tuples``) and the figure
-is the measured steady rate over the micro-batches after the first. On ``spark`` (the engine the default
-balancer is judged on) the fastest plans of each budget and the default balancer's pick are run again
-(``--spark-rounds``, ``--spark-contenders``), the pick in each budget's turn of every round, and a plan's figure
-at a budget is the pick's median there times the median of the plan's runs over the pick's run in the same turn
-(``blocked_rate``). Every run must report exactly the planted violations."""
+engine of the run; experiments/README.md, "Fig. 5", says how each engine's figure is taken."""
 from __future__ import annotations
 
 import statistics

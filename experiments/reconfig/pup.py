@@ -1,16 +1,6 @@
 """Partner Units Problem streams (PUP in "Managing caching strategies for stream reasoning with reinforcement
-learning", section 4.1) on the *double* instances of Aschinger et al., "Optimization methods for the partner
-units problem": two rows of n rooms, a security zone per room (2n zones) and a door sensor wherever two rooms
-meet (2(n - 1) doors along the rows, n between them: 3n - 2 sensors); a zone is related to the sensors of its
-room's doors. A solution connects every zone and sensor to one unit, at most ``UNIT_CAP`` zones and
-``UNIT_CAP`` sensors per unit, a unit to at most ``PARTNER_CAP`` partner units, and the units of a related zone
-and sensor are the same or partners. Units: ceil(max(zones, sensors) / UNIT_CAP).
-
-At every time point the instance changes by the schema [m1, m3, m2, m3]: m1 switches off a zone, m2 a sensor,
-each chosen by Zipf's law (alpha 2.2 or 0.7), and m3 restores the original instance with probability p (0.8).
-A switched-off component leaves the instance with its relations, so every instance stays solvable. A time
-point's log line lists what is off: ``zone_off(Z)`` and ``sensor_off(S)`` (a line with no atom when nothing is).
-"""
+learning", section 4.1) on the *double* instances; experiments/README.md, "The reconfiguration streams", says
+how an instance changes and why every one stays solvable."""
 from __future__ import annotations
 
 import random

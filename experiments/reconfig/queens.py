@@ -1,19 +1,6 @@
 """n-Queens Completion streams (QC in "Managing caching strategies for stream reasoning with reinforcement
-learning", section 4.2): an n x n board with queens given, the other queens to be placed so that none attacks
-another; at every time point the given queens change by the schema [m1, m2, m1, m3]:
-
-* m1 rotates the board 90 degrees counterclockwise;
-* m2 adds a non-attacking queen in a column chosen by Zipf's law (alpha 1.35) among the columns without one;
-* m3 restores the original instance with probability p (0.95).
-
-The paper draws the initial 0.4 n queens and every added one so that the instance stays completable (it cites
-Corollary 15 of Gent, Jefferson and Nightingale, "Complexity of n-queens completion"). Here every given queen is
-taken from a hidden complete placement, drawn once by a seeded min-conflicts search and rotated with the board:
-a subset of a complete placement is always completable, which is the property the paper needs.
-
-A time point's log line lists the given queens as ``given(Row,Col)`` (1-based); the project's encoding
-(``ENCODING``) shows ``queen/2``; ``check`` validates an answer without a solver.
-"""
+learning", section 4.2); experiments/README.md, "The reconfiguration streams", says how the given queens change
+and why every instance stays completable."""
 from __future__ import annotations
 
 import random

@@ -1,31 +1,6 @@
-"""Derive ``lubm-dllite.ttl``: our DL-Lite_core adaptation of LUBM's univ-bench.owl, with NIs.
-
-Run ``python -m experiments.tboxes.make_lubm_dllite`` to regenerate the file (deterministic). The rules:
-
-PIs (DL-Lite_core: basic concepts A, exists P, exists P^- on both sides, no role inclusions)
-  1. the named-class hierarchy of univ-bench.owl as classified by HermiT (owlready2's bundled reasoner,
-     run once when this script was written; the three entailed edges are listed in ``ENTAILED`` so the
-     script needs no reasoner): every stated A subClassOf B between named classes, the named conjunct
-     of each definition (Employee, Student, TeachingAssistant, Director subClassOf Person), plus
-     GraduateStudent subClassOf Student, ResearchAssistant subClassOf Employee and Director subClassOf
-     Employee, then reduced transitively (only direct edges are written);
-  2. rdfs:domain / rdfs:range of the object properties that UBA data uses and whose domain or range is
-     a named class in univ-bench.owl (exists P subClassOf A, exists P^- subClassOf A) - listed in
-     ``ROLE_PIS``. Role inclusions, inverses, transitivity and the other half of definitions are left
-     out (not DL-Lite_core).
-NIs
-  3. DJ(A, B) for every pair of *sibling* classes (same direct superclass after rule 1; the top-level
-     classes Person, Organization, Publication, Work, Schedule count as siblings) unless some individual
-     of the two real UBA universities (University0_0, University0_1) belongs to both, where membership
-     is computed from the data's rdf:type and property assertions closed under the PIs of rules 1-2
-     and under univ-bench's definitions (Chair = Person and headOf some Department, Dean = ... College,
-     Director = ... Program, TeachingAssistant = Person and teachingAssistantOf some Course): what a
-     full OWL reasoner would derive. This removes e.g. Student/Employee (UBA's research assistants are
-     graduate students and, by univ-bench's definition, employees), Student/TeachingAssistant and
-     GraduateStudent/ResearchAssistant (UBA types TAs and RAs as GraduateStudent too) and
-     Chair/FullProfessor (UBA's department heads are full professors with headOf).
-The checked-in Turtle is what the experiments and tests load; this script documents how it was made.
-"""
+"""Derive ``lubm-dllite.ttl``: our DL-Lite_core adaptation of LUBM's univ-bench.owl, with NIs (deterministic).
+The checked-in Turtle is what the experiments and tests load; this script documents how it was made, by the
+rules of experiments/README.md, "TBoxes"."""
 from __future__ import annotations
 
 import itertools

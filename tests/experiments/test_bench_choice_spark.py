@@ -45,9 +45,9 @@ def test_the_validator_accepts_right_answers_and_names_each_wrong_one():
 def test_quick_slice_answers_validly_on_the_local_runner(tmp_path):
     """The benchmark's own bookkeeping on its quick slice, local runs only: the Spark half starts a JVM per
     problem (about 40 s here); tests/spark/test_choice_spark.py runs the same strategies on Spark."""
-    from experiments import bench_choice_spark
+    from experiments import bench_choice
     out = tmp_path / "bench.json"
-    assert bench_choice_spark.main(["--quick", "--runners", "local", "--out", str(out)]) == 0
+    assert bench_choice.main(["spark", "--quick", "--runners", "local", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["failures"] == []
     rows = data["rows"]

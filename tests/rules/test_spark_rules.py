@@ -153,7 +153,7 @@ def test_idlvsr_extensions_on_spark_give_the_local_models(spark, examples_dir, n
 
 
 ICLP = IDLVSR / "ICLP2021-Experiments"
-#: the suite's slice of the ICLP2021 campaign (``python -m experiments.check_rules_iclp`` runs every
+#: the suite's slice of the ICLP2021 campaign (``python -m experiments.bench_rules check`` runs every
 #: input): keyed stages (Content Caching, Heavy Join) and one-partition stages (Photo-voltaic's reachability)
 ICLP_SMALL = [
     ("ContentCaching/events_variation_test/I-DLV-sr/50/Program/cat_w05.idlvsr",
