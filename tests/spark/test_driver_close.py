@@ -1,4 +1,4 @@
-"""Micro-batches that close their windows on the driver (runners.spark.sweep) and in the Spark write, one after
+"""Micro-batches that close their windows on the driver (consistency.sweep) and in the Spark write, one after
 the other in one run: the state the driver holds, the state it writes and the state the Spark write writes hand
 over to each other, and the reports are the local runner's and those of a run that closes every batch in a
 Spark write."""

@@ -22,7 +22,6 @@ from srtopo.ir.topology import Topology
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
 from srtopo.runners.spark.sql import (
     NEG,
-    Packing,
     STATE_COLUMNS,
     STORED_STATE_COLUMNS,
     SqlBuilder,
@@ -30,10 +29,8 @@ from srtopo.runners.spark.sql import (
     bounds_for,
     bounds_sql,
     build_tables,
-    concept_names,
     file_entries,
     id_tables,
-    ni_pair_ids,
     watermark,
     with_bounds_sql,
 )
@@ -104,7 +101,7 @@ class ConsistencyJob(MicroBatchJob):
                        "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
         self._tables_ready = None
         self._sql = None
-        self._pairs = None
+        self._vocab = None
         #: the state the driver wrote into the last entry it closed (``_close_on_driver``)
         self._held: HeldState | None = None
 
@@ -303,7 +300,7 @@ class ConsistencyJob(MicroBatchJob):
                 and self.physical_plan == "fused" and self.sql()._packing() is not None)
 
     def _close_on_driver(self, spark, b, target: str, batch_id: int, held: HeldState | None) -> dict:
-        """Close the batch's windows on the driver (``spark.sweep``) and write its store entry there: the
+        """Close the batch's windows on the driver (``consistency.sweep``) and write its store entry there: the
         reports and the state as the Spark write lays them out. One Spark job (the rows, through Arrow) instead
         of the write's two stages, its planning and its broadcasts: a fixed cost of ~0.5 s a micro-batch on
         local[2]. The state is held for the next batch (``held``: the previous one's, else the store's is read).
@@ -312,8 +309,8 @@ class ConsistencyJob(MicroBatchJob):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from srtopo.runners.spark import jsonlines
-        from srtopo.runners.spark.sweep import close, unpack
+        from srtopo.consistency.sweep import close
+        from srtopo.io import jsonlines
         sq = self.sql()
         rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
 
@@ -332,14 +329,12 @@ class ConsistencyJob(MicroBatchJob):
         codes = pc.dictionary_encode(names)
         quoted = jsonlines.quoted(codes.dictionary)
         subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        bits = sq._packing()
-        packing = Packing.of(bits)
-        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
-        fields = unpack(closed.key, closed.time, packing, bits)
+        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._vocabulary().pairs,
+                       sq._packing())
         kept = time >= b.keep
         out: dict = {}
         for k in range(len(self.topology.stages)):
-            out[f"reports_{k}"] = int(np.count_nonzero(fields[0] == k))
+            out[f"reports_{k}"] = int(np.count_nonzero(closed.stage == k))
             out[f"kept_{k}"] = int(np.count_nonzero(kept & ~fresh & (stage == k)))
             out[f"newkept_{k}"] = int(np.count_nonzero(kept & fresh & (stage == k)))
         new = n_held + np.flatnonzero(kept[n_held:])    # kept rows without a line yet
@@ -347,7 +342,7 @@ class ConsistencyJob(MicroBatchJob):
         if held is not None:
             state = pa.concat_arrays([held.lines.filter(pa.array(kept[:n_held])), state])
         self.fs.delete(target)
-        for kind, lines in (("report", self._report_lines(closed, fields, quoted)), ("state", state)):
+        for kind, lines in (("report", self._vocabulary().report_lines(closed, quoted)), ("state", state)):
             if len(lines):
                 self.fs.write_bytes(f"{target}/kind={kind}/{DRIVER_PART}", jsonlines.text(lines))
         where = np.flatnonzero(kept)
@@ -355,36 +350,12 @@ class ConsistencyJob(MicroBatchJob):
                                time[where], state)
         return out
 
-    def _pair_table(self):
-        if self._pairs is None:
-            from srtopo.runners.spark.sweep import PairTable
-            self._pairs = PairTable(id_tables(self.tables)["pairs"][0], len(concept_names(self.tables)))
-        return self._pairs
-
-    def _report_lines(self, closed, fields, quoted):
-        """The reports' JSON lines, field for field as the Spark write gives them (``SqlBuilder.report_fields``);
-        ``fields``: the unpacked keys, ``quoted``: the subjects as JSON strings."""
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from srtopo.runners.spark.jsonlines import joined, numbers
-        from srtopo.runners.spark.jsonlines import quoted as strings
-        if not len(closed.key):
-            return pa.array([], pa.large_string())
-        stage, pid, a1, t1, a2, t2 = fields
-        concepts = strings(asserted_names(self.tables))
-        nis = pa.array([json.dumps(list(p), ensure_ascii=False, separators=(",", ":"))
-                        for p in ni_pair_ids(self.tables)], pa.large_string())
-        stages = strings(list(self.tables.stage_ids))
-        label = self.topology.label
-        tail = f',"topology":{json.dumps(label, ensure_ascii=False)}}}\n' if label else "}\n"
-        first = joined('{"concept":', concepts.take(pa.array(a1)), ',"time":', numbers(t1), "}")
-        both = joined(first, ',{"concept":', concepts.take(pa.array(a2)), ',"time":', numbers(t2), "}")
-        evidence = pc.if_else(pa.array((a1 == a2) & (t1 == t2)), first, both)
-        return joined('{"subject":', quoted.take(pa.array(closed.subject)), ',"time":', numbers(closed.time),
-                      ',"ni":', nis.take(pa.array(np.asarray(pid))), ',"evidence":[', evidence, '],"stage":',
-                      stages.take(pa.array(stage)), tail)
+    def _vocabulary(self):
+        """The topology's lookup tables as arrays (``consistency.columnar.Vocabulary``), built once."""
+        if self._vocab is None:
+            from srtopo.consistency.columnar import Vocabulary
+            self._vocab = Vocabulary(self.topology)
+        return self._vocab
 
     def _batch_counters(self, stats, clocks: dict, spark=None):
         """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones

@@ -65,7 +65,7 @@ class SparkOptions:
     --strategy``); driver_lines: a rules micro-batch of at most this many lines (and 1 MB) is evaluated on the
     driver, a larger one in executor tasks (0: always in executor tasks; ``rules.batch``); driver_tuples: a
     consistency micro-batch of at most this many tuples closes its windows on the driver, a larger one in a Spark
-    write (0: always in a Spark write; None: ``DRIVER_TUPLES`` of the master; ``spark.sweep``)."""
+    write (0: always in a Spark write; None: ``DRIVER_TUPLES`` of the master; ``consistency.sweep``)."""
     master: str | None = None
     physical_plan: str = "fused"
     once: bool = True

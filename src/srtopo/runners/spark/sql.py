@@ -33,6 +33,16 @@ from dataclasses import dataclass
 
 from srtopo.io.tnt import TIME_MAX, TIME_MIN
 from srtopo.ir.lateness import SourceClock
+from srtopo.ir.lookup import (  # their home is ir.lookup; the Spark job imports them from here too
+    Packing,
+    Tables,
+    asserted_names,
+    build_tables,
+    choice_bits,
+    concept_names,
+    id_tables,
+    ni_pair_ids,
+)
 from srtopo.ir.topology import Topology
 
 #: closing up to NEG (exclusive) closes nothing: no event time is below it; a watermark never is
@@ -50,81 +60,6 @@ STORED_FIELDS = ("subject", "time", "ni", "evidence", "stage", "topology", "sour
 STORED_STATE_COLUMNS = "subject STRING, time BIGINT, sk INT, cid INT, aid INT"
 
 
-@dataclass(frozen=True)
-class Tables:
-    """Plain rows of the lookup tables (built on the driver once, tiny next to the stream)."""
-    cmap: list          # (asserted, stage, concept, cached)  fused: every stage's input from the source
-    srcmap: list        # (asserted, concept)                 staged: stage 1 input
-    emit: list          # (stage, concept, next)              staged: stage k -> k+1
-    cached: list        # (stage, concept)                    staged: concepts cached at stage k
-    pairs: list         # (stage, c1, c2, ni_l, ni_r)         both orientations
-    stage_ids: tuple
-
-
-def build_tables(topology: Topology) -> Tables:
-    """The lookup tables of a consistency topology, routed by the IR's rule (``Topology.route``)."""
-    stages = topology.stages
-    conjunctions = [topology.conjunctions(k) for k in range(len(stages))]
-    cached_sets = [frozenset(c for op in ops for c in op.pair) for ops in conjunctions]
-    cmap, srcmap = [], []
-    for asserted in topology.accepted():
-        route = topology.route(asserted)
-        if not route:
-            continue
-        srcmap.append((asserted, route[0][0]))
-        for k, frontier in enumerate(route):
-            for c in frontier:
-                cmap.append((asserted, k, c, c in cached_sets[k]))
-    emit = sorted((k, c, target) for k in range(len(stages)) for c, targets in topology.outputs(k).items()
-                  for target, _ in targets)
-    cached = sorted((k, c) for k, cs in enumerate(cached_sets) for c in cs)
-    pairs = set()
-    for k, ops in enumerate(conjunctions):
-        for op in ops:
-            pairs.add((k, op.left, op.right, op.ni[0], op.ni[1]))
-            pairs.add((k, op.right, op.left, op.ni[0], op.ni[1]))
-    return Tables(cmap, srcmap, emit, cached, sorted(pairs), tuple(s.id for s in stages))
-
-
-def ni_pair_ids(tables: Tables) -> list:
-    """Distinct (ni_l, ni_r) pairs in a fixed order: a pair's id is its index (the pairs table's pid)."""
-    return sorted({(r[3], r[4]) for r in tables.pairs})
-
-
-def asserted_names(tables: Tables) -> list:
-    """Every concept name a source tuple can assert (and evidence can name), sorted: an id is the index."""
-    return sorted({r[0] for r in tables.cmap} | {r[0] for r in tables.srcmap})
-
-
-def concept_names(tables: Tables) -> list:
-    """Every stage-level concept of the lookup tables, sorted: a concept's id (cid) is its index."""
-    names = {r[2] for r in tables.cmap} | {r[1] for r in tables.srcmap} | {r[1] for r in tables.cached}
-    names |= {r[1] for r in tables.emit} | {r[2] for r in tables.emit}
-    names |= {r[1] for r in tables.pairs} | {r[2] for r in tables.pairs}
-    return sorted(names)
-
-
-def id_tables(tables: Tables) -> dict:
-    """The lookup tables as registered in Spark, concepts replaced by ids: name -> (rows, schema)."""
-    cid = {c: i for i, c in enumerate(concept_names(tables))}
-    aid = {a: i for i, a in enumerate(asserted_names(tables))}
-    pid = {p: i for i, p in enumerate(ni_pair_ids(tables))}
-    return {
-        "amap": (list(aid.items()), "asserted STRING, aid INT"),
-        "cmap": ([(a, k, cid[c], aid[a], cached) for a, k, c, cached in tables.cmap],
-                 "asserted STRING, stage INT, cid INT, aid INT, cached BOOLEAN"),
-        "srcmap": ([(a, cid[c], aid[a]) for a, c in tables.srcmap], "asserted STRING, cid INT, aid INT"),
-        "emit": ([(k, cid[c], cid[n]) for k, c, n in tables.emit], "stage INT, cid INT, next INT"),
-        "cached": ([(k, cid[c]) for k, c in tables.cached], "stage INT, cid INT"),
-        "pairs": ([(k, cid[a], cid[b], pid[(l, r)]) for k, a, b, l, r in tables.pairs],
-                  "stage INT, c1 INT, c2 INT, pid INT"),
-    }
-
-
-def _bits(n: int) -> int:
-    return max(1, (max(0, n - 1)).bit_length())
-
-
 def sql_string(text) -> str:
     """A Spark SQL string literal."""
     return "'" + str(text).replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -132,28 +67,6 @@ def sql_string(text) -> str:
 
 def _strs(names) -> str:
     return ", ".join(sql_string(x) for x in names)
-
-
-@dataclass(frozen=True)
-class Packing:
-    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths), in the order a report
-    chooses its violation (docs/consistency.md, "Which NI and evidence a report names"), from the highest bits: the
-    NI pair id, how far back from the report's time the earlier evidence is (in [0, w]), the earlier evidence's
-    asserted concept id, the later one's (its time is the report's), and the stage in the lowest bits. The Spark
-    write and the driver's close (``spark.sweep``) both pack by it."""
-    pid: int
-    back: int
-    a1: int
-    a2: int
-    stage: int
-
-    @classmethod
-    def of(cls, bits: tuple[int, int, int, int]) -> Packing:
-        sb, pb, db, ab = bits
-        a2 = sb
-        a1 = a2 + ab
-        back = a1 + ab
-        return cls(pid=back + db, back=back, a1=a1, a2=a2, stage=0)
 
 
 @dataclass(frozen=True)
@@ -322,20 +235,11 @@ class SqlBuilder:
 
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
     def _packing(self):
-        """Bit layout of the packed choice key (``Packing``: NI pair, distance back, earlier concept, later
-        concept, stage), or None if it does not fit in 62 bits (unbounded window, huge TBox): the distance is in
-        [0, w], concepts are ids in name order and pair ids in (left, right) name order, so the key orders exactly
-        like the struct of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is a
-        sort aggregation). tests/spark/test_sql.py checks that both choose the same reports."""
-        if self.window is None:
-            return None
-        sb = _bits(len(self.topology.stages))
-        pb = _bits(len(ni_pair_ids(self.tables)))
-        db = _bits(int(self.window) + 1)
-        ab = _bits(len(asserted_names(self.tables)))
-        if sb + pb + db + 2 * ab > 62:
-            return None
-        return sb, pb, db, ab
+        """Bit layout of the packed choice key (``ir.lookup.choice_bits``: NI pair, distance back, earlier concept,
+        later concept, stage), or None if it does not fit in 62 bits (unbounded window, huge TBox): min() over one
+        BIGINT is a hash aggregation (min of a struct is a sort aggregation). tests/spark/test_sql.py checks that
+        both choose the same reports."""
+        return choice_bits(self.tables, self.window)
 
     def reports_sql(self, b: BatchBounds) -> str:
         """Reports closing in [lo, hi): one per (subject, time), naming its least violation by (NI, distance back
@@ -494,7 +398,7 @@ class SqlBuilder:
         return f"{prev} UNION ALL {new}"
 
     def driver_rows_sql(self) -> str:
-        """What closing a batch on the driver reads (``spark.sweep``): the previous state, and the batch's
+        """What closing a batch on the driver reads (``consistency.sweep``): the previous state, and the batch's
         accepted cached stage rows the window reaches or the state keeps (``fresh``)."""
         n = self.n
         return (f"SELECT false AS fresh, stage, subject, cid, aid, time FROM {n['prev']} UNION ALL "
