@@ -15,7 +15,8 @@ os.environ[CALIBRATION_ENV] = os.path.join(os.path.dirname(__file__), "no-calibr
 
 #: variant -> (registered runner, its options, fixtures it needs)
 RUNNER_VARIANTS = {
-    "local": ("local", LocalOptions(), ()),
+    "local": ("local", LocalOptions(physical_plan="indexed"), ()),
+    "local-columnar": ("local", LocalOptions(physical_plan="columnar"), ()),
     "local-operators": ("local", LocalOptions(physical_plan="operators"), ()),
     "spark-fused": ("spark", SparkOptions(physical_plan="fused"), ("spark",)),
     "spark-staged": ("spark", SparkOptions(physical_plan="staged"), ("spark",)),

@@ -86,14 +86,14 @@ class Vocabulary:
 
     # --- reports --------------------------------------------------------------------------------------
     def reports(self, closed: Closed, subjects: list) -> list[Report]:
-        """The reports as the sinks' records; ``subjects``: the name of each subject code."""
+        """The reports as the sinks' records; ``subjects``: each report's subject."""
         names, nis, stages, label = self.names, self.nis, self.stage_ids, self.topology.label
         out = []
-        for s, t, k, p, back, a1, a2, e in zip(closed.subject.tolist(), closed.time.tolist(), closed.stage.tolist(),
+        for s, t, k, p, back, a1, a2, e in zip(subjects, closed.time.tolist(), closed.stage.tolist(),
                                                closed.pid.tolist(), closed.back.tolist(), closed.a1.tolist(),
                                                closed.a2.tolist(), closed.earlier.tolist()):
             evidence = ((names[a1], t),) if not back and a1 == a2 else ((names[a1], e), (names[a2], t))
-            out.append(Report(subjects[s], t, nis[p], evidence, stages[k], label))
+            out.append(Report(s, t, nis[p], evidence, stages[k], label))
         return out
 
     def report_lines(self, closed: Closed, quoted):
@@ -121,3 +121,35 @@ class Vocabulary:
         return joined('{"subject":', quoted.take(pa.array(closed.subject)), ',"time":', numbers(closed.time),
                       ',"ni":', nis.take(pa.array(closed.pid)), ',"evidence":[', evidence, '],"stage":',
                       stages.take(pa.array(closed.stage)), tail)
+
+
+class ReportBatch:
+    """The reports a closing gives, in (time, subject) order, for the sinks (``io.sinks.emit_all``): as records
+    (``Report``, built once when a sink asks) or as their JSON lines, built column by column."""
+
+    def __init__(self, vocabulary: Vocabulary, closed: Closed, subjects):
+        """``subjects``: the name of each subject code of ``closed`` (an Arrow string array)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        names = subjects.take(pa.array(closed.subject))
+        rank = pc.rank(names, sort_keys="ascending", tiebreaker="first").to_numpy(zero_copy_only=False)
+        order = np.lexsort((rank, closed.time))
+        self.vocabulary = vocabulary
+        self.names = names.take(pa.array(order))
+        self.closed = closed.take(order)
+        self.closed = Closed(np.arange(len(order), dtype=np.int64), *(getattr(self.closed, f) for f in
+                                                                       ("time", "stage", "pid", "back", "a1", "a2")))
+        self._records = None
+
+    def __len__(self) -> int:
+        return len(self.closed)
+
+    @property
+    def records(self) -> list[Report]:
+        if self._records is None:
+            self._records = self.vocabulary.reports(self.closed, self.names.to_pylist())
+        return self._records
+
+    def json_text(self) -> str:
+        from srtopo.io.jsonlines import quoted, text
+        return bytes(text(self.vocabulary.report_lines(self.closed, quoted(self.names)))).decode("utf-8")

@@ -91,7 +91,8 @@ def cores_of_master(master: str | None) -> int:
 def target_for(runner: str, options=None) -> Target:
     """The cost model's view of a runner and its options (``LocalOptions``, ``SparkOptions`` or None)."""
     if runner == "local":
-        return Target("local", getattr(options, "physical_plan", None) or "indexed", 1)
+        from srtopo.consistency.local import DEFAULT_PLAN
+        return Target("local", getattr(options, "physical_plan", None) or DEFAULT_PLAN, 1)
     if runner == "spark":
         master = getattr(options, "master", None)
         return Target("spark", getattr(options, "physical_plan", None) or "fused", cores_of_master(master),

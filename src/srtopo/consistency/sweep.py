@@ -74,6 +74,11 @@ class Closed:
     def __len__(self) -> int:
         return len(self.time)
 
+    def take(self, order: np.ndarray) -> "Closed":
+        """The reports in ``order`` (indices)."""
+        return Closed(*(a[order] for a in (self.subject, self.time, self.stage, self.pid, self.back, self.a1,
+                                            self.a2)))
+
     @property
     def earlier(self) -> np.ndarray:
         """The earlier evidence's time (``time - back``, computed without leaving 64 bits)."""
