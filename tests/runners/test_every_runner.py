@@ -92,12 +92,15 @@ def _lines(result, prefix=""):
 
 def _also_the_spark_write(runner_variant):
     """The variant, and for Spark's fused plan also with every micro-batch closed in the Spark write (its small
-    batches close on the driver by default)."""
+    batches close on the driver by default); for the columnar plan (run in executor tasks) also on the driver."""
+    from dataclasses import replace
     runner, options = runner_variant
     variants = [runner_variant]
-    if getattr(options, "physical_plan", None) == "fused" and hasattr(options, "driver_tuples"):
-        from dataclasses import replace
+    plan = getattr(options, "physical_plan", None)
+    if plan == "fused" and hasattr(options, "driver_tuples"):
         variants.append((runner, replace(options, driver_tuples=0)))
+    if plan == "columnar" and hasattr(options, "driver_tuples"):
+        variants.append((runner, replace(options, driver_tuples=None)))
     return variants
 
 

@@ -80,25 +80,40 @@ def _tnt_file(path: str, lookup) -> Block:
     with open(path, "rb") as handle:
         data = handle.read()
     if len(data) >= LARGEST_BLOCK:      # a string view's offset has 32 bits: read line by line
-        return _records_block(path, ((r if r.__class__ is not tuple else (r[0], path, r[1], 0))
-                                     for r in tnt_records(file_lines(path), path, True)), lookup)
+        return _records_block(path, _numbered(tnt_records(file_lines(path), path, True), path), lookup)
     return read_block(data, path, lookup)
 
 
 def _records_block(source: str, records, lookup) -> Block:
-    """A block of the reference reader's records (tuples as (tuple, source, line, index), RejectedRecord,
-    Punctuation), in their order."""
+    """A block of the reference reader's records, in their order: tuples as (tuple, source, line, index),
+    RejectedRecord, Punctuation (its ``line``: its line number). A tuple's order key is line * 2 + part (a role
+    assertion's second tuple is part 1), a punctuation's line * 2, as ``io.tntarrow.read_block`` gives them."""
     tuples, punctuations, rejected = [], [], []
-    for n, record in enumerate(records):
+    previous, part = None, 0
+    for record in records:
         cls = record.__class__
         if cls is RejectedRecord:
             rejected.append(record)
         elif cls is Punctuation:
-            punctuations.append((n, record.time))
+            punctuations.append((2 * record.line, record.time))
         else:
             item, _source, line, _index = record
-            tuples.append((n, line, item.time, item.subject, item.concept))
+            part = part + 1 if line == previous else 0
+            previous = line
+            tuples.append((2 * line + part, line, item.time, item.subject, item.concept))
     return block_of(source, tuples, punctuations, rejected, lookup)
+
+
+def _numbered(records, source: str, offset: int = 0):
+    """``tnt_records``' records as ``_records_block`` takes them, lines moved by ``offset``."""
+    for record in records:
+        cls = record.__class__
+        if cls is RejectedRecord:
+            yield RejectedRecord(record.source, record.line + offset, record.text, record.reason)
+        elif cls is Punctuation:
+            yield Punctuation(record.time, record.line + offset)
+        else:
+            yield record[0], source, record[1] + offset, 0
 
 
 def source_parts(source, lookup):
@@ -123,8 +138,8 @@ def source_parts(source, lookup):
         from srtopo.io.read import _chunks
         start = 0
         for chunk in _chunks(source.records, source.batches):
-            yield [block_of(source.name, [(i, i, int(t), s, c) for i, (s, c, t) in enumerate(chunk, start + 1)], [],
-                            [], lookup)]
+            yield [block_of(source.name, [(2 * i, i, int(t), s, c) for i, (s, c, t) in enumerate(chunk, start + 1)],
+                            [], [], lookup)]
             start += len(chunk)
         return
     if isinstance(source, Lines):
@@ -146,7 +161,7 @@ def _lines_block(chunk, name: str, start: int, lookup) -> Block:
             return read_block(data, name, lookup, first_line=start + 1, file_start=False)
     except UnicodeEncodeError:
         pass
-    return _records_block(name, _located(tnt_records(chunk, name, True), name, start), lookup)
+    return _records_block(name, _numbered(tnt_records(chunk, name, True), name, start), lookup)
 
 
 # --- the batches ----------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ DRIVER_LINES = 2000
 DRIVER_TUPLES = {"local": 2_000_000, "cluster": 250_000}
 DRIVER_BYTES = 1 << 20
 #: the physical plans of consistency topologies (``runners.spark.consistency``)
-PHYSICAL_PLANS = ("fused", "staged")
+PHYSICAL_PLANS = ("columnar", "fused", "staged")
 
 
 @dataclass(frozen=True)
@@ -351,7 +351,7 @@ class SparkRunner:
         if not options.once:   # a query that keeps running hands each batch's records over as they are written
             hand_over = HandOver(sink, origins, kind, job.fs, stop=job.stop)
             sinks.listeners.append(hand_over)
-        frames = kind.frames(spark, sources, lateness)
+        frames = kind.frames(spark, sources, lateness, options)
         if interrupt.requested():      # stopped while Spark started: no query, nothing committed
             if temp:
                 shutil.rmtree(temp, ignore_errors=True)

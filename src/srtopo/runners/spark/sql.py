@@ -29,10 +29,9 @@ the packed key holds the earlier evidence's time as its distance back from the r
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from srtopo.io.tnt import TIME_MAX, TIME_MIN
-from srtopo.ir.lateness import SourceClock
+# the bounds of a batch live with the lateness rules (the columnar plans compute them in executor tasks)
+from srtopo.ir.lateness import NEG, POS, BatchBounds, SourceClock, bounds_for, watermark
 from srtopo.ir.lookup import (  # their home is ir.lookup; the Spark job imports them from here too
     Packing,
     Tables,
@@ -45,10 +44,6 @@ from srtopo.ir.lookup import (  # their home is ir.lookup; the Spark job imports
 )
 from srtopo.ir.topology import Topology
 
-#: closing up to NEG (exclusive) closes nothing: no event time is below it; a watermark never is
-NEG = TIME_MIN
-#: closing up to POS (exclusive) closes every event time
-POS = TIME_MAX + 1
 
 # the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
 # IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
@@ -67,39 +62,6 @@ def sql_string(text) -> str:
 
 def _strs(names) -> str:
     return ", ".join(sql_string(x) for x in names)
-
-
-@dataclass(frozen=True)
-class BatchBounds:
-    """A batch's bounds as Python integers, in [NEG, POS] (``bounds_sql`` hands them to the SQL in 64 bits)."""
-    accept: int        # no tuple below this can still be accepted (W_{b-1})
-    lo: int            # close report times in [lo, hi)
-    hi: int
-    keep: int          # state rows with time >= keep survive
-    reach: int = NEG   # the closing reads rows with time >= reach (lo - w; NEG for an unbounded window)
-
-
-def watermark(clocks: dict, n_sources: int, lateness: int | None) -> int:
-    """``min_s max(M_s - L, F_s)`` over the sources' clocks (src -> SourceClock); NEG while a source has sent
-    nothing or when the lateness is unbounded."""
-    if lateness is None:
-        return NEG
-    horizons = [clocks[s].horizon(lateness) if s in clocks else None for s in range(n_sources)]
-    if any(h is None for h in horizons):
-        return NEG
-    return max(NEG, min(horizons))
-
-
-def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: int | None,
-               window: int | None, final: bool = False, cur_clocks: dict | None = None) -> BatchBounds:
-    """cur_clocks (the sources' clocks through this batch, from the batch's own input): close up to the batch's
-    watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
-    w_prev = watermark(prev_clocks, n_sources, lateness)
-    hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
-    hi = max(hi, prev_closed)       # what is closed stays closed (a run going on with a smaller watermark)
-    keep = NEG if window is None else max(NEG, hi - window)
-    reach = NEG if window is None else max(NEG, prev_closed - window)
-    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, reach=reach)
 
 
 def file_entries(clocks: dict, files: dict, lateness: int, names=None) -> tuple[dict, list]:
