@@ -22,6 +22,7 @@ reports, rejected records and counters as ``indexed``.
 from __future__ import annotations
 
 import gc
+import sys
 import heapq
 import time as _time
 from collections import defaultdict
@@ -280,8 +281,20 @@ def run(topology, sources, config, sink, progress) -> list[BatchMetrics]:
             gc.enable()
 
 
+def _live(source) -> bool:
+    """A source read as it comes: standard input or a socket, which has no end to wait for."""
+    return isinstance(source, SocketLines) or getattr(source, "path", None) == "-"
+
+
 def _loop(topology, sources, config, sink, progress, plan: str) -> list[BatchMetrics]:
-    checker = ConsistencyChecker(topology, config.window, config.lateness, plan, len(sources))
+    lateness = config.lateness
+    if lateness is None and any(map(_live, sources)):
+        # a report is written once no tuple can change it: without a lateness that is the end of input, which a
+        # live source may never reach (the Spark runner's streaming query takes 0 too)
+        lateness = 0
+        print("srtopo: a live stream without a lateness: using 0 (a tuple behind the latest of its source is "
+              "rejected as late; give --lateness N to wait for N time units)", file=sys.stderr)
+    checker = ConsistencyChecker(topology, config.window, lateness, plan, len(sources))
     progress.stages = checker.counters.stages
     counters = checker.counters = progress
     batches = []
