@@ -100,7 +100,7 @@ def target_for(runner: str, options=None) -> Target:
         return Target("local", getattr(options, "physical_plan", None) or DEFAULT_PLAN, 1)
     if runner == "spark":
         master = getattr(options, "master", None)
-        return Target("spark", getattr(options, "physical_plan", None) or "fused", cores_of_master(master),
+        return Target("spark", getattr(options, "physical_plan", None) or "columnar", cores_of_master(master),
                       partitions=getattr(options, "shuffle_partitions", None),
                       cores_known=(master or "local[*]").strip().startswith("local"))
     raise TopologyError(f"no cost model for the runner {runner!r}", hint="use local or spark")

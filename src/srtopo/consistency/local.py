@@ -239,7 +239,7 @@ class ConsistencyChecker:
 
 
 #: the physical plan of a run whose options name none
-DEFAULT_PLAN = "indexed"
+DEFAULT_PLAN = "columnar"
 
 
 def plan_of(config, sources) -> str:

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time as _time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
@@ -629,13 +629,20 @@ class ConsistencyOnSpark:
         return ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, n_sources,
                               driver_tuples=driver_tuples(options, spark.sparkContext.master))
 
-    def frames(self, spark, sources: list, lateness, options=None) -> list:
-        from srtopo.runners.spark.sources import FILE_FORMS, file_list, frame
-        if options is not None and options.physical_plan == "columnar":
-            if all(type(source) in FILE_FORMS for source in sources):
-                return [file_list(spark, source, i) for i, source in enumerate(sources)]
+    def options_for(self, options, sources: list):
+        """The columnar plan reads files in its tasks: a run with another source (a socket, the rate source) takes
+        the fused plan, and says so."""
+        from srtopo.runners.spark.sources import FILE_FORMS
+        if options.physical_plan == "columnar" and not all(type(source) in FILE_FORMS for source in sources):
             print("srtopo: note: the columnar plan reads files; a socket or the rate source is read by the fused "
                   "plan", file=sys.stderr)
+            return replace(options, physical_plan="fused")
+        return options
+
+    def frames(self, spark, sources: list, lateness, options=None) -> list:
+        from srtopo.runners.spark.sources import file_list, frame
+        if options is not None and options.physical_plan == "columnar":
+            return [file_list(spark, source, i) for i, source in enumerate(sources)]
         return [frame(spark, source, i, ordered=lateness is not None) for i, source in enumerate(sources)]
 
     def collect(self, job, options) -> tuple:
@@ -685,12 +692,13 @@ def _size(path: str) -> int:
 
 
 def driver_tuples(options, master: str) -> int:
-    """The largest micro-batch that closes on the driver: the option, else the master's default
-    (``runners.spark.runner.DRIVER_TUPLES``)."""
+    """The largest micro-batch that closes on the driver: the option, else the plan's default on the master
+    (``runners.spark.runner.DRIVER_TUPLES``; the staged plan has no driver close)."""
     if options.driver_tuples is not None:
         return options.driver_tuples
     from srtopo.runners.spark.runner import DRIVER_TUPLES
-    return DRIVER_TUPLES["local" if str(master).startswith("local") else "cluster"]
+    return DRIVER_TUPLES.get(options.physical_plan, DRIVER_TUPLES["fused"])[
+        "local" if str(master).startswith("local") else "cluster"]
 
 
 def report_of(row) -> Report:
