@@ -51,7 +51,10 @@ DEFAULT_TBOX = LUBM_TBOX        # the TBox srtopo calibrate ships
 #: the variants ``--plans`` names: (runner, its physical plan; None: the runner's default)
 PLANS = {"local": ("local", None), "local-reference": ("local", "indexed"), "local-columnar": ("local", "columnar"),
          "spark": ("spark", None), "columnar": ("spark", "columnar"), "fused": ("spark", "fused"),
-         "staged": ("spark", "staged")}
+         "staged": ("spark", "staged"), "columnar-executors": ("spark", "columnar"),
+         "columnar-driver": ("spark", "columnar")}
+#: where a variant's micro-batches close, whatever their size (``SparkOptions.driver_tuples``; else the default)
+DRIVER_TUPLES = {"columnar-executors": 0, "columnar-driver": 1 << 62}
 #: which limit query bounds a plan (``spark_limits.LIMITS``), by runner and physical plan
 LIMIT_OF = {"local": "pyarrow, one process", "spark/columnar": "the columnar plan's read", "spark": "group by subject"}
 
@@ -137,8 +140,9 @@ def options(plan: str, args):
     runner, physical = PLANS[plan]
     if runner == "local":
         return LocalOptions(physical_plan=physical)
+    extra = {"driver_tuples": DRIVER_TUPLES[plan]} if plan in DRIVER_TUPLES else {}
     return SparkOptions(master=args.master, shuffle_partitions=args.shuffle_partitions,
-                        **({"physical_plan": physical} if physical else {}))
+                        **({"physical_plan": physical} if physical else {}), **extra)
 
 
 def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup: int) -> dict:
@@ -212,7 +216,9 @@ def main(argv=None) -> int:
         warmup_batches=(2, "micro-batches left out of the steady rate (JVM JIT and first code generation)"),
         jvm_warmup_tuples=(0, "before measuring, run every variant once on the stream's first N tuples (a warmed-up "
                               "JVM: what a long-running query sees after its first minutes; 0 = from a cold JVM)"),
-        plans=("local,staged,fused", "variants to measure: " + ", ".join(PLANS) + " (spark: the default plan)"),
+        plans=("local-reference,local,spark", "variants to measure: " + ", ".join(PLANS)
+               + " (local, spark: the runners' default plans; columnar-executors, columnar-driver: every micro-batch "
+                 "closed there)"),
         no_limits=(False, "skip Spark's own limits on the stream (scan, parse, one shuffle, self-join: "
                           "experiments/spark_limits.py), measured after the plans on one micro-batch's files"),
         methods="ntm,ltm", master="local[2]", shuffle_partitions=4,
