@@ -153,3 +153,17 @@ def test_a_socket_takes_the_reference_plan_and_says_so():
     assert "columnar plan" in runner.describe(topology, config, [Lines(("1\t<a> <b> <c> .",))])
     said = runner.describe(topology, config, [SocketLines("127.0.0.1", 9)])
     assert "indexed plan" in said and "socket" in said
+
+
+def test_a_file_uri_names_its_file_as_it_is(tmp_path):
+    """Spark lists a file as ``file:`` and its path as it is (Hadoop's form, no percent-encoding): the columnar
+    reader opens that file whatever characters its name has (a ``?`` or ``#`` is no query or fragment, ``%41``
+    no escape), as the Spark runner's own file helpers do."""
+    from srtopo.consistency.partitioned import _read_bytes
+    from srtopo.runners.spark.fs import local_path
+    for name in ("s[1] {a,b}*?.tnt", "x#y.tnt", "p%41q.tnt"):
+        path = tmp_path / name
+        path.write_bytes(name.encode())
+        for uri in (f"file:{path}", f"file://{path}"):
+            assert _read_bytes(uri) == name.encode(), uri
+            assert local_path(uri) == str(path), uri

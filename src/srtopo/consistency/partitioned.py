@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +36,7 @@ import pyarrow.compute as pc
 
 from srtopo.consistency.columnar import STAGE_COUNTERS, Vocabulary
 from srtopo.io import jsonlines
+from srtopo.io.paths import local_of
 from srtopo.io.tntarrow import Block, block_of, read_block, string_view_array
 from srtopo.ir.lateness import NEG, SourceClock, bounds_for, floor_reason, late_reason
 from srtopo.ir.records import RejectedRecord
@@ -139,9 +139,7 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _local(path: str) -> str | None:
-    if path.startswith("file:"):
-        return unquote(urlparse(path).path)
-    return None if "://" in path else path
+    return local_of(path)
 
 
 def _block(f: FileToRead, lookup) -> Block:

@@ -547,9 +547,15 @@ class HandOver:
 def rejected_of(row, origins: dict) -> RejectedRecord:
     """A rejected row as a record; a line of records held in memory gets back its name and number there, and a
     file the user named (or a file of a directory the user named) is spelled as the user spelled it, as the
-    local runner does (Spark reports ``file:`` URIs)."""
+    local runner does (Spark reports ``file:`` URIs: percent-encoded from its text reader, as Hadoop writes them
+    from the columnar plan's listing)."""
     source, line = row_field(row, "source"), row_field(row, "line")
-    path = unquote(urlparse(source).path) if source and source.startswith("file:") else source
+    path = source
+    if source and source.startswith("file:"):
+        from srtopo.io.paths import local_of
+        path = local_of(source)
+        if path not in origins and os.path.dirname(path) not in origins:
+            path = unquote(urlparse(source).path)
     origin = origins.get(path)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
