@@ -1,12 +1,15 @@
-"""Consistency-check throughput through the runner protocol: the local runner and Spark (fused and staged
-physical plans), NTM and the least skewed LTM split, all reading the same files.
+"""Consistency-check throughput through the runner protocol: the local runner (its default plan, the columnar
+one, and the record-by-record reference) and Spark (columnar, fused and staged physical plans), NTM and the least
+skewed LTM split, all reading the same files.
 
-    .venv/bin/python -m experiments.bench_consistency --tuples 4000000 --plans local,fused --methods ntm \\
-        --files-per-batch 20 --jvm-warmup-tuples 1000000 --out bench.json
+    .venv/bin/python -m experiments.bench_consistency --tuples 8000000 --plans local-reference,local,spark \\
+        --methods ntm --files-per-batch 40 --jvm-warmup-tuples 2000000 --out bench.json
 
-``--plans spark`` is the default Spark plan. After the plans, Spark's own limits on the same stream
-(``experiments/spark_limits.py``: scan, parse, one shuffle, self-join over one micro-batch's files, in the same
-session) are printed beside each Spark plan's steady rate.
+``--plans local`` and ``spark`` are the runners' default plans, ``local-reference`` the local runner's
+record-by-record plan (``indexed``, the semantic reference). After the plans, the limits on the same stream
+(``experiments/spark_limits.py``, over one micro-batch's files, in the same session: pyarrow's read in one process
+and in two, the columnar plan's read and one shuffle, Spark's scan, parse, one shuffle and self-join) are printed
+beside each plan's steady rate and its ratio to the limit that bounds it.
 
 Stream: every subject has a home class H (a satisfiable named class); a tuple asserts a random superclass
 of H (consistent), except a fraction ``--noise`` that asserts a class disjoint with one of H's
@@ -46,7 +49,14 @@ from srtopo.runners import LocalOptions, SparkOptions
 
 DEFAULT_TBOX = LUBM_TBOX        # the TBox srtopo calibrate ships
 #: the variants ``--plans`` names: (runner, its physical plan; None: the runner's default)
-PLANS = {"local": ("local", None), "spark": ("spark", None), "fused": ("spark", "fused"), "staged": ("spark", "staged")}
+PLANS = {"local": ("local", None), "local-reference": ("local", "indexed"), "local-columnar": ("local", "columnar"),
+         "spark": ("spark", None), "columnar": ("spark", "columnar"), "fused": ("spark", "fused"),
+         "staged": ("spark", "staged"), "columnar-executors": ("spark", "columnar"),
+         "columnar-driver": ("spark", "columnar")}
+#: where a variant's micro-batches close, whatever their size (``SparkOptions.driver_tuples``; else the default)
+DRIVER_TUPLES = {"columnar-executors": 0, "columnar-driver": 1 << 62}
+#: which limit query bounds a plan (``spark_limits.LIMITS``), by runner and physical plan
+LIMIT_OF = {"local": "pyarrow, one process", "spark/columnar": "the columnar plan's read", "spark": "group by subject"}
 
 
 def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
@@ -129,9 +139,10 @@ def options(plan: str, args):
     """A ``--plans`` variant's runner options."""
     runner, physical = PLANS[plan]
     if runner == "local":
-        return LocalOptions()
+        return LocalOptions(physical_plan=physical)
+    extra = {"driver_tuples": DRIVER_TUPLES[plan]} if plan in DRIVER_TUPLES else {}
     return SparkOptions(master=args.master, shuffle_partitions=args.shuffle_partitions,
-                        **({"physical_plan": physical} if physical else {}))
+                        **({"physical_plan": physical} if physical else {}), **extra)
 
 
 def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup: int) -> dict:
@@ -161,6 +172,14 @@ def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup
             "reports_digest": models_digest(sorted(result.keys)),
             "malformed": result.counters.malformed, "late": result.counters.late,
             "physical_plan": result.physical_plan, "stages": [s.to_dict() for s in result.counters.stages]}
+
+
+def _limit_of(result: dict, limits: list[dict]) -> dict | None:
+    """The limit query that bounds a plan (``LIMIT_OF``)."""
+    plan = PLANS[result["plan"]]
+    physical = result["physical_plan"]
+    key = "local" if plan[0] == "local" else ("spark/columnar" if "columnar" in physical else "spark")
+    return next((x for x in limits if LIMIT_OF[key] in x["query"]), None)
 
 
 def _jvm_pid() -> int | None:
@@ -197,7 +216,9 @@ def main(argv=None) -> int:
         warmup_batches=(2, "micro-batches left out of the steady rate (JVM JIT and first code generation)"),
         jvm_warmup_tuples=(0, "before measuring, run every variant once on the stream's first N tuples (a warmed-up "
                               "JVM: what a long-running query sees after its first minutes; 0 = from a cold JVM)"),
-        plans=("local,staged,fused", "variants to measure: " + ", ".join(PLANS) + " (spark: the default plan)"),
+        plans=("local-reference,local,spark", "variants to measure: " + ", ".join(PLANS)
+               + " (local, spark: the runners' default plans; columnar-executors, columnar-driver: every micro-batch "
+                 "closed there)"),
         no_limits=(False, "skip Spark's own limits on the stream (scan, parse, one shuffle, self-join: "
                           "experiments/spark_limits.py), measured after the plans on one micro-batch's files"),
         methods="ntm,ltm", master="local[2]", shuffle_partitions=4,
@@ -249,12 +270,12 @@ def main(argv=None) -> int:
             results.append(res)
             log(json.dumps({k: v for k, v in res.items() if k != "stages"}))
     limits = None
-    if not args.no_limits and any(PLANS[plan][0] == "spark" for plan in plans):
+    if not args.no_limits:
         from experiments.spark_limits import measure_limits
         from srtopo.runners.spark.session import get_session
         batch_files = [os.path.join(stream_dir, n) for n in sorted(os.listdir(stream_dir))][:args.files_per_batch]
         limits = measure_limits(get_session(args.master), batch_files, args.file_tuples * len(batch_files),
-                                args.window)
+                                args.window, topology=topologies[0])
         log(json.dumps({"limits": limits}))
     for r in results:
         base = next((b for b in results if b["method"] == r["method"] and b["plan"] == "local"), None)
@@ -262,27 +283,33 @@ def main(argv=None) -> int:
             r["over_local"] = round(r["tuples_per_s"] / max(1, base["tuples_per_s"]), 3)
             r["steady_over_local"] = round(r["steady_tuples_per_s"] / max(1, base["steady_tuples_per_s"]), 3)
             r["same_reports_as_local"] = r["reports_digest"] == base["reports_digest"]
+        reference = next((b for b in results if b["method"] == r["method"] and b["plan"] == "local-reference"), None)
+        if reference and r is not reference:
+            r["steady_over_reference"] = round(r["steady_tuples_per_s"] / max(1, reference["steady_tuples_per_s"]), 3)
+            r["same_reports_as_reference"] = r["reports_digest"] == reference["reports_digest"]
     print(text_table(["method", "plan", "tuples/s", "steady/s", "p50 s", "p95 s", "batches", "cached", "RSS MB",
-                      "reports", "x local", "same"],
+                      "reports", "x local", "x reference", "same"],
                      [[r["method"], r["plan"], r["tuples_per_s"], r["steady_tuples_per_s"], r["batch_p50_s"],
                        r["batch_p95_s"], r["batches"], r["cached_tuples"],
                        max((v for v in r["memory_mb"].values() if v is not None), default=None), r["reports"],
-                       r.get("steady_over_local"), r.get("same_reports_as_local")] for r in results]))
+                       r.get("steady_over_local"), r.get("steady_over_reference"),
+                       r.get("same_reports_as_local", r.get("same_reports_as_reference"))] for r in results]))
     for r in results:
         if r["phases_s"]:
             print(f"{r['method']} {r['plan']}: phases per steady batch (s): "
                   + ", ".join(f"{k} {v}" for k, v in r["phases_s"].items()))
     if limits:
-        shuffle = next(x["lines_per_s"] for x in limits if "one shuffle" in x["query"])
         for r in results:
-            if r["engine"] == "spark":
-                r["over_one_shuffle"] = round(r["steady_tuples_per_s"] / shuffle, 3)
-        print(f"Spark's limits on one micro-batch's files ({limits[0]['lines']:,} lines, best of 3), and each "
-              f"Spark plan's steady rate against the one-shuffle query:")
-        print(text_table(["query", "lines or tuples/s", "s", "x one shuffle"],
+            bound = _limit_of(r, limits)
+            if bound is not None:
+                r["limit"] = bound["query"]
+                r["over_limit"] = round(r["steady_tuples_per_s"] / max(1, bound["lines_per_s"]), 3)
+        print(f"Limits on one micro-batch's files ({limits[0]['lines']:,} lines, best of 3), and each plan's steady "
+              f"rate against the limit that bounds it (load {os.getloadavg()[0]:.1f} at the end):")
+        print(text_table(["query or plan", "lines or tuples/s", "s", "x its limit"],
                          [[x["query"], x["lines_per_s"], x["best_s"], None] for x in limits]
-                         + [[f"plan {r['plan']} ({r['method']})", r["steady_tuples_per_s"], None, r["over_one_shuffle"]]
-                            for r in results if r["engine"] == "spark"]))
+                         + [[f"plan {r['plan']} ({r['method']}): {r.get('limit', '-')}", r["steady_tuples_per_s"],
+                             None, r.get("over_limit")] for r in results]))
     if args.out:
         write_json(args.out, {"setup": setup, "results": results, "limits": limits})
     if not args.work:

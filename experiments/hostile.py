@@ -191,7 +191,13 @@ def _compare(got: dict, where: dict, outputs, what: str) -> dict:
             "clean_rejected": len(clean.rejected), "rejected": len(dirty.rejected),
             "rejected_at_the_hostile_lines": rejected_lines == sorted(where),
             "missed": sorted({where[n] for n in set(where) - set(rejected_lines)}),
-            "reasons": sorted({(r.line, r.reason) for r in dirty.rejected})}
+            "reasons": sorted({(r.line, r.reason) for r in dirty.rejected}),
+            "records": sorted((_file_name(r.source), r.line, r.reason) for r in dirty.rejected)}
+
+
+def _file_name(source: str) -> str:
+    """A rejected record's file by its name (runners name a file by path or by URI)."""
+    return source.rstrip("/").rsplit("/", 1)[-1]
 
 
 def clean_facts(n: int, seed: int) -> list[bytes]:

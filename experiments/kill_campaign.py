@@ -1,6 +1,7 @@
 """Exactly-once under kill -9: the Spark CLI killed at seeded random points and restarted, many times.
 
-    python -m experiments.kill_campaign                  # 20 trials each for consistency, rules and streamlog
+    python -m experiments.kill_campaign                  # 20 trials of each kind
+    python -m experiments.kill_campaign --kinds consistency-executors   # the columnar plan in executor tasks
     python -m experiments.kill_campaign --trials 3 --kinds rules
     python -m experiments.kill_campaign --kinds choice   # n-Queens Completion, a choice part on Spark
 
@@ -128,8 +129,13 @@ def _choice_input(folder: Path, rng: random.Random) -> list[str]:
     return ["reason", "--program", str(folder / "qc.lp"), "--stream", str(folder / "in"), "--partitions", "2"]
 
 
-INPUTS = {"consistency": _consistency_input, "rules": _rules_input, "streamlog": _streamlog_input,
-          "choice": _choice_input}
+def _consistency_executors_input(folder: Path, rng: random.Random) -> list[str]:
+    """The consistency input on the columnar plan, every micro-batch read and closed in executor tasks."""
+    return _consistency_input(folder, rng) + ["--physical-plan", "columnar", "--driver-tuples", "0"]
+
+
+INPUTS = {"consistency": _consistency_input, "consistency-executors": _consistency_executors_input,
+          "rules": _rules_input, "streamlog": _streamlog_input, "choice": _choice_input}
 
 
 def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:

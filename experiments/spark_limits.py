@@ -1,8 +1,18 @@
-"""What Spark itself does with a consistency stream on this machine: the limits a physical plan is measured against.
+"""What Spark and Arrow themselves do with a consistency stream on this machine: the limits a physical plan is
+measured against.
 
-Batch queries over the same files as the plan, read and parsed as the plan reads them (``wholetext``, split into
-numbered lines, ``runners.spark.sources.parse_lines``), in the plan's session with a warm JVM, best of
-``repeats``:
+Queries over the same files as the plan (one micro-batch's), best of ``repeats`` after a warm-up run:
+
+* **pyarrow, one process**: each file read and parsed by the columnar plans' reader (``io.tntarrow.read_block``:
+  cut into lines, every line validated by RE2, terms found, concepts looked up): what one Python process does
+  before any window is touched, the limit of the local runner's columnar plan;
+* **pyarrow, two processes**: the same, the files shared by two worker processes (a pool started beforehand);
+* **the columnar plan's read and one shuffle**: Spark's tasks read the files as the columnar plan's do and hand
+  their compact rows to one shuffle by subject key, a count per partition after it: the data path of Spark's
+  columnar plan without its windows, the limit of that plan;
+
+and Spark's own, batch queries read and parsed as the fused plan reads them (``wholetext``, split into numbered
+lines, ``runners.spark.sources.parse_lines``), in the plan's session with a warm JVM:
 
 * **scan and count**: the files read and split into lines;
 * **parse**: every line parsed, the tuples counted and their largest time taken (what the plan's counters need);
@@ -41,23 +51,95 @@ def _self_join(spark, files: list[str], window: int) -> int:
     return t.alias("a").join(t.alias("o"), ["subject", "b"]).selectExpr("count(*)").collect()[0][0]
 
 
+def _arrow_read(files: list[str]) -> int:
+    """The tuples of ``files`` read by the columnar reader in this process (concepts looked up in a table)."""
+    import numpy as np
+
+    from srtopo.io.tntarrow import read_block
+    ids: dict = {}
+
+    def lookup(names):
+        return np.array([ids.setdefault(c, len(ids)) for c in names], dtype=np.int64)
+    total = 0
+    for f in files:
+        with open(f, "rb") as handle:
+            total += len(read_block(handle.read(), f, lookup))
+    return total
+
+
+_POOL = None
+
+
+def _arrow_two(_spark, files: list[str], _window) -> int:
+    """The same read shared by two worker processes (spawned once, then kept)."""
+    global _POOL
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    if _POOL is None:
+        _POOL = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+    return sum(_POOL.map(_arrow_read, [files[0::2], files[1::2]]))
+
+
+def _columnar_shuffle(spark, files: list[str], _window) -> int:
+    """The columnar plan's read tasks and one shuffle of their rows by subject key; a count per partition."""
+    import json
+
+    import pandas as pd
+
+    from srtopo.consistency.partitioned import COUNT_SCHEMA, ROW_SCHEMA, FileToRead
+    from srtopo.runners.spark.consistency import _groups
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    routes = [int(r["id"]) for r in spark.sql(f"SELECT min(id) AS id FROM (SELECT id, pmod(hash(id), {parts}) AS p "
+                                              f"FROM range({64 * parts})) GROUP BY p ORDER BY p").collect()]
+    group = _groups([FileToRead(f, 0, i) for i, f in enumerate(files)], spark.sparkContext.defaultParallelism)
+    topology = _LIMIT_TOPOLOGY
+
+    def read(batches):
+        from srtopo.consistency.partitioned import FileToRead, read_files, vocabulary_of
+        for batch in batches:
+            for text in batch.column("files").to_pylist():
+                yield read_files([FileToRead(*f) for f in json.loads(text)], vocabulary_of(topology), 0, routes)
+
+    def count(batches):
+        import pyarrow as pa
+        from pyspark import TaskContext
+        n = sum(b.num_rows for b in batches)
+        yield pa.RecordBatch.from_pydict({"partition": [TaskContext.get().partitionId()], "counts": [str(n)]},
+                                         schema=pa.schema([("partition", pa.int32()), ("counts", pa.string())]))
+    listing = pd.DataFrame({"files": [json.dumps([[f.path, f.source, f.number, f.form, f.rdf_format] for f in g])
+                                      for g in group]})
+    frame = spark.createDataFrame(listing, "files STRING").mapInArrow(read, ROW_SCHEMA).repartition(parts, "route")
+    return sum(int(r["counts"]) for r in frame.mapInArrow(count, COUNT_SCHEMA).collect())
+
+
+#: the topology whose concepts the columnar limit queries look up (set by ``measure_limits``)
+_LIMIT_TOPOLOGY = None
+
 #: the limit queries, in the order of the table: (name, query(spark, files, window) -> its count); the lines, the
 #: tuples, the subjects, the pairs of a subject's tuples in one time bucket (each tuple paired with itself too)
 LIMITS = [
-    ("scan and count", lambda spark, files, _w: _lines(spark, files).where("raw <> ''")
+    ("pyarrow, one process: read, validate (RE2), parse", lambda _spark, files, _w: _arrow_read(files)),
+    ("pyarrow, two processes: the same", _arrow_two),
+    ("Spark: the columnar plan's read + one shuffle of its columns", _columnar_shuffle),
+    ("Spark: scan and count", lambda spark, files, _w: _lines(spark, files).where("raw <> ''")
         .selectExpr("count(*)", "sum(length(raw))").collect()[0][0]),
-    ("parse", lambda spark, files, _w: _parsed(spark, files)
+    ("Spark: parse (the fused plan's parser)", lambda spark, files, _w: _parsed(spark, files)
         .selectExpr("count_if(ik = 't')", "max(time)", "count(DISTINCT concept)").collect()[0][0]),
-    ("parse and group by subject (one shuffle)", lambda spark, files, _w: _parsed(spark, files).where("ik = 't'")
+    ("Spark: parse and group by subject IRI (one shuffle)", lambda spark, files, _w: _parsed(spark, files).where("ik = 't'")
         .groupBy("subject").agg({"time": "max", "ik": "count"}).selectExpr("count(*)").collect()[0][0]),
-    ("parse and self-join on (subject, time bucket)", _self_join),
+    ("Spark: parse and self-join on (subject, time bucket)", _self_join),
 ]
 
 
-def measure_limits(spark, files: list[str], lines: int, window: int, repeats: int = 3) -> list[dict]:
-    """Each limit query over ``files`` (``lines`` lines in all): best of ``repeats`` after one warm-up run."""
+def measure_limits(spark, files: list[str], lines: int, window: int, repeats: int = 3, topology=None) -> list[dict]:
+    """Each limit query over ``files`` (``lines`` lines in all): best of ``repeats`` after one warm-up run;
+    ``topology``: whose concepts the columnar queries look up."""
+    global _LIMIT_TOPOLOGY
+    _LIMIT_TOPOLOGY = topology
     rows = []
     for name, query in LIMITS:
+        if topology is None and "columnar" in name:
+            continue
         count = query(spark, files, window)
         best = min(timed(query, spark, files, window)[1] for _ in range(repeats))
         rows.append({"query": name, "lines": lines, "count": int(count), "best_s": round(best, 3),

@@ -1,5 +1,6 @@
 """Shared fixtures: ONE SparkSession (local[2]) for the whole test session, and the runner variants that the
-differential suite runs every case on (each registered runner, Spark with both physical plans)."""
+differential suite runs every case on (each registered runner with each physical plan; Spark's columnar plan in
+executor tasks, its small batches on the driver where a case also runs them there)."""
 from __future__ import annotations
 
 import os
@@ -22,8 +23,10 @@ os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", TEST_JVM)
 
 #: variant -> (registered runner, its options, fixtures it needs)
 RUNNER_VARIANTS = {
-    "local": ("local", LocalOptions(), ()),
+    "local": ("local", LocalOptions(physical_plan="indexed"), ()),
+    "local-columnar": ("local", LocalOptions(physical_plan="columnar"), ()),
     "local-operators": ("local", LocalOptions(physical_plan="operators"), ()),
+    "spark-columnar": ("spark", SparkOptions(physical_plan="columnar", driver_tuples=0), ("spark",)),
     "spark-fused": ("spark", SparkOptions(physical_plan="fused"), ("spark",)),
     "spark-staged": ("spark", SparkOptions(physical_plan="staged"), ("spark",)),
 }

@@ -157,3 +157,43 @@ def malformed_stream(rng: random.Random, n: int, bad: float, first_time: int = 0
             lines.append(format_tnt(t, f"{MX}s{rng.randrange(subjects)}", RDF_TYPE, rng.choice(MALFORMED_CLASSES)))
     return lines
 
+
+
+# --- random .tnt lines (the columnar reader's differential tests) ---------------------------------------------
+
+#: pieces of timestamped N-Triples lines, valid and broken (experiments/fuzz.py has more of the same kind)
+LINE_TIMES = ["5", "0", "-3", "007", "-0", "x7", "1e3", "", "123456789012345678", "1234567890123456789",
+              "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+              "99999999999999999999999", "2026-01-01T00:00:00"]
+LINE_TERMS = ["<http://e.org/a>", "<http://e.org/b>", "<http://e.org/é>", "<http://e.org/\U0001F600>", "<>", "<a>",
+              "_:b1", "_:b.", "_:b..c", "<http://e.org/\x7f>", "<http://e.org/a\u00a0b>", f"<{RDF_TYPE}>"]
+BROKEN_TERMS = ["_:", "_:-x", "<bad iri>", "<http://e.org/\\u00e9>", "<http://e.org/\x00>", "<http://e.org/\ufffd>",
+                "http://e.org/a", "<http://e.org/{x}>", "<http://e.org/a|b>", "<http://e.org/`>", "<http://e.org/^>"]
+LINE_LITERALS = ['"lit"', '""', '"a \\"q\\" b"@en', '"x"@en-US', '"x"@en-', '"x"@', '"5"^^<http://x.org/int>',
+                 '"5"^^<bad iri>', '"bad', '"\\q"', '"\\u00e9"', '"\\U0001F600"', '"\\u00e"', '"é\t\x0b"',
+                 '"a\rb"', '"\ufffd"', '"\\\\"', '"\\"', '"a"b"']
+LINE_SEPS = [" ", "\t", "  ", " \t ", "", "\x0b", "\x0c", "\r", "\u00a0", "\u2003"]
+LINE_ENDINGS = [" .", ".", " . ", " .\r", " .\r\r", " . # comment", " .# c", " . #", " ..", " . x", "", " .\x00",
+                " . # \ufffd", "\t.\t"]
+
+
+def random_tnt_line(rng: random.Random) -> str:
+    """A line of a ``.tnt`` stream built from valid and broken pieces (most of them valid), or one of the other
+    kinds of line a stream holds: blank, a comment, punctuation, text."""
+    kind = rng.random()
+    if kind < 0.04:
+        return rng.choice(["", " ", "\t", "\r", "# a comment", "  # c", "#", "# watermark 7", "# watermark -3 \r",
+                           "# watermark 99999999999999999999", "# watermark x", "#watermark\t12"])
+    if kind < 0.07:
+        return "".join(rng.choice("ab <>\"\\\t ._:#-019\x00\ufffd\u00e9") for _ in range(rng.randint(0, 30)))
+    def sep():
+        return rng.choice(LINE_SEPS) if rng.random() < 0.1 else " "
+
+    def term():
+        return rng.choice(BROKEN_TERMS) if rng.random() < 0.05 else rng.choice(LINE_TERMS)
+    obj = rng.choice(LINE_LITERALS) if rng.random() < 0.3 else term()
+    lead = rng.choice(["", " ", "\t", "\x0c"]) if rng.random() < 0.1 else ""
+    return (lead + (rng.choice(LINE_TIMES) if rng.random() < 0.15 else str(rng.randint(-5, 99)))
+            + (rng.choice(LINE_SEPS) if rng.random() < 0.1 else "\t") + term() + sep()
+            + (term() if rng.random() < 0.5 else f"<{RDF_TYPE}>") + sep() + obj
+            + (rng.choice(LINE_ENDINGS) if rng.random() < 0.2 else " ."))

@@ -125,7 +125,8 @@ def test_flags_that_would_do_nothing_are_refused(tmp_path, capsys, argv, said):
      "--master out)"),
     (["check", "--tbox", TEX, "--stream", STREAM, "--window", "-3"], "--window must be >= 0, got -3"),
     (["calibrate", "--engines", "warp"],
-     "--engines: no cost model named 'warp' (use local, spark, all or local/indexed, local/operators, spark/fused, "
+     "--engines: no cost model named 'warp' (use local, spark, all or local/indexed, local/operators, local/columnar, "
+     "spark/columnar, spark/fused, "
      "spark/staged)"),
 ])
 def test_command_line_mistakes_are_usage_errors_of_one_line_and_status_2(tmp_path, capsys, argv, line):

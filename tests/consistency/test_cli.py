@@ -143,7 +143,7 @@ def test_compile_shows_the_cost_models_prediction_and_the_default_pick_has_the_h
     def predicted(*flags):
         assert main(["compile", "--tbox", TEX, "--format", "json", *flags]) == 0
         cost = json.loads(capsys.readouterr().out)["cost_model"]
-        assert cost["engine"].startswith(("local/indexed", "spark/staged on 2 core(s)"))
+        assert cost["engine"].startswith(("local/columnar", "spark/staged on 2 core(s)"))
         assert cost["coefficients"] == "defaults"
         return cost["predicted_tuples_s"]
 
@@ -154,7 +154,7 @@ def test_compile_shows_the_cost_models_prediction_and_the_default_pick_has_the_h
         assert 0 < min(forced) and pick >= max(forced)
     assert main(["compile", "--tbox", TEX, "--split", "1,2"]) == 0
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
-    assert last.startswith("  cost model (local/indexed, coefficients: defaults): predicted ") and \
+    assert last.startswith("  cost model (local/columnar, coefficients: defaults): predicted ") and \
         last.endswith(" tuples/s")
 
 

@@ -243,7 +243,7 @@ def test_calibrate_then_compile_plans_with_the_file(tmp_path, monkeypatch, capsy
     monkeypatch.setenv(CALIBRATION_ENV, str(path))
     assert main(["calibrate", "--engines", "local", "--local-tuples", "8000", "--operators-tuples", "3000"]) == 0
     found = read_calibration(str(path))
-    assert set(found) == {"local/indexed", "local/operators"}
+    assert set(found) == {"local/indexed", "local/operators", "local/columnar"}
     assert found["local/operators"].per_load["met"] > 0 and "srtopo calibrate" in found["local/operators"].source
     runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
     assert {r["plan"] for r in runs} >= {"ntm", "ltm-0", "ltm-2"} and all(r["measured_tuples_s"] for r in runs)
@@ -258,4 +258,23 @@ def test_calibrate_then_compile_plans_with_the_file(tmp_path, monkeypatch, capsy
     flat.write_text("@prefix owl: <http://www.w3.org/2002/07/owl#> .\n<http://e/A> a owl:Class .\n", encoding="utf-8")
     assert main(["calibrate", "--tbox", str(flat), "--local-tuples", "100", "--operators-tuples", "50"]) == 2
     assert "no disjointness" in capsys.readouterr().err
-    assert set(read_calibration(str(path))) == {"local/indexed", "local/operators"}      # left as it was
+    assert set(read_calibration(str(path))) == {"local/indexed", "local/operators", "local/columnar"}  # as it was
+
+
+def test_every_physical_plan_of_every_runner_has_a_cost_model(lubm, capsys):
+    """The ``cost`` balancer (``check``'s default) plans for every plan a runner runs: each has a target, default
+    coefficients and a finite prediction, and ``compile`` takes each plan's name for the runner it models."""
+    from types import SimpleNamespace
+
+    from srtopo.consistency.cost import target_for
+    from srtopo.runners.local import PHYSICAL_PLANS as LOCAL_PLANS
+    from srtopo.runners.spark.runner import PHYSICAL_PLANS as SPARK_PLANS
+    ntm, ltm = compile_ntm(lubm), compile_ltm(lubm, [2, 3])
+    for runner, plans, flag in (("local", LOCAL_PLANS, "--local-plan"), ("spark", SPARK_PLANS, "--physical-plan")):
+        for plan in plans:
+            target = target_for(runner, SimpleNamespace(physical_plan=plan, master="local[2]"))
+            assert target.key == f"{runner}/{plan}"
+            for topology in (ntm, ltm):
+                assert 0 < predict_tps(topology, target) < float("inf"), (target.key, topology.label)
+            assert main(["compile", "--tbox", LUBM, "--format", "json", "--engine", runner, flag, plan]) == 0, plan
+            assert json.loads(capsys.readouterr().out)["stages"]

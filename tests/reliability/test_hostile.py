@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from experiments.hostile import TNT, consistency_case, far_ahead_case, fact_kinds, rules_case, streamlog_case
-from srtopo.runners import SparkOptions
+from srtopo.runners import LocalOptions, SparkOptions
 
 
 def test_hostile_lines_change_no_report_on_any_runner(runner_variant, tmp_path):
@@ -18,6 +18,17 @@ def test_hostile_lines_change_no_report_on_any_runner(runner_variant, tmp_path):
     assert got["outputs"] > 0 and got["identical"], got
     assert got["clean_rejected"] == 0 and got["rejected"] == 400
     assert got["rejected_at_the_hostile_lines"], got["missed"]
+
+
+def test_one_percent_hostile_lines_give_the_same_rejected_records_on_every_plan(runner_variant, tmp_path):
+    """40 hostile lines in 4,000 statements: each plan rejects the same (file, line, reason) records as the
+    record-by-record reference plan and gives its reports."""
+    runner, options = runner_variant
+    reference = consistency_case("local", LocalOptions(physical_plan="indexed"), tmp_path / "reference", count=40)
+    got = consistency_case(runner.name, options, tmp_path / "plan", count=40)
+    assert reference["rejected"] == 40 and reference["rejected_at_the_hostile_lines"], reference["missed"]
+    assert got["records"] == reference["records"]
+    assert got["identical"] and got["outputs"] == reference["outputs"]
 
 
 def test_hostile_lines_in_a_real_idlvsr_log_change_no_model(spark, tmp_path):

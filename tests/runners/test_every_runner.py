@@ -40,6 +40,8 @@ LATENESS = 4
 
 def _run(runner_variant, topology, sources, **config):
     runner, options = runner_variant
+    if topology.kind != "consistency" and getattr(options, "physical_plan", None) not in (None, "fused", "indexed"):
+        pytest.skip("a physical plan is a consistency topology's: other topologies run one way on each runner")
     reason = unsupported(runner, topology, sources)
     if reason:
         pytest.skip(reason)
@@ -92,12 +94,15 @@ def _lines(result, prefix=""):
 
 def _also_the_spark_write(runner_variant):
     """The variant, and for Spark's fused plan also with every micro-batch closed in the Spark write (its small
-    batches close on the driver by default)."""
+    batches close on the driver by default); for the columnar plan (run in executor tasks) also on the driver."""
+    from dataclasses import replace
     runner, options = runner_variant
     variants = [runner_variant]
-    if getattr(options, "physical_plan", None) == "fused" and hasattr(options, "driver_tuples"):
-        from dataclasses import replace
+    plan = getattr(options, "physical_plan", None)
+    if plan == "fused" and hasattr(options, "driver_tuples"):
         variants.append((runner, replace(options, driver_tuples=0)))
+    if plan == "columnar" and hasattr(options, "driver_tuples"):
+        variants.append((runner, replace(options, driver_tuples=None)))
     return variants
 
 

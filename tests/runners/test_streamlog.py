@@ -26,8 +26,8 @@ def per_source(feed: list, nsources: int, batches: int = 1) -> list:
 
 def on_spark(runner_variant) -> bool:
     runner, options = runner_variant
-    if runner.name == "spark" and options.physical_plan != "fused":
-        pytest.skip("a physical plan is a consistency topology's: Streamlog runs one way on Spark")
+    if options.physical_plan not in (None, "fused", "indexed"):
+        pytest.skip("a physical plan is a consistency topology's: Streamlog runs one way on each runner")
     return runner.name == "spark"
 
 

@@ -1,4 +1,4 @@
-"""Micro-batches that close their windows on the driver (runners.spark.sweep) and in the Spark write, one after
+"""Micro-batches that close their windows on the driver (consistency.sweep) and in the Spark write, one after
 the other in one run: the state the driver holds, the state it writes and the state the Spark write writes hand
 over to each other, and the reports are the local runner's and those of a run that closes every batch in a
 Spark write."""
@@ -33,7 +33,7 @@ def test_driver_and_spark_closes_hand_the_state_over(spark):
     runs = {}
     for name, driver_tuples in (("mixed", 10 ** 6), ("spark", 0)):
         runs[name] = run_topology(SparkRunner(), topology, [lines(text, batches=BATCHES)], window=4, lateness=2,
-                                  options=SparkOptions(driver_tuples=driver_tuples))
+                                  options=SparkOptions(physical_plan="fused", driver_tuples=driver_tuples))
     local = run_topology(LocalRunner(), topology, [lines(text, batches=BATCHES)], window=4, lateness=2)
     closed_on = [b.detail.get("closed_on") for b in runs["mixed"].batches if b.detail.get("tuples")]
     assert closed_on == ["driver", "driver", "spark", "driver", "spark"]

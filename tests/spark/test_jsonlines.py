@@ -1,7 +1,7 @@
-"""JSON lines joined as Arrow columns (runners.spark.jsonlines) read back as what they were built from."""
+"""JSON lines joined as Arrow columns (io.jsonlines) read back as what they were built from."""
 import json
 
-from srtopo.runners.spark.jsonlines import quoted, state_lines, text
+from srtopo.io.jsonlines import quoted, state_lines, text
 
 ODD = ["", "plain", 'a "quote"', "back\\slash", "tab\there", "new\nline", "\x00\x1f", "é中\U0001F600",
        "\u2028", "http://e.org/s?x=1&y=<2>"]

@@ -103,6 +103,8 @@ def test_a_sockets_lines_are_judged_in_arrival_order(spark):
     keep_open.set()
     local = LocalRunner().run(topo, [SocketLines("127.0.0.1", port)], RunConfig(window=2, lateness=2))
     server.close()
+    # the default plan (columnar) reads files: a socket takes the fused plan, with its driver close, and says so
+    assert result.physical_plan.startswith("spark fused") and "close on the driver" in result.physical_plan
     for got in (result, local):
         assert sorted((r.text.split("\t")[0], r.line, r.reason) for r in got.rejected) == [
             ("3", None, "late: event time 3 is more than 2 behind event time 12, the latest of its source"),

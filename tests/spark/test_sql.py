@@ -27,7 +27,7 @@ def test_packed_choice_key_equals_the_struct_fallback(spark, monkeypatch):
     stream = bounded_disorder(stream, LATENESS, random.Random(7))
     topology = merge([prefixed(compile_ntm(analyse(tbox)), p) for p, tbox, _ in cases])
     got = {}
-    # the packed key on the driver (spark.sweep) against the struct fallback (a batch whose key does not pack
+    # the packed key on the driver (consistency.sweep) against the struct fallback (a batch whose key does not pack
     # closes in the Spark write); tests/spark/test_driver_close.py compares the driver's close with the packed
     # key's Spark write
     for name, driver_tuples in (("driver", 10 ** 6), ("fallback", 10 ** 6)):
@@ -43,3 +43,15 @@ def test_packed_choice_key_equals_the_struct_fallback(spark, monkeypatch):
         expected |= {(p + s, t) for s, t in oracle_reports(tbox.pis, [n.pair for n in tbox.nis], part, 3)}
     assert got["driver"] and got["driver"] == got["fallback"]
     assert {(s, t) for s, t, *_ in got["driver"]} == expected
+
+
+def test_what_is_closed_stays_closed():
+    """A batch whose watermark is below the closed bound (a run going on with a larger lateness than the one
+    before it) closes nothing, and keeps the bound where it was."""
+    from srtopo.ir.lateness import SourceClock
+    from srtopo.runners.spark.sql import bounds_for
+    clocks = {0: SourceClock(40)}
+    assert bounds_for(clocks, 35, 1, None, 5, cur_clocks={0: SourceClock(50)}).hi == 35
+    assert bounds_for(clocks, 35, 1, 0, 5, cur_clocks={0: SourceClock(50)}).hi == 50
+    b = bounds_for(clocks, 35, 1, 20, 5, cur_clocks={0: SourceClock(50)})
+    assert (b.lo, b.hi, b.keep) == (35, 35, 30)

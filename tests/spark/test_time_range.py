@@ -1,6 +1,6 @@
 """Event times are 64-bit integers on every runner: a stream at the ends of that range (down to -2^63, where t - w
 has no 64-bit value, and up to 2^63 - 1) gives the local runner's reports on every Spark path: the driver's close,
-the Spark write, the staged plan, an unbounded window, a bounded lateness (the watermark, the late tuples, the state
+the Spark write, the staged plan, the columnar plan in executor tasks and on the driver, an unbounded window, a bounded lateness (the watermark, the late tuples, the state
 carried between micro-batches and its pruning)."""
 import pytest
 
@@ -37,7 +37,9 @@ UNBOUNDED = BOUNDED | {("c", MIN + 6), ("i", MAX)}
 
 PATHS = {"fused-driver": SparkOptions(physical_plan="fused"),
          "fused-write": SparkOptions(physical_plan="fused", driver_tuples=0),
-         "staged": SparkOptions(physical_plan="staged")}
+         "staged": SparkOptions(physical_plan="staged"),
+         "columnar-driver": SparkOptions(physical_plan="columnar"),
+         "columnar-executors": SparkOptions(physical_plan="columnar", driver_tuples=0)}
 
 
 @pytest.mark.parametrize("window,lateness", [(W, LATENESS), (W, None), (None, LATENESS)],

@@ -3,8 +3,9 @@
 A short run: a generated stream of the TBox's classes (every class at the same rate, 1% violating tuples, as in
 the paper's experiments) through five plans chosen so that their loads differ (NTM, LTM-0, LTM-2, LTM-4 and a
 three-stage split; on Spark with 1, 2 or 4 tasks per stage, so that the per-task cost is told apart from the
-per-exchange one), on each target asked for. The local runner's stage seconds and Spark's batch seconds are
-fitted by non-negative least squares; the coefficients go to the calibration file the ``cost`` balancer reads
+per-exchange one), on each target asked for. The stage seconds of the local runner's pipelined plans and the
+batch seconds of its columnar plan and of Spark's plans (over files, at two batch sizes) are fitted by
+non-negative least squares; the coefficients go to the calibration file the ``cost`` balancer reads
 (``consistency.cost.calibration_path``). Every run's reports are checked against the violations the generator
 planted, so a calibration is also a smoke test of the runner.
 """
@@ -23,6 +24,7 @@ from srtopo.consistency.cost import (
     Coefficients,
     Observation,
     Target,
+    batched,
     fit,
     predict_tps,
     target_for,
@@ -111,23 +113,27 @@ def calibrate_local(analysis, plan: str, settings: Settings, result: Calibration
     return coefficients
 
 
-def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration, stream_dir: str,
-                    gen) -> Coefficients:
+def calibrate_batches(analysis, key: str, settings: Settings, result: Calibration, stream_dir: str,
+                      gen) -> Coefficients:
+    """A target whose cost is per micro-batch (Spark's plans, the local runner's columnar plan), from its batch
+    seconds over the stream's files at two batch sizes."""
     from srtopo.consistency.generate import uniform_rates
     from srtopo.io.sources import TntFiles
-    from srtopo.runners import RunConfig, SparkOptions, get_runner
-    options = SparkOptions(master=settings.master, physical_plan=plan)
-    target, rates, observations = target_for("spark", options), uniform_rates(analysis), []
+    from srtopo.runners import LocalOptions, RunConfig, SparkOptions, get_runner
+    runner, plan = key.split("/")
+    options = (SparkOptions(master=settings.master, physical_plan=plan) if runner == "spark"
+               else LocalOptions(physical_plan=plan))
+    target, rates, observations = target_for(runner, options), uniform_rates(analysis), []
     runs = []
     per_batch = max(1, len(os.listdir(stream_dir)) // 4)
-    # a first run warms the JVM (its JIT compiles the generated code): not measured
-    get_runner("spark").run(plans(analysis, (2,))[0], [TntFiles(stream_dir, files_per_batch=per_batch)],
-                            RunConfig(window=settings.window, lateness=0, options=options))
+    # a first run warms the JVM (its JIT compiles the generated code) or the process's caches: not measured
+    get_runner(runner).run(plans(analysis, (2,))[0], [TntFiles(stream_dir, files_per_batch=per_batch)],
+                           RunConfig(window=settings.window, lateness=0, options=options))
     for i, topology in enumerate(plans(analysis, (2, 1, 4))):     # tasks below, at and above the cores
         files = per_batch if i % 2 == 0 else 2 * per_batch       # two batch sizes: fixed and per-tuple costs
-        run = get_runner("spark").run(topology, [TntFiles(stream_dir, files_per_batch=files)], RunConfig(
+        run = get_runner(runner).run(topology, [TntFiles(stream_dir, files_per_batch=files)], RunConfig(
             window=settings.window, lateness=0, options=options))
-        _check(f"spark/{plan} {topology.label}", gen.planted, run.keys)
+        _check(f"{key} {topology.label}", gen.planted, run.keys)
         steady = run.batches[1:] or run.batches
         for b in steady:
             if b.records:
@@ -137,7 +143,7 @@ def calibrate_spark(analysis, plan: str, settings: Settings, result: Calibration
                                 "batch_tuples": steady[0].records, "batch_seconds": [round(b.seconds, 3)
                                                                                      for b in run.batches],
                                 "measured_tuples_s": tps}))
-        _say(settings, f"spark/{plan} {topology.label}: {tps:,.0f} tuples/s steady "
+        _say(settings, f"{key} {topology.label}: {tps:,.0f} tuples/s steady "
                        f"({len(run.batches)} batches of ~{steady[0].records:,})")
     coefficients = fit(observations, source=_source())
     for topology, row in runs:
@@ -174,21 +180,22 @@ def calibrate(settings: Settings) -> Calibration:
         raise SrtopoError("the TBox states no disjointness: its plans have no conjunction op to measure",
                           hint="calibrate on a TBox with disjoint classes (the default, bundled LUBM TBox has 71)")
     result = Calibration()
+    batched_keys = [k for k in settings.targets if batched(Target(*k.split("/")))]
     for key in settings.targets:
-        runner, plan = key.split("/")
-        if runner == "local":
-            result.coefficients[key] = calibrate_local(analysis, plan, settings, result)
-    spark_keys = [k for k in settings.targets if k.startswith("spark/")]
-    if spark_keys:
+        if key not in batched_keys:
+            result.coefficients[key] = calibrate_local(analysis, key.split("/")[1], settings, result)
+    if batched_keys:
         from srtopo.io.tnt import write_tnt
         work = tempfile.mkdtemp(prefix="srtopo-calibrate-")
         try:
-            gen = _stream(analysis, settings.spark_tuples, settings.seed)
-            points_per_file = max(1, settings.file_tuples // max(1, len(gen.tuples) // max(1, gen.time_points)))
+            on_spark = any(k.startswith("spark/") for k in batched_keys)
+            gen = _stream(analysis, settings.spark_tuples if on_spark else settings.local_tuples, settings.seed)
+            file_tuples = settings.file_tuples if on_spark else max(1, settings.local_tuples // 8)
+            points_per_file = max(1, file_tuples // max(1, len(gen.tuples) // max(1, gen.time_points)))
             write_tnt(os.path.join(work, "stream"), gen.tuples, time_points_per_file=points_per_file)
-            for key in spark_keys:
-                result.coefficients[key] = calibrate_spark(analysis, key.split("/")[1], settings, result,
-                                                           os.path.join(work, "stream"), gen)
+            for key in batched_keys:
+                result.coefficients[key] = calibrate_batches(analysis, key, settings, result,
+                                                             os.path.join(work, "stream"), gen)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     result.seconds = time.perf_counter() - started

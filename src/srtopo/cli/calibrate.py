@@ -59,9 +59,10 @@ def run(args) -> int:
     for row in result.runs:
         print(f"{row['engine']:16} {row['plan']:12} {row['measured_tuples_s'] or 0:>18,.0f} "
               f"{row.get('predicted_tuples_s') or 0:>12,.0f}")
+    from srtopo.consistency.cost import Target, batched
     for key, c in result.coefficients.items():
         loads = ", ".join(f"{k} {v:.3g} s" for k, v in c.per_load.items())
-        extra = "" if key.startswith("local/") else (
+        extra = "" if not batched(Target(*key.split("/"))) else (
             f"; per tuple {c.per_tuple:.3g} s, per batch {c.per_batch:.3g} s, per exchange {c.per_exchange:.3g} s, "
             f"per task {c.per_task:.3g} s")
         print(f"{key}: {loads}{extra}")

@@ -33,10 +33,13 @@ def add_cost_arguments(parser) -> None:
     g = parser.add_argument_group("the runner the cost balancer plans for")
     g.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="which runner to plan for (default local)")
-    g.add_argument("--local-plan", choices=("indexed", "operators"), default="indexed",
-                   help="the local runner's physical plan (default indexed)")
-    g.add_argument("--physical-plan", choices=("fused", "staged"), default="fused",
-                   help="Spark's physical plan (default fused)")
+    from srtopo.consistency.cost import TARGET_FEATURES
+    plans = {runner: [k.split("/")[1] for k in TARGET_FEATURES if k.startswith(runner + "/")]
+             for runner in ("local", "spark")}
+    g.add_argument("--local-plan", choices=plans["local"], default=None,
+                   help="the local runner's physical plan (default: the runner's)")
+    g.add_argument("--physical-plan", choices=plans["spark"], default=None,
+                   help="Spark's physical plan (default: the runner's)")
     g.add_argument("--master", default=None, help="Spark master: local[N] gives N cores (default local[*])")
     g.add_argument("--shuffle-partitions", type=int, default=None, help="Spark's shuffle partitions (fused)")
 

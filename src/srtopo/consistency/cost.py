@@ -16,6 +16,9 @@ weighted by the concepts' rates), and one set of *coefficients* per *target* (a 
     fitted on the bundled LUBM TBox, took noise that NPD's 100x larger closure turned into a wrong pick).
   * local runner (a pipeline, the paper's model): a stage's seconds per stream tuple are the coefficients times
     its loads, shared by its tasks; the slowest stage bounds the throughput.
+  * columnar plans (the local runner's ``columnar`` and Spark's: a micro-batch at a time, each stage's rows sorted
+    and swept one stage after another) are modelled as Spark's micro-batches are; the local plan has one core, no
+    exchange and no task.
   * Spark (micro-batches; stages run one after the other inside a batch): a batch of B tuples takes
     ``per_batch + per_exchange * exchanges + per_task * tasks + B * per_tuple / cores + sum_k B * (coefficients
     . loads_k) / min(tasks_k, cores)`` seconds, where ``fused`` has one exchange shared by every stage and
@@ -45,6 +48,8 @@ FEATURES = ("arrivals", "concepts", "cached", "passed", "met")
 TARGET_FEATURES = {
     "local/indexed": ("arrivals", "cached", "passed"),
     "local/operators": ("arrivals", "cached", "passed", "met"),
+    "local/columnar": ("concepts", "cached"),
+    "spark/columnar": ("concepts", "cached"),
     "spark/fused": ("cached",),
     "spark/staged": ("concepts", "cached"),
 }
@@ -91,10 +96,11 @@ def cores_of_master(master: str | None) -> int:
 def target_for(runner: str, options=None) -> Target:
     """The cost model's view of a runner and its options (``LocalOptions``, ``SparkOptions`` or None)."""
     if runner == "local":
-        return Target("local", getattr(options, "physical_plan", None) or "indexed", 1)
+        from srtopo.consistency.local import DEFAULT_PLAN
+        return Target("local", getattr(options, "physical_plan", None) or DEFAULT_PLAN, 1)
     if runner == "spark":
         master = getattr(options, "master", None)
-        return Target("spark", getattr(options, "physical_plan", None) or "fused", cores_of_master(master),
+        return Target("spark", getattr(options, "physical_plan", None) or "columnar", cores_of_master(master),
                       partitions=getattr(options, "shuffle_partitions", None),
                       cores_known=(master or "local[*]").strip().startswith("local"))
     raise TopologyError(f"no cost model for the runner {runner!r}", hint="use local or spark")
@@ -139,6 +145,9 @@ class Coefficients:
 DEFAULTS: dict[str, Coefficients] = {
     "local/indexed": Coefficients({"arrivals": 3.39e-07, "cached": 8.30e-07, "passed": 0.0}),
     "local/operators": Coefficients({"arrivals": 0.0, "cached": 6.01e-06, "passed": 0.0, "met": 3.44e-08}),
+    # the columnar plans: calibrated 2026-11-28 with other work on the machine (load average 17-19 on 2 cores)
+    "local/columnar": Coefficients({"concepts": 0.0, "cached": 7.67e-06}),
+    "spark/columnar": Coefficients({"concepts": 0.0, "cached": 0.0}, per_tuple=2.48e-05, per_batch=0.972),
     "spark/fused": Coefficients({"cached": 0.0}, per_tuple=1.11e-05, per_batch=1.31, per_exchange=0.0),
     "spark/staged": Coefficients({"concepts": 1.14e-06, "cached": 0.0}, per_tuple=6.81e-06, per_batch=0.575,
                                  per_exchange=0.0943, per_task=0.120),
@@ -179,13 +188,22 @@ def _work(loads: Mapping[str, float], coefficients: Coefficients) -> float:
     return sum(coefficients.per_load.get(f, 0.0) * v for f, v in loads.items())
 
 
+def batched(target: Target) -> bool:
+    """Whether the target's cost is a micro-batch's seconds (every stage in turn), else a pipeline's slowest stage."""
+    return target.runner == "spark" or target.physical_plan == "columnar"
+
+
 def exchanges(topology: Topology, target: Target) -> int:
+    if target.runner == "local":
+        return 0
     return len(topology.stages) if target.physical_plan == "staged" else 1
 
 
 def tasks_per_batch(topology: Topology, target: Target) -> int:
     """Spark tasks of a micro-batch that scale with the plan: each stage's own (staged) or the shared shuffle
     partitions (fused)."""
+    if target.runner == "local":
+        return 0
     if target.physical_plan == "staged":
         return sum(s.parallelism for s in topology.stages)
     return target.partitions or 2 * target.cores
@@ -194,7 +212,7 @@ def tasks_per_batch(topology: Topology, target: Target) -> int:
 def stage_slots(topology: Topology, target: Target) -> list[int]:
     """How many tasks each stage's per-row work runs on at once."""
     if target.runner == "local":
-        return [s.parallelism for s in topology.stages]
+        return [1 if batched(target) else s.parallelism for s in topology.stages]
     if target.physical_plan == "staged":
         return [min(s.parallelism, target.cores) for s in topology.stages]
     shared = target.partitions or 2 * target.cores
@@ -207,7 +225,7 @@ def predict_tps(topology: Topology, target: Target, coefficients: Coefficients |
     c = coefficients or coefficients_for(target)
     loads = stage_loads(topology, rates)
     slots = stage_slots(topology, target)
-    if target.runner == "local":
+    if not batched(target):
         bottleneck = max((_work(s.loads, c) / n for s, n in zip(loads, slots)), default=0.0)
         return 1.0 / bottleneck if bottleneck > 0 else float("inf")
     b = target.batch_tuples
@@ -343,7 +361,7 @@ def fit(observations: Sequence[Observation], source: str = "calibration") -> Coe
     if any(o.target.key != key for o in observations):
         raise TopologyError("observations of several targets cannot be fitted together")
     names = TARGET_FEATURES[key]
-    if observations[0].target.runner == "local":
+    if not batched(observations[0].target):
         rows = [[stage_loads(o.topology, o.rates)[o.stage].loads[f] for f in names] for o in observations]
         x = nnls(rows, [o.seconds for o in observations])
         return Coefficients(dict(zip(names, x)), source=source)

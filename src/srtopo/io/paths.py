@@ -38,6 +38,19 @@ def spec_path(spec: str | None) -> str | None:
     return spec
 
 
+def local_of(path: str) -> str | None:
+    """The local path of a bare path or a ``file:`` URI as Hadoop and Spark write them (``file:/a``,
+    ``file:///a``, ``file://host/a``): the path as it is, with no percent-decoding (``file:/a b?c#d%41`` is the
+    file ``/a b?c#d%41``); None for a URI of another file system."""
+    if path.startswith("file:"):
+        rest = path[len("file:"):]
+        if rest.startswith("//"):
+            slash = rest.find("/", 2)
+            rest = rest[slash:] if slash >= 0 else "/"
+        return rest
+    return None if "://" in path else path
+
+
 def _where(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 

@@ -9,15 +9,42 @@ from srtopo.errors import SrtopoError, StreamInputError
 from srtopo.ir.records import Model, RejectedRecord, Report
 
 
+def emit_all(sink, batch) -> None:
+    """Hand a batch of outputs to a sink: in one call where the sink takes batches (``emit_batch``), else output by
+    output. A batch has ``records`` (the outputs, in order) and ``json_text()`` (their JSON lines, each ending with
+    a newline), which a columnar plan builds column by column (``consistency.columnar.ReportBatch``)."""
+    take = getattr(sink, "emit_batch", None)
+    if take is not None:
+        take(batch)
+        return
+    for output in batch.records:
+        sink.emit(output)
+
+
 class MemorySink:
-    """Keeps everything (what ``RunResult.outputs`` and ``.rejected`` hold when no other sink is given)."""
+    """Keeps everything (what ``RunResult.outputs`` and ``.rejected`` hold when no other sink is given). A batch of
+    outputs (``emit_all``) is kept as it is, and its records are built when ``outputs`` is read: a columnar plan's
+    batch holds its reports as arrays, and building a Python object per report belongs to the reader of the
+    result, not to the stream's batches."""
 
     def __init__(self):
-        self.outputs: list = []
+        self._outputs: list = []
+        self._batches: list = []
         self.rejected: list[RejectedRecord] = []
+
+    @property
+    def outputs(self) -> list:
+        if self._batches:
+            batches, self._batches = self._batches, []
+            for batch in batches:
+                self._outputs.extend(batch.records)
+        return self._outputs
 
     def emit(self, output: Report | Model) -> None:
         self.outputs.append(output)
+
+    def emit_batch(self, batch) -> None:
+        self._batches.append(batch)
 
     def reject(self, record: RejectedRecord) -> None:
         self.rejected.append(record)
@@ -54,6 +81,15 @@ class JsonLinesSink:
         if self.out is None:       # written elsewhere (RunConfig.out): only counted here
             return
         _write(self.out, output.to_json() + "\n")
+        if self.flush:
+            self.out.flush()
+
+    def emit_batch(self, batch) -> None:
+        """A batch's JSON lines written at once (``emit_all``)."""
+        self.outputs += len(batch)
+        if self.out is None or not len(batch):
+            return
+        _write(self.out, batch.json_text())
         if self.flush:
             self.out.flush()
 

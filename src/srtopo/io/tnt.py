@@ -48,6 +48,22 @@ LITERAL = (rf'"{_PLAIN}(?:(?:{_ESCAPE}){_PLAIN})*+"'
 LINE_PATTERN = (rf"^{WS}*(-?[0-9]+)[\t ]+(?:<({IRI_CHARS}*)>|({BNODE})){WS}+<({IRI_CHARS}*)>{WS}+"
                 rf"(?:<({IRI_CHARS}*)>|({BNODE})|({LITERAL})){WS}*\.{WS}*(?:#[^\n]*)?(?![\s\S])")
 _LINE = re.compile(LINE_PATTERN)
+
+# The same language in RE2's dialect (pyarrow.compute's regular expressions), for the columnar reader
+# (``io.tntarrow``). RE2 has neither possessive quantifiers nor lookahead: a possessive run of one character class
+# that is always followed by a character outside it (a literal's plain run, before a backslash or a quote) matches
+# what the greedy run matches, and ``(?![\s\S])`` is ``\z``. Its groups are named and hold the terms as written:
+# t time, s subject (``<iri>`` or a blank node), p predicate (``<iri>``), o object IRI or blank node, l literal.
+# ``tests/io/test_tntarrow.py`` checks the two patterns against each other on random and hostile lines.
+_IRI_RE2 = IRI_CHARS.replace(r"\ufffd", r"\x{fffd}")
+_LITERAL_RE2 = (r'"[^"\\\r\n\x{fffd}]*(?:(?:' + _ESCAPE + r')[^"\\\r\n\x{fffd}]*)*"'
+                rf"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<{_IRI_RE2}*>)?")
+LINE_PATTERN_RE2 = (rf"^{WS}*(?P<t>-?[0-9]+)[\t ]+(?P<s><{_IRI_RE2}*>|{BNODE}){WS}+(?P<p><{_IRI_RE2}*>){WS}+"
+                    rf"(?:(?P<o><{_IRI_RE2}*>|{BNODE})|(?P<l>{_LITERAL_RE2})){WS}*\.{WS}*(?:#[^\n]*)?\z")
+#: the canonical form ``format_tnt`` writes, with an IRI object and a time of at most 18 digits (always within 64
+#: bits), a trailing CR allowed: a part of LINE_PATTERN's language in which the terms lie between the line's one
+#: tab and its first three spaces (IRIs hold neither), so that a reader finds them without a regular expression
+CANONICAL_PATTERN_RE2 = rf"^-?[0-9]{{1,18}}\t<{_IRI_RE2}*> <{_IRI_RE2}*> <{_IRI_RE2}*> \.\r*\z"
 #: a punctuation line ``# watermark T``: its source sends no more tuples older than T (Zaniolo's Streamlog);
 #: (?!...): end of input, see WS
 PUNCT_PATTERN = r"^[ \t]*#[ \t]*watermark[ \t]+(-?[0-9]+)[ \t\r]*(?![\s\S])"

@@ -20,6 +20,13 @@ previous batch left it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+#: event times are 64-bit integers on every runner; closing up to NEG (exclusive) closes nothing (no event time is
+#: below it; a watermark never is), up to POS every event time
+NEG = -(2 ** 63)
+POS = 2 ** 63
+
 
 class SourceClock:
     """One source's progress through its own records (see the module docstring).
@@ -103,3 +110,38 @@ def ahead_reason(time: int, latest: int, max_gap: int) -> str:
     return (f"ahead: time point {time} is more than {max_gap} time points after time point {latest}, the latest of "
             f"its source (a mistyped timestamp? if the stream has gaps this long, raise --max-gap or give "
             f"--max-gap none)")
+
+
+# --- the bounds of a micro-batch (the Spark runner's event-time protocol, ``runners.spark.sql``) -----------------
+
+@dataclass(frozen=True)
+class BatchBounds:
+    """A batch's bounds as Python integers, in [NEG, POS] (``bounds_sql`` hands them to the SQL in 64 bits)."""
+    accept: int        # no tuple below this can still be accepted (W_{b-1})
+    lo: int            # close report times in [lo, hi)
+    hi: int
+    keep: int          # state rows with time >= keep survive
+    reach: int = NEG   # the closing reads rows with time >= reach (lo - w; NEG for an unbounded window)
+
+
+def watermark(clocks: dict, n_sources: int, lateness: int | None) -> int:
+    """``min_s max(M_s - L, F_s)`` over the sources' clocks (src -> SourceClock); NEG while a source has sent
+    nothing or when the lateness is unbounded."""
+    if lateness is None:
+        return NEG
+    horizons = [clocks[s].horizon(lateness) if s in clocks else None for s in range(n_sources)]
+    if any(h is None for h in horizons):
+        return NEG
+    return max(NEG, min(horizons))
+
+
+def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: int | None,
+               window: int | None, final: bool = False, cur_clocks: dict | None = None) -> BatchBounds:
+    """cur_clocks (the sources' clocks through this batch, from the batch's own input): close up to the batch's
+    watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
+    w_prev = watermark(prev_clocks, n_sources, lateness)
+    hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
+    hi = max(hi, prev_closed)       # what is closed stays closed (a run going on with a smaller watermark)
+    keep = NEG if window is None else max(NEG, hi - window)
+    reach = NEG if window is None else max(NEG, prev_closed - window)
+    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, reach=reach)

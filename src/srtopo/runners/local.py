@@ -13,7 +13,7 @@ from typing import ClassVar, Sequence
 
 from srtopo import interrupt
 from srtopo.errors import UnsupportedByRunner
-from srtopo.io.sinks import JsonLinesSink, MemorySink, open_text
+from srtopo.io.sinks import JsonLinesSink, MemorySink, emit_all, open_text
 from srtopo.io.paths import config_outputs, refuse_clashes, source_paths
 from srtopo.io.sources import SocketLines, require_path
 from srtopo.ir.run import RunConfig, RunCounters, RunResult
@@ -21,18 +21,19 @@ from srtopo.ir.topology import Topology
 from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 
-PHYSICAL_PLANS = ("indexed", "operators")
+PHYSICAL_PLANS = ("columnar", "indexed", "operators")
 
 
 @dataclass(frozen=True)
 class LocalOptions:
-    """strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``); physical_plan: how a
-    consistency stage evaluates its conjunction ops (``indexed`` or ``operators``, see ``srtopo.consistency.local``)."""
+    """strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``); physical_plan: how a consistency
+    topology runs (``columnar``, ``indexed`` or ``operators``, see ``srtopo.consistency.local``; None: the
+    executor's default)."""
     strategy: str = "auto"
-    physical_plan: str = "indexed"
+    physical_plan: str | None = None
 
     def __post_init__(self):
-        if self.physical_plan not in PHYSICAL_PLANS:
+        if self.physical_plan is not None and self.physical_plan not in PHYSICAL_PLANS:
             raise UnsupportedByRunner(f"the local runner has no physical plan {self.physical_plan!r}",
                                       hint="use " + " or ".join(PHYSICAL_PLANS))
 
@@ -50,14 +51,16 @@ class LocalRunner:
     def add_arguments(parser) -> None:
         """The clingo strategy is a program argument (``reason --strategy``); the consistency plan is here."""
         g = parser.add_argument_group("local runner (--engine local)")
-        g.add_argument("--local-plan", choices=PHYSICAL_PLANS, default="indexed",
-                       help="indexed (default): a tuple's conflict partners by hash lookup; operators: every "
-                            "conjunction op of a stage meets every tuple, as the paper's bolts evaluate them")
+        g.add_argument("--local-plan", choices=PHYSICAL_PLANS, default=None,
+                       help="columnar (the default): a micro-batch at a time in arrays (files read with pyarrow, "
+                            "windows closed with numpy); indexed: tuple by tuple, a tuple's conflict partners by "
+                            "hash lookup (the reference); operators: every conjunction op of a stage meets every "
+                            "tuple, as the paper's bolts evaluate them")
 
     @staticmethod
     def options_from_args(args) -> LocalOptions:
         return LocalOptions(strategy=getattr(args, "strategy", None) or "auto",
-                            physical_plan=getattr(args, "local_plan", None) or "indexed")
+                            physical_plan=getattr(args, "local_plan", None))
 
     def check(self, topology: Topology, sources: Sequence = (), config: RunConfig | None = None) -> None:
         topology.validate()
@@ -68,11 +71,13 @@ class LocalRunner:
                                           f"{topology.kind} topologies",
                                           hint="give " + ", ".join(t.__name__ for t in accepted))
 
-    def describe(self, topology: Topology, config: RunConfig | None = None) -> str:
+    def describe(self, topology: Topology, config: RunConfig | None = None, sources: Sequence | None = None) -> str:
+        """``sources``: the run's, when known (the columnar plan takes a source read as it comes with the
+        reference plan, and says so)."""
         wanted = sorted({s.parallelism for s in topology.stages})
         note = "" if wanted in ([], [1]) else f" (stage parallelism {','.join(map(str, wanted))} not used)"
-        options = config.options if config is not None and isinstance(config.options, LocalOptions) else None
-        plan = f", {options.physical_plan} plan" if options and options.physical_plan != "indexed" else ""
+        note_of = getattr(kind_of(topology).local_executor(), "plan_note", None)
+        plan = note_of(config or RunConfig(), sources) if note_of is not None else ""
         return f"local: one process, {len(topology.stages)} stage(s) in order{plan}{note}"
 
     def run(self, topology: Topology, sources: Sequence, config: RunConfig | None = None, sink=None) -> RunResult:
@@ -117,7 +122,7 @@ class LocalRunner:
         finally:
             for handle in to_close:
                 handle.close()
-        return RunResult(runner=self.name, physical_plan=self.describe(topology, config),
+        return RunResult(runner=self.name, physical_plan=self.describe(topology, config, sources),
                          outputs=memory.outputs if memory else [], rejected=memory.rejected if memory else [],
                          counters=counters, batches=batches, seconds=seconds,
                          memory_mb={"python": rss_mb()}, partial=topology.partial)
@@ -140,13 +145,19 @@ class _Held:
     def emit(self, output) -> None:
         self.held.append(output)
 
+    def emit_batch(self, batch) -> None:
+        self.held.append(batch)
+
     def reject(self, record) -> None:
         self.sink.reject(record)
 
     def release(self) -> None:
         held, self.held = self.held, []
         for output in held:
-            self.sink.emit(output)
+            if hasattr(output, "json_text"):
+                emit_all(self.sink, output)
+            else:
+                self.sink.emit(output)
 
 
 class _Fanout:
@@ -156,6 +167,10 @@ class _Fanout:
     def emit(self, output) -> None:
         for sink in self.sinks:
             sink.emit(output)
+
+    def emit_batch(self, batch) -> None:
+        for sink in self.sinks:
+            emit_all(sink, batch)
 
     def reject(self, record) -> None:
         for sink in self.sinks:

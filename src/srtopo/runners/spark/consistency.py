@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time as _time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Sequence
 
 from srtopo.errors import UnsupportedByRunner
@@ -22,7 +23,6 @@ from srtopo.ir.topology import Topology
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles, row_field
 from srtopo.runners.spark.sql import (
     NEG,
-    Packing,
     STATE_COLUMNS,
     STORED_STATE_COLUMNS,
     SqlBuilder,
@@ -30,16 +30,14 @@ from srtopo.runners.spark.sql import (
     bounds_for,
     bounds_sql,
     build_tables,
-    concept_names,
     file_entries,
     id_tables,
-    ni_pair_ids,
     watermark,
     with_bounds_sql,
 )
 from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
 
-PHYSICAL_PLANS = ("fused", "staged")
+PHYSICAL_PLANS = ("columnar", "fused", "staged")
 #: the one file of each kind a batch closed on the driver writes into its store entry
 DRIVER_PART = "part-00000-driver.json"
 
@@ -104,7 +102,9 @@ class ConsistencyJob(MicroBatchJob):
                        "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
         self._tables_ready = None
         self._sql = None
-        self._pairs = None
+        self._vocab = None
+        #: per number of partitions, the routing values of the columnar plan (``_routes``)
+        self._route_values: dict = {}
         #: the state the driver wrote into the last entry it closed (``_close_on_driver``)
         self._held: HeldState | None = None
 
@@ -193,6 +193,8 @@ class ConsistencyJob(MicroBatchJob):
 
     # --- the micro-batch --------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        if "path" in df.columns:        # a list of files: the columnar plan (``frames``)
+            return self._columnar_batch(df, batch_id, spark, previous)
         started = _time.perf_counter()
         if spark.conf.get(CONCURRENT_WRITERS, "0") == "0":
             # the batch writes ~3 partitions (kind=state/report/rejected) per task: concurrent writers skip the
@@ -295,6 +297,147 @@ class ConsistencyJob(MicroBatchJob):
             spark.sql(sql).write.mode("overwrite").partitionBy("kind").json(target)
         return [obs_rep, obs_kept, obs_new], planned
 
+    # --- the columnar plan: files read and windows closed in executor tasks ------------------------------
+    def _columnar_batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+        """The columnar plan (``consistency.partitioned``): the batch's files are listed on the driver (their
+        metadata only); tasks read them with pyarrow and hand compact rows to ONE shuffle by subject key; a task
+        per partition closes its subjects' windows and writes its part of the store entry. A batch of few tuples
+        (``--driver-tuples``, estimated from its bytes) runs both steps on the driver in one partition."""
+        from srtopo.consistency.partitioned import Closing, FileToRead, file_clocks
+        started = _time.perf_counter()
+        listed = df.select("src", "path", "fo", "length", "form", "rdf_format").collect()
+        files = [FileToRead(r["path"], int(r["src"]), i, r["form"], r["rdf_format"]) for i, r in enumerate(
+            sorted(listed, key=lambda r: (int(r["src"]), int(r["fo"] or 0), os.path.basename(r["path"]), r["path"])))]
+        size = sum(int(r["length"] or 0) for r in listed)
+        clocks, closed = self._previous_meta(previous)
+        mine = (previous[1].get("columnar") or {}) if previous is not None else {}
+        seed = int(mine.get("seed", 0))
+        per_tuple = float(mine.get("bytes_per_tuple", 100.0))
+        on_driver = not files or size <= self.driver_tuples * per_tuple
+        parts = 1 if on_driver else int(spark.conf.get("spark.sql.shuffle.partitions"))
+        target = self.store.entry(batch_id)
+        listed_at = _time.perf_counter()
+        while True:
+            closing = Closing(self.topology, self.window, self.lateness, self.n_sources,
+                              {str(k): c.to_json() for k, c in clocks.items()}, closed, target,
+                              *self._previous_state(previous, parts, seed), seed, parts)
+            self.fs.delete(target)
+            counts = self._columnar_locally(files, closing) if on_driver else \
+                self._columnar_on_executors(spark, files, closing)
+            if not any(c["collision"] for c in counts):
+                break
+            seed += 1           # two IRIs of one 64-bit key: the batch again, keyed with another seed
+        written = _time.perf_counter()
+        m = {"tuples": 0, "malformed": 0, "late": 0, "irrelevant": 0, "punctuations": 0}
+        summaries = []
+        for c in counts:
+            for key, value in c.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    m[key] = m.get(key, 0) + value
+            summaries += c.get("summaries") or []
+        _before, cur = file_clocks(summaries, {str(k): c.to_json() for k, c in clocks.items()})
+        b = bounds_for(clocks, closed, self.n_sources, self.lateness, self.window, cur_clocks=cur)
+        meta = {"batch": int(batch_id), "store": STORE_FORMAT,
+                "clocks": {str(k): c.to_json() for k, c in sorted(cur.items())},
+                "closed": int(b.hi), "accept": int(b.accept),
+                "watermark": int(watermark(cur, self.n_sources, self.lateness)),
+                "columnar": {"parts": parts, "seed": seed,
+                             "bytes_per_tuple": round(size / m["tuples"], 3) if m["tuples"] else per_tuple}}
+        n_reports = sum(m.get(f"reports_{k}", 0) for k in range(len(self.topology.stages)))
+        record = {"phases_s": {"list": round(listed_at - started, 4),
+                               "read_shuffle_close_write": round(written - listed_at, 4)},
+                  "watermark": meta["watermark"], "closed_upto": meta["closed"], "reports": n_reports,
+                  "closed_on": "driver" if on_driver else "executors", "partitions": parts, "files": len(files),
+                  "bytes": size}
+        for key in ("tuples", "malformed", "late", "irrelevant", "punctuations"):
+            record[key] = m.get(key, 0)
+        stages = {}
+        for k, sid in enumerate(self.tables.stage_ids):
+            stages[sid] = {key: m.get(f"{key}_{k}", 0) for key in ("records_in", "cached_in", "forwarded",
+                                                                    "inferred", "ops_evaluated")}
+            stages[sid]["reports"] = m.get(f"reports_{k}", 0)
+            stages[sid]["state_rows"] = m.get(f"kept_{k}", 0) + m.get(f"newkept_{k}", 0)
+        record["stages"] = stages
+        record["cached_tuples"] = sum(v["state_rows"] for v in stages.values())
+        outputs = WrittenFiles(f"{target}/kind=report", REPORT_COLUMNS) if n_reports > 0 else None
+        rejected = WrittenFiles(f"{target}/kind=rejected", REJECTED_COLUMNS) \
+            if m.get("malformed", 0) + m.get("late", 0) > 0 else None
+        return BatchOutcome(meta, record, outputs, rejected)
+
+    def _previous_state(self, previous, parts: int, seed: int) -> tuple:
+        """Where each partition finds its window: (the state file of each partition of the previous entry, or
+        None when that entry was partitioned otherwise (each task then reads every file and keeps its keys), the
+        previous entry's state folder (None: no state))."""
+        from srtopo.consistency.partitioned import part_name
+        if previous is None:
+            return [], None
+        folder = self.store.part(previous[0], "state")
+        mine = previous[1].get("columnar") or {}
+        if mine.get("parts") == parts and mine.get("seed") == seed:
+            return [[part_name(p)] if self.fs.exists(f"{folder}/{part_name(p)}") else [] for p in range(parts)], \
+                folder
+        if previous[1].get("store") != STORE_FORMAT:
+            raise UnsupportedByRunner("the checkpoint's window state was written as Parquet by an earlier version",
+                                      hint="give a new --checkpoint directory")
+        return None, folder
+
+    def _columnar_locally(self, files: list, closing) -> list[dict]:
+        """Both steps on the driver, in one partition."""
+        import pyarrow as pa
+
+        from srtopo.consistency.partitioned import close_partition, read_files, vocabulary_of
+        rows = read_files(files, vocabulary_of(self.topology), closing.seed, [0])
+        return [close_partition(pa.Table.from_batches([rows]), 0, closing)]
+
+    def _columnar_on_executors(self, spark, files: list, closing) -> list[dict]:
+        """One Spark job: tasks read groups of files (``mapInArrow``), ONE shuffle by subject key, a task per
+        partition closes its windows (``mapInArrow``) and returns its counters."""
+        import pandas as pd
+
+        from srtopo.consistency.partitioned import COUNT_SCHEMA, ROW_SCHEMA
+        routes = self._routes(spark, closing.parts)
+        groups = _groups(files, spark.sparkContext.defaultParallelism)
+        topology = self.topology
+
+        def read(batches):
+            import pyarrow as pa
+
+            from srtopo.consistency.partitioned import FileToRead, read_files, vocabulary_of
+            for batch in batches:
+                for text in batch.column("files").to_pylist():
+                    group = [FileToRead(*f) for f in json.loads(text)]
+                    yield read_files(group, vocabulary_of(topology), closing.seed, routes)
+
+        def close(batches):
+            import pyarrow as pa
+            from pyspark import TaskContext
+
+            from srtopo.consistency.partitioned import COUNTS, ROWS, close_partition
+            table = pa.Table.from_batches(list(batches), schema=ROWS)
+            p = TaskContext.get().partitionId()
+            counts = close_partition(table, p, closing)
+            yield pa.RecordBatch.from_pydict({"partition": [p], "counts": [json.dumps(counts)]}, schema=COUNTS)
+
+        listing = pd.DataFrame({"files": [json.dumps([[f.path, f.source, f.number, f.form, f.rdf_format]
+                                                        for f in g]) for g in groups]})
+        with session_conf(spark, {**WRITE_JOB, "spark.sql.execution.arrow.pyspark.enabled": "true"}):
+            frame = spark.createDataFrame(listing, "files STRING")
+            rows = frame.mapInArrow(read, ROW_SCHEMA).repartition(closing.parts, "route")
+            found = rows.mapInArrow(close, COUNT_SCHEMA).collect()
+        return [json.loads(r["counts"]) for r in sorted(found, key=lambda r: r["partition"])]
+
+    def _routes(self, spark, parts: int) -> list[int]:
+        """Per partition, a value Spark's hash partitioning sends there (found once per number of partitions)."""
+        known = self._route_values.get(parts)
+        if known is None:
+            found: dict = {}
+            for r in spark.sql(f"SELECT id, pmod(hash(id), {int(parts)}) AS p FROM range({64 * parts})").collect():
+                found.setdefault(int(r["p"]), int(r["id"]))
+            if len(found) < parts:
+                raise UnsupportedByRunner(f"no routing value found for each of {parts} partitions")
+            known = self._route_values[parts] = [found[p] for p in range(parts)]
+        return known
+
     # --- a small batch closes on the driver -------------------------------------------------------------
     def _on_driver(self, m: dict) -> bool:
         """Whether the batch closes on the driver: few tuples, nothing to reject (rejected records take the
@@ -303,7 +446,7 @@ class ConsistencyJob(MicroBatchJob):
                 and self.physical_plan == "fused" and self.sql()._packing() is not None)
 
     def _close_on_driver(self, spark, b, target: str, batch_id: int, held: HeldState | None) -> dict:
-        """Close the batch's windows on the driver (``spark.sweep``) and write its store entry there: the
+        """Close the batch's windows on the driver (``consistency.sweep``) and write its store entry there: the
         reports and the state as the Spark write lays them out. One Spark job (the rows, through Arrow) instead
         of the write's two stages, its planning and its broadcasts: a fixed cost of ~0.5 s a micro-batch on
         local[2]. The state is held for the next batch (``held``: the previous one's, else the store's is read).
@@ -312,8 +455,8 @@ class ConsistencyJob(MicroBatchJob):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from srtopo.runners.spark import jsonlines
-        from srtopo.runners.spark.sweep import close, unpack
+        from srtopo.consistency.sweep import close
+        from srtopo.io import jsonlines
         sq = self.sql()
         rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
 
@@ -332,14 +475,12 @@ class ConsistencyJob(MicroBatchJob):
         codes = pc.dictionary_encode(names)
         quoted = jsonlines.quoted(codes.dictionary)
         subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        bits = sq._packing()
-        packing = Packing.of(bits)
-        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
-        fields = unpack(closed.key, closed.time, packing, bits)
+        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._vocabulary().pairs,
+                       sq._packing())
         kept = time >= b.keep
         out: dict = {}
         for k in range(len(self.topology.stages)):
-            out[f"reports_{k}"] = int(np.count_nonzero(fields[0] == k))
+            out[f"reports_{k}"] = int(np.count_nonzero(closed.stage == k))
             out[f"kept_{k}"] = int(np.count_nonzero(kept & ~fresh & (stage == k)))
             out[f"newkept_{k}"] = int(np.count_nonzero(kept & fresh & (stage == k)))
         new = n_held + np.flatnonzero(kept[n_held:])    # kept rows without a line yet
@@ -347,7 +488,7 @@ class ConsistencyJob(MicroBatchJob):
         if held is not None:
             state = pa.concat_arrays([held.lines.filter(pa.array(kept[:n_held])), state])
         self.fs.delete(target)
-        for kind, lines in (("report", self._report_lines(closed, fields, quoted)), ("state", state)):
+        for kind, lines in (("report", self._vocabulary().report_lines(closed, quoted)), ("state", state)):
             if len(lines):
                 self.fs.write_bytes(f"{target}/kind={kind}/{DRIVER_PART}", jsonlines.text(lines))
         where = np.flatnonzero(kept)
@@ -355,36 +496,12 @@ class ConsistencyJob(MicroBatchJob):
                                time[where], state)
         return out
 
-    def _pair_table(self):
-        if self._pairs is None:
-            from srtopo.runners.spark.sweep import PairTable
-            self._pairs = PairTable(id_tables(self.tables)["pairs"][0], len(concept_names(self.tables)))
-        return self._pairs
-
-    def _report_lines(self, closed, fields, quoted):
-        """The reports' JSON lines, field for field as the Spark write gives them (``SqlBuilder.report_fields``);
-        ``fields``: the unpacked keys, ``quoted``: the subjects as JSON strings."""
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from srtopo.runners.spark.jsonlines import joined, numbers
-        from srtopo.runners.spark.jsonlines import quoted as strings
-        if not len(closed.key):
-            return pa.array([], pa.large_string())
-        stage, pid, a1, t1, a2, t2 = fields
-        concepts = strings(asserted_names(self.tables))
-        nis = pa.array([json.dumps(list(p), ensure_ascii=False, separators=(",", ":"))
-                        for p in ni_pair_ids(self.tables)], pa.large_string())
-        stages = strings(list(self.tables.stage_ids))
-        label = self.topology.label
-        tail = f',"topology":{json.dumps(label, ensure_ascii=False)}}}\n' if label else "}\n"
-        first = joined('{"concept":', concepts.take(pa.array(a1)), ',"time":', numbers(t1), "}")
-        both = joined(first, ',{"concept":', concepts.take(pa.array(a2)), ',"time":', numbers(t2), "}")
-        evidence = pc.if_else(pa.array((a1 == a2) & (t1 == t2)), first, both)
-        return joined('{"subject":', quoted.take(pa.array(closed.subject)), ',"time":', numbers(closed.time),
-                      ',"ni":', nis.take(pa.array(np.asarray(pid))), ',"evidence":[', evidence, '],"stage":',
-                      stages.take(pa.array(stage)), tail)
+    def _vocabulary(self):
+        """The topology's lookup tables as arrays (``consistency.columnar.Vocabulary``), built once."""
+        if self._vocab is None:
+            from srtopo.consistency.columnar import Vocabulary
+            self._vocab = Vocabulary(self.topology)
+        return self._vocab
 
     def _batch_counters(self, stats, clocks: dict, spark=None):
         """Counters, the sources' clocks after the batch, the tuples per (source, asserted concept id) (late ones
@@ -489,6 +606,12 @@ class ConsistencyOnSpark:
         return [shared] * len(topology.stages)
 
     def describe(self, topology: Topology, options, master: str, tasks: list[int]) -> str:
+        if options.physical_plan == "columnar":
+            small = driver_tuples(options, master)
+            return (f"spark columnar on {master}: files read by executor tasks with pyarrow, one shuffle of compact "
+                    f"columns by subject key into {tasks[0] if tasks else 0} partitions, each closing its windows "
+                    f"with numpy" + (f"; micro-batches of at most ~{small:,} tuples (by their bytes) run on the "
+                                     f"driver" if small else ""))
         if options.physical_plan == "staged":
             return (f"spark staged on {master}: one keyed exchange per stage, stage parallelism "
                     + ",".join(str(s.parallelism) for s in topology.stages))
@@ -506,8 +629,20 @@ class ConsistencyOnSpark:
         return ConsistencyJob(spark, topology, config.window, lateness, options.physical_plan, n_sources,
                               driver_tuples=driver_tuples(options, spark.sparkContext.master))
 
-    def frames(self, spark, sources: list, lateness) -> list:
-        from srtopo.runners.spark.sources import frame
+    def options_for(self, options, sources: list):
+        """The columnar plan reads files in its tasks: a run with another source (a socket, the rate source) takes
+        the fused plan, and says so."""
+        from srtopo.runners.spark.sources import FILE_FORMS
+        if options.physical_plan == "columnar" and not all(type(source) in FILE_FORMS for source in sources):
+            print("srtopo: note: the columnar plan reads files; a socket or the rate source is read by the fused "
+                  "plan", file=sys.stderr)
+            return replace(options, physical_plan="fused")
+        return options
+
+    def frames(self, spark, sources: list, lateness, options=None) -> list:
+        from srtopo.runners.spark.sources import file_list, frame
+        if options is not None and options.physical_plan == "columnar":
+            return [file_list(spark, source, i) for i, source in enumerate(sources)]
         return [frame(spark, source, i, ordered=lateness is not None) for i, source in enumerate(sources)]
 
     def collect(self, job, options) -> tuple:
@@ -534,13 +669,36 @@ class ConsistencyOnSpark:
         return c
 
 
+def _groups(files: list, tasks: int) -> list[list]:
+    """The batch's files in groups, one per reading task: at most ``tasks`` groups of about the same bytes (each
+    file in the lightest group so far, the largest first)."""
+    k = max(1, min(len(files), int(tasks)))
+    groups: list[list] = [[] for _ in range(k)]
+    weights = [0] * k
+    for f in sorted(files, key=lambda f: -_size(f.path)):
+        i = weights.index(min(weights))
+        groups[i].append(f)
+        weights[i] += _size(f.path)
+    return [sorted(g, key=lambda f: f.number) for g in groups if g]
+
+
+def _size(path: str) -> int:
+    from srtopo.runners.spark.fs import local_path
+    local = local_path(path)
+    try:
+        return os.path.getsize(local) if local is not None else 1
+    except OSError:
+        return 1
+
+
 def driver_tuples(options, master: str) -> int:
-    """The largest micro-batch that closes on the driver: the option, else the master's default
-    (``runners.spark.runner.DRIVER_TUPLES``)."""
+    """The largest micro-batch that closes on the driver: the option, else the plan's default on the master
+    (``runners.spark.runner.DRIVER_TUPLES``; the staged plan has no driver close)."""
     if options.driver_tuples is not None:
         return options.driver_tuples
     from srtopo.runners.spark.runner import DRIVER_TUPLES
-    return DRIVER_TUPLES["local" if str(master).startswith("local") else "cluster"]
+    return DRIVER_TUPLES.get(options.physical_plan, DRIVER_TUPLES["fused"])[
+        "local" if str(master).startswith("local") else "cluster"]
 
 
 def report_of(row) -> Report:

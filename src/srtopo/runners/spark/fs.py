@@ -5,14 +5,12 @@ import errno
 import os
 import re
 import shutil
-from urllib.parse import urlparse
+from srtopo.io.paths import local_of
 
 
 def local_path(path: str) -> str | None:
-    """The local file-system path of ``path`` (a bare path or a ``file:`` URI), else None."""
-    if path.startswith("file:"):
-        return urlparse(path).path
-    return None if "://" in path else path
+    """The local file-system path of ``path`` (a bare path or a ``file:`` URI, ``io.paths.local_of``), else None."""
+    return local_of(path)
 
 
 def _data_file(name: str) -> bool:

@@ -35,8 +35,8 @@ class SparkKind(Protocol):
     def job(self, spark, topology: Topology, config: RunConfig, lateness: int | None, n_sources: int, options):
         """The micro-batch job (``runners.spark.streaming.MicroBatchJob``)."""
 
-    def frames(self, spark, sources: list, lateness: int | None) -> list:
-        """One streaming DataFrame per source."""
+    def frames(self, spark, sources: list, lateness: int | None, options=None) -> list:
+        """One streaming DataFrame per source (``options``: the run's ``SparkOptions``)."""
 
     def collect(self, job, options) -> tuple:
         """At the end of a bounded run, (outputs: rows or a DataFrame, sorted by time; or None, records: outputs
@@ -61,7 +61,7 @@ class ModelKind:
     """What the kinds that write one model per time point (rules, Streamlog) share: atom lines read by Spark,
     models read back in time order, per-stage counters of atoms read and derived."""
 
-    def frames(self, spark, sources: list, lateness) -> list:
+    def frames(self, spark, sources: list, lateness, options=None) -> list:
         from srtopo.runners.spark.sources import atom_frame
         return [atom_frame(spark, source, i) for i, source in enumerate(sources)]
 

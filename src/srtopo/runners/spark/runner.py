@@ -45,19 +45,23 @@ from srtopo.runners.spark.streaming import STOP_GRACE
 
 #: a rules micro-batch of at most this many lines (and bytes of text) is evaluated on the driver by default
 DRIVER_LINES = 2000
-#: a consistency micro-batch of at most this many tuples closes its windows on the driver, by master: on a local
-#: master the driver's close measured faster than the Spark write at every batch size up to 2M tuples (local[2]);
-#: on a cluster the executors' write scales with the workers and the driver does not
-DRIVER_TUPLES = {"local": 2_000_000, "cluster": 250_000}
+#: a consistency micro-batch of at most this many tuples closes its windows on the driver, by physical plan and
+#: master. Fused: on a local master the driver's close measured faster than the Spark write at every batch size
+#: up to 2M tuples (local[2]); on a cluster the executors' write scales with the workers and the driver does not.
+#: Columnar: the executors' tasks read in parallel, and win over the driver once a batch pays for a Spark job
+#: (docs/spark.md, "The columnar plan")
+DRIVER_TUPLES = {"columnar": {"local": 1_000_000, "cluster": 250_000},
+                 "fused": {"local": 2_000_000, "cluster": 250_000}}
 DRIVER_BYTES = 1 << 20
 #: the physical plans of consistency topologies (``runners.spark.consistency``)
-PHYSICAL_PLANS = ("fused", "staged")
+PHYSICAL_PLANS = ("columnar", "fused", "staged")
 
 
 @dataclass(frozen=True)
 class SparkOptions:
-    """master: a Spark master URL (None: the active session, else ``local[*]``); physical_plan: ``fused`` (every
-    stage in one keyed pass, the stages sharing the shuffle partitions) or ``staged`` (one keyed exchange per
+    """master: a Spark master URL (None: the active session, else ``local[*]``); physical_plan: ``columnar``
+    (files read and windows closed in Python over Arrow, in executor tasks), ``fused`` (every stage in one keyed
+    pass, the stages sharing the shuffle partitions) or ``staged`` (one keyed exchange per
     stage, each with its parallelism); once: process what the sources hold now and stop (else run until
     stopped); trigger: micro-batch interval in seconds (None: as soon as possible); shuffle_partitions: of a
     new session; out_format: json or parquet (``RunConfig.out``); metrics_out: append per-batch metrics here;
@@ -65,10 +69,10 @@ class SparkOptions:
     strategy: how rule stages use clingo (``srtopo.solving.STRATEGIES``, the program argument ``reason
     --strategy``); driver_lines: a rules micro-batch of at most this many lines (and 1 MB) is evaluated on the
     driver, a larger one in executor tasks (0: always in executor tasks; ``rules.batch``); driver_tuples: a
-    consistency micro-batch of at most this many tuples closes its windows on the driver, a larger one in a Spark
-    write (0: always in a Spark write; None: ``DRIVER_TUPLES`` of the master; ``spark.sweep``)."""
+    consistency micro-batch of at most this many tuples closes its windows on the driver, a larger one in executor
+    tasks (0: always in executor tasks; None: ``DRIVER_TUPLES`` of the plan and master; ``consistency.sweep``)."""
     master: str | None = None
-    physical_plan: str = "fused"
+    physical_plan: str = "columnar"
     once: bool = True
     trigger: float | None = None
     shuffle_partitions: int | None = None
@@ -355,6 +359,10 @@ class SparkRunner:
         origins: dict = {}
         spelled_as_given(sources, origins)
         sources = kind.sources(topology, sources, lambda index, source: _staged(source, checkpoint, index, origins))
+        options_for = getattr(kind, "options_for", None)
+        if options_for is not None:     # a plan that cannot read these sources names the one that does
+            options = options_for(options, sources)
+            config = replace(config, options=options)
         job = kind.job(spark, topology, config, lateness, len(sources), options)
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"
         rejected_out = qualify(config.rejected_out) if config.rejected_out else checkpoint.rstrip("/") + "/rejected"
@@ -364,7 +372,7 @@ class SparkRunner:
         if not options.once:   # a query that keeps running hands each batch's records over as they are written
             hand_over = HandOver(sink, origins, kind, job.fs, stop=job.stop)
             sinks.listeners.append(hand_over)
-        frames = kind.frames(spark, sources, lateness)
+        frames = kind.frames(spark, sources, lateness, options)
         if interrupt.requested():      # stopped while Spark started: no query, nothing committed
             if temp:
                 shutil.rmtree(temp, ignore_errors=True)
@@ -390,8 +398,10 @@ class SparkRunner:
         g.add_argument("--once", action="store_true",
                        help="process the input that is there now, close all report times, and stop "
                             "(without it the query keeps watching the stream until interrupted)")
-        g.add_argument("--physical-plan", choices=PHYSICAL_PLANS, default="fused",
-                       help="fused (default): every stage in one keyed pass; staged: one keyed exchange per stage")
+        g.add_argument("--physical-plan", choices=PHYSICAL_PLANS, default="columnar",
+                       help="columnar (default): files read with pyarrow and windows closed with numpy in executor "
+                            "tasks, one shuffle by subject; fused: parsed in the JVM, every stage in one keyed SQL "
+                            "pass; staged: one keyed exchange per stage")
         g.add_argument("--out-format", choices=["json", "parquet"], default="json",
                        help="format of the --out directory (JSON lines by default)")
         g.add_argument("--trigger", type=float, default=None, help="micro-batch interval in seconds (default: asap)")
@@ -405,8 +415,10 @@ class SparkRunner:
                             f"larger one in executor tasks; 0: always in executor tasks (default {DRIVER_LINES})")
         g.add_argument("--driver-tuples", type=natural, default=None,
                        help="consistency: close the windows of a micro-batch of at most this many tuples on the "
-                            "driver, a larger one in a Spark write; 0: always in a Spark write (default "
-                            f"{DRIVER_TUPLES['local']:,} on a local master, {DRIVER_TUPLES['cluster']:,} on a cluster)")
+                            "driver, a larger one in executor tasks; 0: always in executor tasks (default, columnar: "
+                            f"{DRIVER_TUPLES['columnar']['local']:,} on a local master, "
+                            f"{DRIVER_TUPLES['columnar']['cluster']:,} on a cluster; fused: "
+                            f"{DRIVER_TUPLES['fused']['local']:,} and {DRIVER_TUPLES['fused']['cluster']:,})")
 
     @staticmethod
     def options_from_args(args) -> SparkOptions:
@@ -574,9 +586,15 @@ class HandOver:
 def rejected_of(row, origins: dict) -> RejectedRecord:
     """A rejected row as a record; a line of records held in memory gets back its name and number there, and a
     file the user named (or a file of a directory the user named) is spelled as the user spelled it, as the
-    local runner does (Spark reports ``file:`` URIs)."""
+    local runner does (Spark reports ``file:`` URIs: percent-encoded from its text reader, as Hadoop writes them
+    from the columnar plan's listing)."""
     source, line = row_field(row, "source"), row_field(row, "line")
-    path = unquote(urlparse(source).path) if source and source.startswith("file:") else source
+    path = source
+    if source and source.startswith("file:"):
+        from srtopo.io.paths import local_of
+        path = local_of(source)
+        if path not in origins and os.path.dirname(path) not in origins:
+            path = unquote(urlparse(source).path)
     origin = origins.get(path)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]

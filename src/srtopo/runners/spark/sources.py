@@ -117,8 +117,12 @@ def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
     return df.selectExpr(*out)
 
 
-def _file_reader(spark, path: str, max_files: int | None, glob: str | None):
-    reader = spark.readStream.format("text").option("wholetext", "true")
+def _file_reader(spark, path: str, max_files: int | None, glob: str | None, form: str = "text"):
+    reader = spark.readStream.format(form)
+    if form == "text":
+        reader = reader.option("wholetext", "true")
+    else:           # a streaming source infers no schema
+        reader = reader.schema("path STRING, modificationTime TIMESTAMP, length BIGINT, content BINARY")
     if max_files:
         reader = reader.option("maxFilesPerTrigger", str(int(max_files)))
     if glob:
@@ -292,6 +296,22 @@ def atom_frame(spark, source: AtomLog, index: int):
 
 
 READERS = {TntFiles: _tnt, TupleFiles: _tuples, RdfFiles: _rdf, SocketLines: _socket, Rate: _rate}
+#: the sources the columnar plan reads in its tasks, and each one's format there (``consistency.partitioned``)
+FILE_FORMS = {TntFiles: "tnt", TupleFiles: "tsv", RdfFiles: "rdf"}
+#: the columns of ``file_list``: what a micro-batch of the columnar plan is given
+FILE_LIST_COLUMNS = ("src", "path", "fo", "length", "form", "rdf_format")
+
+
+def file_list(spark, source, index: int):
+    """The streaming DataFrame of a file source's new files, one row per file (``FILE_LIST_COLUMNS``): Spark's
+    ``binaryFile`` source with only the files' metadata selected, so that the JVM lists the files and reads none
+    of them (the columnar plan's tasks read them with pyarrow)."""
+    F = _F()
+    raw = _file_reader(spark, source.path, source.files_per_batch, source.glob, form="binaryFile")
+    return raw.select(F.lit(index).alias("src"), F.col("path"),
+                      F.expr("unix_millis(modificationTime)").alias("fo"), F.col("length"),
+                      F.lit(FILE_FORMS[type(source)]).alias("form"),
+                      F.lit(getattr(source, "rdf_format", None)).cast("string").alias("rdf_format"))
 
 
 def frame(spark, source, index: int, ordered: bool = False):

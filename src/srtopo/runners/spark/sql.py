@@ -29,16 +29,21 @@ the packed key holds the earlier evidence's time as its distance back from the r
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from srtopo.io.tnt import TIME_MAX, TIME_MIN
-from srtopo.ir.lateness import SourceClock
+# the bounds of a batch live with the lateness rules (the columnar plans compute them in executor tasks)
+from srtopo.ir.lateness import NEG, POS, BatchBounds, SourceClock, bounds_for, watermark
+from srtopo.ir.lookup import (  # their home is ir.lookup; the Spark job imports them from here too
+    Packing,
+    Tables,
+    asserted_names,
+    build_tables,
+    choice_bits,
+    concept_names,
+    id_tables,
+    ni_pair_ids,
+)
 from srtopo.ir.topology import Topology
 
-#: closing up to NEG (exclusive) closes nothing: no event time is below it; a watermark never is
-NEG = TIME_MIN
-#: closing up to POS (exclusive) closes every event time
-POS = TIME_MAX + 1
 
 # the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
 # IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
@@ -50,81 +55,6 @@ STORED_FIELDS = ("subject", "time", "ni", "evidence", "stage", "topology", "sour
 STORED_STATE_COLUMNS = "subject STRING, time BIGINT, sk INT, cid INT, aid INT"
 
 
-@dataclass(frozen=True)
-class Tables:
-    """Plain rows of the lookup tables (built on the driver once, tiny next to the stream)."""
-    cmap: list          # (asserted, stage, concept, cached)  fused: every stage's input from the source
-    srcmap: list        # (asserted, concept)                 staged: stage 1 input
-    emit: list          # (stage, concept, next)              staged: stage k -> k+1
-    cached: list        # (stage, concept)                    staged: concepts cached at stage k
-    pairs: list         # (stage, c1, c2, ni_l, ni_r)         both orientations
-    stage_ids: tuple
-
-
-def build_tables(topology: Topology) -> Tables:
-    """The lookup tables of a consistency topology, routed by the IR's rule (``Topology.route``)."""
-    stages = topology.stages
-    conjunctions = [topology.conjunctions(k) for k in range(len(stages))]
-    cached_sets = [frozenset(c for op in ops for c in op.pair) for ops in conjunctions]
-    cmap, srcmap = [], []
-    for asserted in topology.accepted():
-        route = topology.route(asserted)
-        if not route:
-            continue
-        srcmap.append((asserted, route[0][0]))
-        for k, frontier in enumerate(route):
-            for c in frontier:
-                cmap.append((asserted, k, c, c in cached_sets[k]))
-    emit = sorted((k, c, target) for k in range(len(stages)) for c, targets in topology.outputs(k).items()
-                  for target, _ in targets)
-    cached = sorted((k, c) for k, cs in enumerate(cached_sets) for c in cs)
-    pairs = set()
-    for k, ops in enumerate(conjunctions):
-        for op in ops:
-            pairs.add((k, op.left, op.right, op.ni[0], op.ni[1]))
-            pairs.add((k, op.right, op.left, op.ni[0], op.ni[1]))
-    return Tables(cmap, srcmap, emit, cached, sorted(pairs), tuple(s.id for s in stages))
-
-
-def ni_pair_ids(tables: Tables) -> list:
-    """Distinct (ni_l, ni_r) pairs in a fixed order: a pair's id is its index (the pairs table's pid)."""
-    return sorted({(r[3], r[4]) for r in tables.pairs})
-
-
-def asserted_names(tables: Tables) -> list:
-    """Every concept name a source tuple can assert (and evidence can name), sorted: an id is the index."""
-    return sorted({r[0] for r in tables.cmap} | {r[0] for r in tables.srcmap})
-
-
-def concept_names(tables: Tables) -> list:
-    """Every stage-level concept of the lookup tables, sorted: a concept's id (cid) is its index."""
-    names = {r[2] for r in tables.cmap} | {r[1] for r in tables.srcmap} | {r[1] for r in tables.cached}
-    names |= {r[1] for r in tables.emit} | {r[2] for r in tables.emit}
-    names |= {r[1] for r in tables.pairs} | {r[2] for r in tables.pairs}
-    return sorted(names)
-
-
-def id_tables(tables: Tables) -> dict:
-    """The lookup tables as registered in Spark, concepts replaced by ids: name -> (rows, schema)."""
-    cid = {c: i for i, c in enumerate(concept_names(tables))}
-    aid = {a: i for i, a in enumerate(asserted_names(tables))}
-    pid = {p: i for i, p in enumerate(ni_pair_ids(tables))}
-    return {
-        "amap": (list(aid.items()), "asserted STRING, aid INT"),
-        "cmap": ([(a, k, cid[c], aid[a], cached) for a, k, c, cached in tables.cmap],
-                 "asserted STRING, stage INT, cid INT, aid INT, cached BOOLEAN"),
-        "srcmap": ([(a, cid[c], aid[a]) for a, c in tables.srcmap], "asserted STRING, cid INT, aid INT"),
-        "emit": ([(k, cid[c], cid[n]) for k, c, n in tables.emit], "stage INT, cid INT, next INT"),
-        "cached": ([(k, cid[c]) for k, c in tables.cached], "stage INT, cid INT"),
-        "pairs": ([(k, cid[a], cid[b], pid[(l, r)]) for k, a, b, l, r in tables.pairs],
-                  "stage INT, c1 INT, c2 INT, pid INT"),
-    }
-
-
-def _bits(n: int) -> int:
-    return max(1, (max(0, n - 1)).bit_length())
-
-
 def sql_string(text) -> str:
     """A Spark SQL string literal."""
     return "'" + str(text).replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -132,61 +62,6 @@ def sql_string(text) -> str:
 
 def _strs(names) -> str:
     return ", ".join(sql_string(x) for x in names)
-
-
-@dataclass(frozen=True)
-class Packing:
-    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths), in the order a report
-    chooses its violation (docs/consistency.md, "Which NI and evidence a report names"), from the highest bits: the
-    NI pair id, how far back from the report's time the earlier evidence is (in [0, w]), the earlier evidence's
-    asserted concept id, the later one's (its time is the report's), and the stage in the lowest bits. The Spark
-    write and the driver's close (``spark.sweep``) both pack by it."""
-    pid: int
-    back: int
-    a1: int
-    a2: int
-    stage: int
-
-    @classmethod
-    def of(cls, bits: tuple[int, int, int, int]) -> Packing:
-        sb, pb, db, ab = bits
-        a2 = sb
-        a1 = a2 + ab
-        back = a1 + ab
-        return cls(pid=back + db, back=back, a1=a1, a2=a2, stage=0)
-
-
-@dataclass(frozen=True)
-class BatchBounds:
-    """A batch's bounds as Python integers, in [NEG, POS] (``bounds_sql`` hands them to the SQL in 64 bits)."""
-    accept: int        # no tuple below this can still be accepted (W_{b-1})
-    lo: int            # close report times in [lo, hi)
-    hi: int
-    keep: int          # state rows with time >= keep survive
-    reach: int = NEG   # the closing reads rows with time >= reach (lo - w; NEG for an unbounded window)
-
-
-def watermark(clocks: dict, n_sources: int, lateness: int | None) -> int:
-    """``min_s max(M_s - L, F_s)`` over the sources' clocks (src -> SourceClock); NEG while a source has sent
-    nothing or when the lateness is unbounded."""
-    if lateness is None:
-        return NEG
-    horizons = [clocks[s].horizon(lateness) if s in clocks else None for s in range(n_sources)]
-    if any(h is None for h in horizons):
-        return NEG
-    return max(NEG, min(horizons))
-
-
-def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: int | None,
-               window: int | None, final: bool = False, cur_clocks: dict | None = None) -> BatchBounds:
-    """cur_clocks (the sources' clocks through this batch, from the batch's own input): close up to the batch's
-    watermark W_b (reading prev state UNION the batch's accepted rows); without it, up to W_{b-1}."""
-    w_prev = watermark(prev_clocks, n_sources, lateness)
-    hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
-    hi = max(hi, prev_closed)       # what is closed stays closed (a run going on with a smaller watermark)
-    keep = NEG if window is None else max(NEG, hi - window)
-    reach = NEG if window is None else max(NEG, prev_closed - window)
-    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, reach=reach)
 
 
 def file_entries(clocks: dict, files: dict, lateness: int, names=None) -> tuple[dict, list]:
@@ -322,20 +197,11 @@ class SqlBuilder:
 
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
     def _packing(self):
-        """Bit layout of the packed choice key (``Packing``: NI pair, distance back, earlier concept, later
-        concept, stage), or None if it does not fit in 62 bits (unbounded window, huge TBox): the distance is in
-        [0, w], concepts are ids in name order and pair ids in (left, right) name order, so the key orders exactly
-        like the struct of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is a
-        sort aggregation). tests/spark/test_sql.py checks that both choose the same reports."""
-        if self.window is None:
-            return None
-        sb = _bits(len(self.topology.stages))
-        pb = _bits(len(ni_pair_ids(self.tables)))
-        db = _bits(int(self.window) + 1)
-        ab = _bits(len(asserted_names(self.tables)))
-        if sb + pb + db + 2 * ab > 62:
-            return None
-        return sb, pb, db, ab
+        """Bit layout of the packed choice key (``ir.lookup.choice_bits``: NI pair, distance back, earlier concept,
+        later concept, stage), or None if it does not fit in 62 bits (unbounded window, huge TBox): min() over one
+        BIGINT is a hash aggregation (min of a struct is a sort aggregation). tests/spark/test_sql.py checks that
+        both choose the same reports."""
+        return choice_bits(self.tables, self.window)
 
     def reports_sql(self, b: BatchBounds) -> str:
         """Reports closing in [lo, hi): one per (subject, time), naming its least violation by (NI, distance back
@@ -494,7 +360,7 @@ class SqlBuilder:
         return f"{prev} UNION ALL {new}"
 
     def driver_rows_sql(self) -> str:
-        """What closing a batch on the driver reads (``spark.sweep``): the previous state, and the batch's
+        """What closing a batch on the driver reads (``consistency.sweep``): the previous state, and the batch's
         accepted cached stage rows the window reaches or the state keeps (``fresh``)."""
         n = self.n
         return (f"SELECT false AS fresh, stage, subject, cid, aid, time FROM {n['prev']} UNION ALL "

@@ -1,4 +1,5 @@
-"""JSON lines built column by column with Arrow, for a store entry the driver writes (``spark.consistency``).
+"""JSON lines built column by column with Arrow: reports and window state of the columnar plans (the local runner's
+columnar plan, Spark's executors and driver).
 
 A line per row printed by Python cost ~1.5 us (a 2M-tuple batch's ~300k reports and 62k state rows: ~0.6 s of
 the driver's time); the same lines joined as Arrow columns, in C++, cost a tenth of that, and the file's bytes

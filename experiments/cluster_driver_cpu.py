@@ -1,0 +1,64 @@
+"""The driver's CPU as a micro-batch grows, on a standalone cluster of two one-core workers: Spark's columnar plan
+with every micro-batch read and closed in executor tasks (``--driver-tuples 0``).
+
+    .venv/bin/python -m experiments.cluster_driver_cpu                       # ~6 min on 2 cores
+    .venv/bin/python -m experiments.cluster_driver_cpu --files-per-batch 2,8,32 --batches 3
+
+For each batch size the stream is ``--batches`` micro-batches of ``--files-per-batch`` files of ``--file-tuples``
+lines (``bench_consistency``'s stream, NTM), run by ``bench_consistency`` in a process of its own whose driver is
+the cluster's client. The driver's CPU is its Python process's plus its JVM's (the executors run in the workers'
+JVMs and their Python workers): if no tuple passes through the driver, its CPU per batch stays flat while the
+tuples per batch grow. A warm-up run on the first batch's files comes first (not counted). Results:
+``results/cluster_driver_cpu.json``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from experiments.common import arguments, in_own_process, log, read_json, splits, text_table, write_json
+
+
+def bench(argv: list[str]) -> dict:
+    """The row of ``bench_consistency ARGV`` (NTM, one plan), run in this process."""
+    from experiments import bench_consistency
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_consistency.main(argv + ["--methods", "ntm", "--no-limits", "--out", os.path.join(tmp, "out.json")])
+        return read_json(os.path.join(tmp, "out.json"))["results"][0]
+
+
+def main(argv=None) -> int:
+    args = arguments(__doc__, files_per_batch=("2,8,32", "files per micro-batch, one run each"),
+                     file_tuples=(25_000, "lines per stream file"), batches=(3, "micro-batches per run"),
+                     out="cluster_driver_cpu.json").parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srtopo-cluster-cpu-") as tmp:
+        from srtopo.runners.spark.standalone import standalone_cluster
+        with standalone_cluster(workers=2, cores=1, memory="2g", workdir=str(Path(tmp) / "cluster")) as (url, _):
+            for n in (int(x) for x in splits(args.files_per_batch)):
+                load = os.getloadavg()[0]
+                r = in_own_process(bench, argv=[
+                    "--tuples", str(n * args.file_tuples * args.batches), "--plans", "columnar-executors",
+                    "--files-per-batch", str(n), "--file-tuples", str(args.file_tuples), "--warmup-batches", "0",
+                    "--jvm-warmup-tuples", str(n * args.file_tuples), "--master", url,
+                    "--shuffle-partitions", "2"])
+                cpu = r["cpu_s"]
+                driver = (cpu.get("python") or 0) + (cpu.get("jvm") or 0)
+                rows.append({"files_per_batch": n, "batch_tuples": n * args.file_tuples, "batches": r["batches"],
+                             "driver_python_cpu_s": cpu.get("python"), "driver_jvm_cpu_s": cpu.get("jvm"),
+                             "driver_cpu_s_per_batch": round(driver / max(1, r["batches"]), 3),
+                             "steady_tuples_per_s": r["steady_tuples_per_s"], "batch_p50_s": r["batch_p50_s"],
+                             "reports": r["reports"], "load_at_start": round(load, 1),
+                             "physical_plan": r["physical_plan"]})
+                log(json.dumps(rows[-1]))
+    columns = ["batch_tuples", "batches", "driver_cpu_s_per_batch", "driver_python_cpu_s", "driver_jvm_cpu_s",
+               "steady_tuples_per_s", "batch_p50_s", "load_at_start"]
+    print(text_table(columns, [[r[c] for c in columns] for r in rows]))
+    write_json(args.out, {"rows": rows, "cpus": os.cpu_count(), "file_tuples": args.file_tuples})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
