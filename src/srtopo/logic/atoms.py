@@ -174,3 +174,12 @@ def triple_atom(subject: str, predicate: str, obj: str | None, literal: str | No
     strings, literals as ``_literal_symbol``."""
     return Function("triple", [String(subject), String(predicate),
                                _literal_symbol(literal) if obj is None else String(obj)])
+
+
+def statement_atom(subject: str, predicate: str, obj: str | None, literal: str | None) -> Symbol:
+    """``triple_atom`` of a statement, or a RecordError when its literal has an escape that is no character (one
+    beyond Unicode, a surrogate): clingo cannot hold it."""
+    try:
+        return triple_atom(subject, predicate, obj, literal)
+    except (ValueError, OverflowError, UnicodeError, RuntimeError):
+        raise RecordError(f"the literal {short(literal or '')} has an escape that is not a character") from None

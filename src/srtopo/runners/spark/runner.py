@@ -245,10 +245,11 @@ class SparkRunner:
     summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
     options_type: ClassVar[type] = SparkOptions
     #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
-    flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
+    flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None,
+                                  "physical_plan": ("consistency", "chain"), "out_format": None,
                                   "trigger": None, "metrics_out": None, "shuffle_partitions": None,
-                                  "partitions": ("rules", "streamlog"), "driver_lines": ("rules",),
-                                  "driver_tuples": ("consistency",)}
+                                  "partitions": ("rules", "streamlog", "chain"), "driver_lines": ("rules", "chain"),
+                                  "driver_tuples": ("consistency", "chain")}
 
     def __init__(self, spark=None):
         self._spark = spark
