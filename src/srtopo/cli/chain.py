@@ -17,6 +17,10 @@ IDLE = {"duplicates": "a statement of a .tnt stream is one of its time point's, 
         "number_unit": "a .tnt statement's event time is its time point"}
 
 
+def _n(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
 def add_arguments(parser) -> None:
     """The flags a chain adds to ``srtopo reason`` (with --tbox): the TBox and how its topology is chosen, the
     consistency window, what to do with inconsistent statements and where the reports go."""
@@ -78,8 +82,9 @@ def run(args) -> int:
     c = result.counters
     extra = c.extra
     where = f"written to {args.reports_out}" if args.reports_out else "not written (give --reports-out)"
-    print(f"srtopo: {extra.get('reports', 0)} reports ({where}); {extra.get('withheld', 0)} statements withheld at "
-          f"{extra.get('withheld_points', 0)} time points ({args.inconsistent}); {c.outputs} models written; "
+    print(f"srtopo: {_n(extra.get('reports', 0), 'report')} ({where}); {_n(extra.get('withheld', 0), 'statement')} "
+          f"withheld at {_n(extra.get('withheld_points', 0), 'time point')} ({args.inconsistent}); "
+          f"{_n(c.outputs, 'model')} written; "
           f"{c.records} tuples read, {sink.rejected} rejected records ({c.late} late), {c.batches} batches, "
           f"topology {topology.label}; {result.physical_plan}", file=sys.stderr)
     if c.records == 0 and not result.resumed:
