@@ -58,7 +58,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
          spark="srtopo.runners.spark.streamlog", program_suffixes=(".sl",)),
     Kind("chain", "a consistency check, then an I-DLV-sr program over the statements it keeps and what the TBox "
                   "entails from them", compiler="srtopo.chain.compile:topology_from_files",
-         local="srtopo.chain.local", spark=None),
+         local="srtopo.chain.local", spark="srtopo.runners.spark.chain"),
 )}
 
 

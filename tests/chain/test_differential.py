@@ -17,12 +17,21 @@ from srtopo.io.sources import AtomLog, Lines
 from srtopo.io.tnt import format_tnt
 from srtopo.rules.compile import compile_program
 from srtopo.rules.parse import parse_program
-from srtopo.runners import LocalOptions, RunConfig, get_runner
+from srtopo.runners import LocalOptions, RunConfig, SparkOptions, get_runner
 from srtopo.testing import unsupported
+from tests.conftest import RUNNER_VARIANTS
 from tests.randomgen import RX, random_owl_tbox, random_statements
 from tests.rules.conftest import random_case
 
 SEEDS = range(24)
+#: the Spark variants run every fourth seed (a Spark query costs seconds), and one variant takes the executors'
+#: paths on every batch (no close on the driver, the program in key-partitioned tasks)
+SPARK_SEEDS = range(0, 24, 4)
+VARIANTS = {**RUNNER_VARIANTS,
+            "spark-executors": ("spark", SparkOptions(driver_lines=0, driver_tuples=0, partitions=2), ("spark",))}
+CASES = [(variant, seed) for variant in VARIANTS
+         for seed in (SEEDS if VARIANTS[variant][0] == "local" else SPARK_SEEDS
+                      if variant != "spark-executors" else SPARK_SEEDS[:3])]
 _LINE = re.compile(r"^(-?\d+)\t(<[^>]*>|_:\S+) <([^>]*)> (<[^>]*>|_:\S+|\".*\") \.$")
 
 
@@ -132,9 +141,12 @@ def program_text(rng: random.Random, ax: dict, seed: int) -> str:
     return "\n".join(h for h in head if h) + "\n" + body + "\n"
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_chain_equals_the_pieces_run_apart(runner_variant, seed, tmp_path):
-    runner, options = runner_variant
+@pytest.mark.parametrize("variant,seed", CASES)
+def test_chain_equals_the_pieces_run_apart(request, variant, seed, tmp_path):
+    name, options, needs = VARIANTS[variant]
+    for fixture in needs:
+        request.getfixturevalue(fixture)
+    runner = get_runner(name)
     rng = random.Random(seed)
     turtle, ax = random_owl_tbox(rng)
     path = tmp_path / "t.ttl"
