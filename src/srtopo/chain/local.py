@@ -54,6 +54,8 @@ class LocalChain:
         self.rule_stages = [StageCounters(s.id, tasks=1, seconds=0.0) for s in rules.stages]
         counters.stages = list(self.checker.counters.stages) + [self.saturation] + self.rule_stages
         counters.extra.update(reports=0, withheld=0, withheld_points=0, models=0)
+        #: seconds spent in each part: checking, withholding and saturating, evaluating the program
+        self.seconds = {"consistency_s": 0.0, "saturation_s": 0.0, "program_s": 0.0}
         self.pending: dict[int, list] = {}      # time point -> [(statement, source, line)]
         self.times: list[int] = []              # a heap of the pending time points
         self.reported: dict[int, set] = {}      # time point -> individuals with a report there
@@ -61,6 +63,13 @@ class LocalChain:
 
     # --- statements in -------------------------------------------------------------------------------------
     def push(self, statement: Statement, source: str, line: int, index: int, socket: bool) -> None:
+        started = _time.perf_counter()
+        try:
+            self._push(statement, source, line, index, socket)
+        finally:
+            self.seconds["consistency_s"] += _time.perf_counter() - started
+
+    def _push(self, statement: Statement, source: str, line: int, index: int, socket: bool) -> None:
         checker, sink = self.checker, self.sink
         late = False
         for item in statement_tuples(statement):
@@ -94,8 +103,10 @@ class LocalChain:
             upcoming = self.times[0] if self.times and self.times[0] <= limit else None
             if upcoming is None or upcoming > self.closed + 1:
                 last = limit if upcoming is None else upcoming - 1
+                started = _time.perf_counter()
                 for result in self.reasoner.advance(last, every=self.print_empty):
                     self._emit(result, None)
+                self.seconds["program_s"] += _time.perf_counter() - started
                 self.closed = last
                 continue
             self.closed += 1
@@ -129,8 +140,11 @@ class LocalChain:
         stage.outputs += len(atoms)
         extra["withheld"] += withheld
         extra["withheld_points"] += withheld > 0
-        stage.seconds += _time.perf_counter() - started
+        saturated = _time.perf_counter()
+        stage.seconds += saturated - started
+        self.seconds["saturation_s"] += saturated - started
         self._emit(self.reasoner.step(atoms), None)
+        self.seconds["program_s"] += _time.perf_counter() - saturated
 
     def _emit(self, result, stamp) -> None:
         self.sink.emit(Model(result.time, tuple(self.reasoner.shown(result)), stamp, result.satisfiable))
@@ -141,6 +155,7 @@ class LocalChain:
         """The run's counters from the checker's (tuples, late, irrelevant) and the program's (clingo's work)."""
         mine, theirs = self.counters, self.checker.counters
         mine.records, mine.late, mine.irrelevant = theirs.records, theirs.late, theirs.irrelevant
+        mine.extra.update({k: round(v, 6) for k, v in self.seconds.items()})
         for stage, stats in zip(self.rule_stages, self.reasoner.stage_stats()):
             for key, value in stats.items():
                 setattr(stage, key, value)

@@ -166,6 +166,9 @@ class ChainJob(MicroBatchJob):
         record["phases_s"] = {"consistency": round(checked - started - released["seconds"], 4),
                               "withhold_saturate": round(released["seconds"], 4),
                               "program": round(done - checked, 4)}
+        record["extra"].update(consistency_s=record["phases_s"]["consistency"],
+                               saturation_s=record["phases_s"]["withhold_saturate"],
+                               program_s=record["phases_s"]["program"])
         record["saturated_on"] = "driver" if "lines" in released else "spark"
         return self._outcome(batch_id, record)
 
@@ -372,13 +375,16 @@ class ChainJob(MicroBatchJob):
         self._register_tables(spark)
         cons, prog = self.consistency, self.program
         held = self._held if self._held is not None and self._held[0] == int(last[0]) else None
+        started = _time.perf_counter()
         fs.delete(target)
         cons.close(cons.store.last_completed()).write.mode("overwrite").json(f"{target}/kind=report")
         n_reports = sum(1 for _ in fs.read_lines(f"{target}/kind=report"))
+        checked = _time.perf_counter()
         if held is not None:
             released = self._release_on_driver(spark, POS, last, held, None, None, f"{target}/kind=report", "final")
         else:
             released = self._release(spark, POS, last, None, None, None, f"{target}/kind=report")
+        saturated = _time.perf_counter()
         models, rejected = self._program_final(released, prog.store.last_completed(), f"{target}/rules",
                                                int(last[0]) + 1)
         for kind, path in (("model", models), ("rejected", rejected)):
@@ -387,7 +393,9 @@ class ChainJob(MicroBatchJob):
         n_models = sum(1 for _ in fs.read_lines(f"{target}/kind=model")) if models else 0
         return {"after": int(last[0]), "models": n_models, "rejected": rejected is not None,
                 "extra": {"reports": n_reports, "withheld": released["withheld"],
-                          "withheld_points": released["points"], "models": n_models}}
+                          "withheld_points": released["points"], "models": n_models,
+                          "consistency_s": round(checked - started, 4), "saturation_s": round(saturated - checked, 4),
+                          "program_s": round(_time.perf_counter() - saturated, 4)}}
 
     def _program_final(self, released: dict, last_r, target: str, batch: int) -> tuple[str | None, str | None]:
         """The program's last time points (up to the last waiting statement's) into ``target``: the paths of its
