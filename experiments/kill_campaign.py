@@ -404,7 +404,10 @@ def main(argv=None) -> int:
                   f"{r['seconds']} s)", file=sys.stderr)
             continue
         also = ""
-        if "reference_equals_local" in r:
+        if r["kind"] == "chain":
+            also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
+                    f"local runner's ({r['reference_reports']} reports)")
+        elif "reference_equals_local" in r:
             also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
                     f"local runner's, {'in' if r['reference_in_time_order'] else 'NOT in'} time order")
         print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "

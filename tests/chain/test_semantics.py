@@ -118,3 +118,19 @@ def test_a_time_point_is_handed_to_the_program_once_its_reports_are_final(runner
     result = run(runner_variant, chained(tbox), stream, lateness=2, batches=2, tmp_path=tmp_path)
     assert [r.key for r in result.reports] == [("http://ex.org/u#c", 1)]
     assert models(result)[1] == {"quiet"}
+
+
+def test_rejected_lines_are_those_of_check_and_of_the_program(runner_variant, tbox, tmp_path):
+    """A line check rejects, a statement before time point 0, and a literal clingo cannot hold (accepted by the
+    consistency side, rejected by the program's): one rejected record each, in the same words on every runner."""
+    bad_literal = f'2\t<http://ex.org/u#p> <http://ex.org/u#name> "\\uD800" .'
+    stream = [line(0, "a", TYPE, "Student"), "not a line", f"-1\t<http://ex.org/u#a> <{TYPE}> <http://ex.org/u#Person> .",
+              line(1, "b", TYPE, "Student"), bad_literal, line(3, "c", TYPE, "Student")]
+    result = run(runner_variant, chained(tbox), stream, tmp_path=tmp_path)
+    rejected = sorted((r.line, r.reason) for r in result.rejected)
+    assert rejected == [(2, "does not start with an integer event time"),
+                        (3, "event time before 0: a program's time points start at 0"),
+                        (5, 'the literal "\\uD800" has an escape that is not a character')]
+    assert [r.text for r in sorted(result.rejected, key=lambda r: r.line)][2] == bad_literal
+    assert models(result)[2] == {"quiet"}         # the time point of the rejected literal: reached, nothing kept
+    assert sorted(models(result)) == [0, 1, 2, 3]

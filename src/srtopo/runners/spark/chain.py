@@ -496,7 +496,8 @@ class ChainOnSpark:
         k = len(consistency.stages)
         return (f"spark chain on {master}, one query: " +
                 self._consistency.describe(consistency, options, master, tasks[:k]).split(": ", 1)[1] +
-                "; withholding and saturation as joins with the reports and the broadcast lookup tables; " +
+                "; withholding and saturation with a batch's close (on the driver for a batch that closes there, else "
+                "as joins with the reports and the broadcast lookup tables); " +
                 self._rules.describe(rules, options, master, tasks[k + 1:]).split(": ", 1)[1])
 
     def sources(self, topology: Topology, sources: list, stage) -> list:
