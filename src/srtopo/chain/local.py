@@ -60,6 +60,7 @@ class LocalChain:
         self.times: list[int] = []              # a heap of the pending time points
         self.reported: dict[int, set] = {}      # time point -> individuals with a report there
         self.closed = -1                        # the last time point the program evaluated
+        self.strings: dict = {}                 # the String symbols of IRIs (``logic.atoms.triple_atom``)
 
     # --- statements in -------------------------------------------------------------------------------------
     def push(self, statement: Statement, source: str, line: int, index: int, socket: bool) -> None:
@@ -119,23 +120,28 @@ class LocalChain:
         started = _time.perf_counter()
         reported = self.reported.pop(t, None)
         entail, stage, extra = self.entail, self.saturation, self.counters.extra
-        atoms, own, withheld = set(), 0, 0
+        triples: dict = {}        # duplicates collapse: a statement's triple, or one entailed, once
+        withheld = 0
         for statement, source, line in statements:
             stage.records_in += 1
             if entail.withheld(statement, reported):
                 withheld += 1
                 continue
             stage.forwarded += 1
-            for n, (s, p, o, literal) in enumerate(entail.saturate(statement)):
-                try:
-                    atom = statement_atom(s, p, o, literal)
-                except RecordError as error:      # only a statement's own literal can fail
-                    self.counters.malformed += 1
-                    self.sink.reject(RejectedRecord(source, line, statement_text(statement), error.message))
-                    continue
-                if atom not in atoms:
-                    atoms.add(atom)
-                    own += n == 0
+            for n, triple in enumerate(entail.saturate(statement)):
+                if triple not in triples:
+                    triples[triple] = (n == 0, statement, source, line)
+        atoms, own, strings = {}, 0, self.strings     # two literals may be one atom ("01" and "1" integers)
+        for (s, p, o, literal), (first, statement, source, line) in triples.items():
+            try:
+                atom = statement_atom(s, p, o, literal, strings)
+            except RecordError as error:      # only a statement's own literal can fail
+                self.counters.malformed += 1
+                self.sink.reject(RejectedRecord(source, line, statement_text(statement), error.message))
+                continue
+            if atom not in atoms:
+                atoms[atom] = None
+                own += first
         stage.inferred += len(atoms) - own
         stage.outputs += len(atoms)
         extra["withheld"] += withheld
@@ -143,7 +149,7 @@ class LocalChain:
         saturated = _time.perf_counter()
         stage.seconds += saturated - started
         self.seconds["saturation_s"] += saturated - started
-        self._emit(self.reasoner.step(atoms), None)
+        self._emit(self.reasoner.step(list(atoms)), None)
         self.seconds["program_s"] += _time.perf_counter() - saturated
 
     def _emit(self, result, stamp) -> None:

@@ -97,7 +97,12 @@ def _tnt_record(line: str):
     if abs(time) >= 2 ** 62:
         raise RecordError(f"time point {time} is beyond 2^62")
     obj = o_iri if o_iri is not None else o_bnode
-    return time, statement_atom(s_iri if s_iri is not None else s_bnode, predicate, obj, literal)
+    return time, statement_atom(s_iri if s_iri is not None else s_bnode, predicate, obj, literal, _STRINGS)
+
+
+#: the String symbols of the IRIs of statements read so far (``logic.atoms.triple_atom``: predicates and classes
+#: recur on nearly every line)
+_STRINGS: dict = {}
 
 
 def record_row(raw: str, fmt: str, duplicates: bool = False):
