@@ -17,18 +17,15 @@ p95 and max step latency, grounding and search time (Table 1 of the paper), the 
 """
 from __future__ import annotations
 
-import argparse
-import csv
-import json
 import math
 import sys
 import time
 from pathlib import Path
 
-from experiments.common import progress, run_worker
-from srtopo.measure import percentile, rss_mb
+from experiments.common import (
+    arguments, chart, in_own_process, percentile, progress, splits, stats, write_csv, write_json)
+from srtopo.measure import rss_mb
 
-RESULTS = Path(__file__).parent / "results"
 STRATEGIES = ("restart", "incremental", "forget", "forget-lemmas", "forget-signs", "forget-scores", "progress",
               "auto", "rl", "rl:lambda=1")
 
@@ -93,9 +90,7 @@ def _rss(solver) -> float | None:
 
 
 def summary(row: dict) -> dict:
-    s = row["seconds"]
-    return {"median_ms": round(1000 * percentile(s, 0.5), 3), "p95_ms": round(1000 * percentile(s, 0.95), 3),
-            "max_ms": round(1000 * max(s), 3) if s else None, "mean_ms": round(1000 * sum(s) / len(s), 3) if s else None}
+    return stats(row["seconds"], "{}_ms", ("median", "p95", "max", "mean"), scale=1000, digits=3)
 
 
 def families(rows: list[dict]) -> list[dict]:
@@ -120,31 +115,24 @@ def families(rows: list[dict]) -> list[dict]:
     return out
 
 
+def long_stream(problem: str, size: int, steps: int, seed: int, strategy: str) -> dict:
+    """A long stream in a process of its own: its RSS is the strategy's alone."""
+    program, lines, _checks = stream_of(problem, size, steps, seed, None)
+    row = run_strategy(program, lines, None, strategy)
+    return {k: v for k, v in row.items() if k not in ("seconds", "satisfiable")} | summary(row)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--qc", default="14,18,22,26,30", help="board sizes ('' for none)")
-    parser.add_argument("--pup", default="6,8,10,12", help="row lengths ('' for none)")
-    parser.add_argument("--steps", type=int, default=256)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--strategies", default=",".join(STRATEGIES))
-    parser.add_argument("--budget", type=float, default=120.0, help="seconds per strategy and instance at most")
-    parser.add_argument("--long-steps", type=int, default=0, help="also RSS over a stream this long (QC n=14)")
-    parser.add_argument("--quick", action="store_true", help="QC 8 and 12, PUP 4, 32 steps")
-    parser.add_argument("--out", default=str(RESULTS / "bench_choice.json"))
-    parser.add_argument("--worker", nargs=5, metavar=("PROBLEM", "SIZE", "STEPS", "SEED", "STRATEGY"),
-                        help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.worker:             # a long stream in a process of its own: its RSS is the strategy's alone
-        problem, size, steps, seed, strategy = args.worker
-        program, lines, _checks = stream_of(problem, int(size), int(steps), int(seed), None)
-        row = run_strategy(program, lines, None, strategy)
-        print(json.dumps({k: v for k, v in row.items() if k not in ("seconds", "satisfiable")}
-                         | summary(row)))
-        return 0
+    args = arguments(
+        __doc__, qc=("14,18,22,26,30", "board sizes ('' for none)"), pup=("6,8,10,12", "row lengths ('' for none)"),
+        steps=256, seed=1, strategies=",".join(STRATEGIES),
+        budget=(120.0, "seconds per strategy and instance at most"),
+        long_steps=(0, "also RSS over a stream this long (QC n=14)"),
+        quick=(False, "QC 8 and 12, PUP 4, 32 steps"), out="bench_choice.json").parse_args(argv)
     if args.quick:
         args.qc, args.pup, args.steps = "8,12", "4", 32
-    strategies = args.strategies.split(",")
-    jobs = [("qc", int(n)) for n in args.qc.split(",") if n] + [("pup", int(n)) for n in args.pup.split(",") if n]
+    strategies = splits(args.strategies)
+    jobs = [("qc", n) for n in splits(args.qc, int)] + [("pup", n) for n in splits(args.pup, int)]
     rows, failures = [], []
     for problem, size in progress(jobs, desc="instances"):
         program, lines, checks = stream_of(problem, size, args.steps, args.seed, None)
@@ -171,26 +159,15 @@ def main(argv=None) -> int:
         print(f"{f['problem']}: best fixed strategy {f['best']} (geometric mean of medians "
               f"{f['best_geomean_ms']} ms), auto {f['auto_geomean_ms']} ms: auto / best {f['auto_over_best']}",
               file=sys.stderr)
-    long_rows = []
-    if args.long_steps:
-        for strategy in progress(strategies, desc=f"{args.long_steps} steps"):
-            row = run_worker("experiments.bench_choice",
-                             ["qc", "14", str(args.long_steps), str(args.seed), strategy])
-            if row is not None:
-                long_rows.append(row)
+    long_rows = [in_own_process(long_stream, problem="qc", size=14, steps=args.long_steps, seed=args.seed,
+                                strategy=strategy)
+                 for strategy in (progress(strategies, desc=f"{args.long_steps} steps") if args.long_steps else [])]
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as handle:
-        json.dump({"date": time.strftime("%Y-%m-%d"), "args": {k: v for k, v in vars(args).items() if k != "worker"},
-                   "rows": [{k: v for k, v in r.items() if k != "seconds"} | {"seconds": [round(x, 5) for x in
-                                                                                     r["seconds"]]} for r in rows],
-                   "families": family_rows, "long": long_rows, "failures": failures}, handle, indent=1)
-    with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
-        fields = ["problem", "size", "strategy", "steps", "median_ms", "p95_ms", "max_ms", "mean_ms",
-                  "restart_over_this_median", "ground_s", "search_s", "groundings", "unsatisfiable_steps", "rss_mb"]
-        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    write_json(out, {"args": vars(args), "families": family_rows, "long": long_rows, "failures": failures,
+                     "rows": [r | {"seconds": [round(x, 5) for x in r["seconds"]]} for r in rows]})
+    write_csv(out.with_suffix(".csv"), rows, ["problem", "size", "strategy", "steps", "median_ms", "p95_ms", "max_ms",
+                                              "mean_ms", "restart_over_this_median", "ground_s", "search_s",
+                                              "groundings", "unsatisfiable_steps", "rss_mb"])
     _plot(rows, out.with_suffix(".png"))
     for line in failures:
         print("FAILED: " + line, file=sys.stderr)
@@ -198,23 +175,16 @@ def main(argv=None) -> int:
 
 
 def _plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     groups = sorted({(r["problem"], r["size"]) for r in rows})
     if not groups:
         return
-    fig, axes = plt.subplots(1, len(groups), figsize=(3.2 * len(groups), 4), squeeze=False)
-    for ax, (problem, size) in zip(axes[0], groups):
-        mine = [r for r in rows if (r["problem"], r["size"]) == (problem, size)]
-        ax.boxplot([[1000 * s for s in r["seconds"]] for r in mine], showfliers=True)
-        ax.set_xticks(range(1, len(mine) + 1), [r["strategy"] for r in mine], rotation=60, fontsize=7)
-        ax.set_yscale("log")
-        ax.set_title(f"{problem.upper()} {size}", fontsize=9)
-        ax.set_ylabel("step latency (ms)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with chart(path, 1, len(groups), size=(3.2 * len(groups), 4), dpi=110) as (_fig, axes):
+        for ax, (problem, size) in zip(axes[0], groups):
+            mine = [r for r in rows if (r["problem"], r["size"]) == (problem, size)]
+            ax.boxplot([[1000 * s for s in r["seconds"]] for r in mine], showfliers=True)
+            ax.set_xticks(range(1, len(mine) + 1), [r["strategy"] for r in mine], rotation=60, fontsize=7)
+            ax.set(yscale="log", ylabel="step latency (ms)")
+            ax.set_title(f"{problem.upper()} {size}", fontsize=9)
 
 
 if __name__ == "__main__":

@@ -29,21 +29,26 @@ Results: ``results/bench_choice_spark.{json,csv,png}``; the machine's load avera
 """
 from __future__ import annotations
 
-import argparse
-import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from experiments.common import progress, run_worker
+from experiments.bench_choice import stream_of
+from experiments.common import (
+    ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, in_own_process, progress, splits,
+    srtopo, stats, write_csv, write_json, write_parts)
+from experiments.reconfig.validate import committed, out_batches, program_of, validate
+from srtopo.io.sources import AtomLog
+from srtopo.measure import rss_mb
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import LocalOptions, LocalRunner, RunConfig, SparkOptions, SparkRunner
 
-RESULTS = Path(__file__).parent / "results"
 STRATEGIES = ("restart", "incremental", "forget-lemmas", "progress", "rl", "auto")
 #: batches compared on either side of a restart
 AROUND = 5
@@ -53,50 +58,9 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def stream_lines(problem: str, size: int, points: int, seed: int) -> list[str]:
-    from experiments.reconfig import pup, queens
-    if problem == "qc":
-        return queens.log_lines(queens.qc_stream(size, steps=points, seed=seed))
-    return pup.log_lines(pup.pup_stream(size, steps=points, seed=seed))
-
-
-def write_files(folder: Path, lines: list[str], per_file: int, first: int = 0) -> list[Path]:
-    """``per_file`` lines a file, listed in order by name and by modification time (Spark reads the latter)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for k in range(0, len(lines), per_file):
-        n = first + k // per_file
-        path = folder / f"part-{n:05d}.log"
-        path.write_text("".join(x + "\n" for x in lines[k:k + per_file]), encoding="utf-8")
-        os.utime(path, (1_700_000_000 + n, 1_700_000_000 + n))
-        paths.append(path)
-    return paths
-
-
-def _tree(pid: int) -> list[int]:
-    """The processes under ``pid`` (the JVM is started by a thread of this process, its workers by the JVM's)."""
-    parents: dict = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    parents.setdefault(int(handle.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-            except OSError:
-                continue
-    found, todo = [], [pid]
-    while todo:
-        kids = parents.get(todo.pop(), [])
-        found += kids
-        todo += kids
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
+def write_files(folder: Path, lines: list[str], per_file: int, first: int = 0) -> list[str]:
+    """``per_file`` lines a file, numbered from ``first`` (``write_parts``)."""
+    return write_parts(folder, [lines[k:k + per_file] for k in range(0, len(lines), per_file)], first)
 
 
 class Sampler:
@@ -109,10 +73,9 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> dict:
-        from srtopo.measure import rss_mb
         jvm = workers = 0.0
-        for pid in _tree(os.getpid()):
-            command = _cmdline(pid)
+        for pid in descendants(os.getpid()):
+            command = command_of(pid)
             if "java" in command.split("\0")[0]:
                 jvm += rss_mb(pid) or 0.0
             elif "python" in command:
@@ -121,8 +84,7 @@ class Sampler:
 
     def _run(self):
         while not self._stop.wait(0.5):
-            now = self.sample()
-            for k, v in now.items():
+            for k, v in self.sample().items():
                 self.peak[k] = max(self.peak[k], v)
 
     def __enter__(self):
@@ -134,28 +96,7 @@ class Sampler:
         self._thread.join()
 
 
-class TimedSink:
-    """Keeps the models and when each arrived (the local runner emits a time point's model when it is done)."""
-
-    def __init__(self):
-        from srtopo.io.sinks import MemorySink
-        self.inner = MemorySink()
-        self.outputs = self.inner.outputs
-        self.rejected = self.inner.rejected
-        self.at: list[float] = []
-
-    def emit(self, output) -> None:
-        self.at.append(time.perf_counter())
-        self.inner.emit(output)
-
-    def reject(self, record) -> None:
-        self.inner.reject(record)
-
-
 def _topology(problem: str, size: int):
-    from experiments.reconfig.validate import program_of
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_program
     return compile_program(parse_program(program_of(problem, size), f"{problem}.lp"))
 
 
@@ -166,10 +107,6 @@ def _answers(models) -> list[dict]:
 
 def local_worker(problem: str, size: int, strategy: str, folder: str, half_folder: str | None) -> dict:
     """One local run over the directory (and, with ``half_folder``, a new runner over the second half)."""
-    from experiments.reconfig.validate import validate
-    from srtopo.io.sources import AtomLog
-    from srtopo.measure import percentile, rss_mb
-    from srtopo.runners import LocalOptions, LocalRunner, RunConfig
     lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
 
     def run(where: str):
@@ -184,10 +121,9 @@ def local_worker(problem: str, size: int, strategy: str, folder: str, half_folde
     problems = validate(problem, size, lines, _answers(sink.outputs))
     row = {"runner": "local", "points": len(sink.outputs), "seconds": round(result.seconds, 4),
            "tps": round(len(sink.outputs) / result.seconds, 2),
-           "latency_p50_ms": round(1000 * percentile(seconds, 0.5), 3),
-           "latency_p95_ms": round(1000 * percentile(seconds, 0.95), 3),
-           "latency_ms": [round(1000 * s, 3) for s in seconds], "rss_mb": rss_mb(), "problems": problems[:10],
-           "invalid": len(problems), "unsatisfiable": sum(1 for m in sink.outputs if not m.satisfiable)}
+           **stats(seconds, "latency_{}_ms", scale=1000, digits=3), "latency_ms": [round(1000 * s, 3) for s in seconds],
+           "rss_mb": rss_mb(), "problems": problems[:10], "invalid": len(problems),
+           "unsatisfiable": sum(1 for m in sink.outputs if not m.satisfiable)}
     if half_folder:
         _r, half_sink, after = run(half_folder)
         first = len(lines) - len(half_sink.outputs)
@@ -203,10 +139,6 @@ def local_worker(problem: str, size: int, strategy: str, folder: str, half_folde
 def spark_worker(problem: str, size: int, strategies: list[str], folder: str, work: str, master: str,
                  partitions: int, per_file: int) -> list[dict]:
     """Spark runs of ``strategies`` over the directory, one after the other on this process's session."""
-    from experiments.reconfig.validate import out_batches, validate
-    from srtopo.io.sources import AtomLog
-    from srtopo.measure import percentile
-    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
     lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
     rows = []
     runner = SparkRunner()
@@ -231,10 +163,8 @@ def spark_worker(problem: str, size: int, strategies: list[str], folder: str, wo
                      "seconds": round(result.seconds, 3), "tps": round(len(answers) / result.seconds, 2),
                      "steady_tps": round(per_file * len(steady) / sum(steady), 2) if sum(steady) else None,
                      "batches": len(batches), "batch_s": [round(b, 4) for b in batches],
-                     "batch_p50_s": round(percentile(batches, 0.5), 4),
-                     "batch_p95_s": round(percentile(batches, 0.95), 4),
-                     "per_point_p50_ms": round(1000 * percentile(batches, 0.5) / per_file, 3),
-                     "per_point_p95_ms": round(1000 * percentile(batches, 0.95) / per_file, 3),
+                     **stats(batches, "batch_{}_s", digits=4),
+                     **stats(batches, "per_point_{}_ms", scale=1000 / per_file, digits=3),
                      "memory_mb": {**result.memory_mb, "jvm_peak": sampler.peak["jvm"],
                                    "workers_peak": sampler.peak["workers"]},
                      "problems": problems[:10], "invalid": len(problems),
@@ -243,20 +173,9 @@ def spark_worker(problem: str, size: int, strategies: list[str], folder: str, wo
     return rows
 
 
-def _cli(args: list[str]) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
-    done = subprocess.run([sys.executable, "-m", "srtopo", *args], capture_output=True, text=True, env=env,
-                          cwd=Path(__file__).resolve().parents[1], timeout=3600)
-    if done.returncode != 0:
-        raise RuntimeError(f"srtopo {' '.join(args[:3])} failed: {done.stderr[-2000:]}")
-    return done
-
-
 def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_file: int, work: Path,
                  master: str, partitions: int) -> dict:
     """The first half of the files with a checkpoint, then all of them on it in a new process."""
-    from experiments.reconfig.validate import committed, out_batches, program_of, validate
-    from srtopo.measure import percentile
     folder = work / f"restart-{strategy}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -268,12 +187,12 @@ def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_f
             "--strategy", strategy, "--once", "--files-per-batch", "1", "--master", master,
             "--partitions", str(partitions), "--checkpoint", str(ck), "--out", str(out)]
     load_before = load()
-    _cli(base + ["--metrics-out", str(folder / "before.jsonl")])
+    srtopo(base + ["--metrics-out", str(folder / "before.jsonl")])
     before_batches = committed(str(ck))
     written = out_batches(str(out))
     kept = {b: sorted(json.dumps(r, sort_keys=True) for r in written.get(b, [])) for b in before_batches}
     write_files(folder / "in", lines[half:], per_file, first=half // per_file)
-    _cli(base + ["--metrics-out", str(folder / "after.jsonl")])
+    srtopo(base + ["--metrics-out", str(folder / "after.jsonl")])
     written = out_batches(str(out))
     changed = [b for b in before_batches
                if not kept[b] or sorted(json.dumps(r, sort_keys=True) for r in written.get(b, [])) != kept[b]]
@@ -287,7 +206,8 @@ def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_f
     return {"problem": problem, "size": size, "strategy": strategy, "restart_at_point": half,
             "batches_before": len(before), "batches_after": len(after),
             "last_before_s": [round(x, 4) for x in last], "first_after_s": [round(x, 4) for x in first],
-            "last_before_p50_s": round(percentile(last, 0.5), 4), "first_after_p50_s": round(percentile(first, 0.5), 4),
+            **stats(last, "last_before_{}_s", ("p50",), digits=4),
+            **stats(first, "first_after_{}_s", ("p50",), digits=4),
             "first_after_batch_s": round(after[0], 4) if after else None,
             # the first run's first batch starts as cold as the restart's (a new JVM, new Python workers)
             "first_before_batch_s": round(before[0], 4) if before else None,
@@ -296,43 +216,20 @@ def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_f
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--qc", type=int, default=20, help="board size (0: no QC)")
-    parser.add_argument("--pup", type=int, default=8, help="row length of the double instance (0: no PUP)")
-    parser.add_argument("--points", type=int, default=200, help="time points of each stream")
-    parser.add_argument("--per-file", type=int, default=20, help="time points a file (a micro-batch on Spark)")
-    parser.add_argument("--strategies", default=",".join(STRATEGIES))
-    parser.add_argument("--restart", default="incremental,rl", help="strategies of the restart runs ('' none)")
-    parser.add_argument("--restart-per-file", type=int, default=10,
-                        help="time points a file in the restart runs (a batch's time on either side of the restart)")
-    parser.add_argument("--runners", default="local,spark", help="the runners to measure")
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--partitions", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--spark-processes", choices=("one", "each"), default="one",
-                        help="the Spark runs of a problem in one process (one session; its workers' memory then "
-                             "adds up over the strategies run before) or each in a process of its own")
-    parser.add_argument("--quick", action="store_true",
-                        help="QC 8 and PUP 4, 8 time points, 4 a file, incremental and rl")
-    parser.add_argument("--out", default=str(RESULTS / "bench_choice_spark.json"))
-    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.worker:
-        kind, problem, size, *rest = args.worker
-        if kind == "local":
-            strategy, folder, half = rest
-            print(json.dumps(local_worker(problem, int(size), strategy, folder, half or None)))
-        else:
-            strategies, folder, work, master, partitions, per_file = rest
-            print(json.dumps(spark_worker(problem, int(size), strategies.split(","), folder, work, master,
-                                          int(partitions), int(per_file))))
-        return 0
+    args = arguments(
+        __doc__, qc=(20, "board size (0: no QC)"), pup=(8, "row length of the double instance (0: no PUP)"),
+        points=(200, "time points of each stream"), per_file=(20, "time points a file (a micro-batch on Spark)"),
+        strategies=",".join(STRATEGIES), restart=("incremental,rl", "strategies of the restart runs ('' none)"),
+        restart_per_file=(10, "time points a file in the restart runs (a batch's time on either side of the restart)"),
+        runners=("local,spark", "the runners to measure"), master="local[2]", partitions=2, seed=1,
+        spark_processes=("one", "one: the Spark runs of a problem in one process (one session; its workers' memory "
+                                "then adds up over the strategies run before); each: each in a process of its own"),
+        quick=(False, "QC 8 and PUP 4, 8 time points, 4 a file, incremental and rl"),
+        out="bench_choice_spark.json").parse_args(argv)
     if args.quick:
         args.qc, args.pup, args.points, args.per_file = 8, 4, 8, 4
         args.strategies, args.restart = "incremental,rl", ""
-    strategies = [s for s in args.strategies.split(",") if s]
-    restarts = [s for s in args.restart.split(",") if s]
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    strategies, restarts, runners = splits(args.strategies), splits(args.restart), splits(args.runners)
     problems = [(p, n) for p, n in (("qc", args.qc), ("pup", args.pup)) if n]
     rows, restart_rows, failures = [], [], []
     started = time.perf_counter()
@@ -340,53 +237,41 @@ def main(argv=None) -> int:
     def write() -> None:
         """The results so far (after each problem and each restart run: a stopped run leaves them behind)."""
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shown = {k: v for k, v in vars(args).items() if k != "worker"}
-        out.write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "args": shown, "cpus": os.cpu_count(),
-                                   "rows": rows, "restart": restart_rows, "failures": failures,
-                                   "wall_s": round(time.perf_counter() - started, 1)}, indent=1) + "\n",
-                       encoding="utf-8")
-        fields = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local",
-                  "latency_p50_ms", "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms",
-                  "per_point_p95_ms", "rss_mb", "driver_mb", "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
-        with open(out.with_suffix(".csv"), "w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-            writer.writeheader()
-            for r in rows:
-                memory = r.get("memory_mb", {})
-                writer.writerow({**r, "driver_mb": memory.get("driver_python"), "jvm_mb": memory.get("jvm_peak"),
-                                 "workers_mb": memory.get("workers_peak"), "load": " ".join(map(str, r["load_after"]))})
+        write_json(out, {"date": time.strftime("%Y-%m-%d %H:%M"), "args": vars(args), "cpus": os.cpu_count(),
+                         "rows": rows, "restart": restart_rows, "failures": failures,
+                         "wall_s": round(time.perf_counter() - started, 1)})
+        write_csv(out.with_suffix(".csv"), [{**r, "driver_mb": r.get("memory_mb", {}).get("driver_python"),
+                                             "jvm_mb": r.get("memory_mb", {}).get("jvm_peak"),
+                                             "workers_mb": r.get("memory_mb", {}).get("workers_peak"),
+                                             "load": " ".join(map(str, r["load_after"]))} for r in rows], CSV)
         _plot(rows, out.with_suffix(".png"))
     with tempfile.TemporaryDirectory(prefix="srtopo-bench-choice-spark-") as tmp:
         for problem, size in problems:
-            lines = stream_lines(problem, size, args.points, args.seed)
+            lines = stream_of(problem, size, args.points, args.seed, None)[1]
             folder = Path(tmp, problem, "in")
             write_files(folder, lines, args.per_file)
             half = Path(tmp, problem, "half")
             restart_at = (len(lines) // args.restart_per_file // 2) * args.restart_per_file
             write_files(half, lines[restart_at:], args.per_file)
-            local = {}
-            runners = args.runners.split(",")
+            local, spark = {}, {}
             for strategy in progress(strategies if "local" in runners else [], desc=f"{problem} {size} local"):
                 load_before = load()
-                got = run_worker("experiments.bench_choice_spark",
-                                 ["local", problem, str(size), strategy, str(folder),
-                                  str(half) if strategy in restarts else ""])
-                if got is None:
-                    failures.append(f"{problem} {size} {strategy} local: the run failed")
+                try:
+                    got = in_own_process(local_worker, problem=problem, size=size, strategy=strategy,
+                                         folder=str(folder), half_folder=str(half) if strategy in restarts else None)
+                except ExperimentError as error:
+                    failures.append(f"{problem} {size} {strategy} local: {error}")
                     continue
                 local[strategy] = dict(got, strategy=strategy, load_before=load_before, load_after=load())
-            spark = {}
             groups = [strategies] if args.spark_processes == "one" and strategies else [[s] for s in strategies]
-            groups = groups if "spark" in runners else []
-            for group in progress(groups, desc=f"{problem} {size} spark"):
-                got = run_worker("experiments.bench_choice_spark",
-                                 ["spark", problem, str(size), ",".join(group), str(folder), str(Path(tmp, problem)),
-                                  args.master, str(args.partitions), str(args.per_file)])
-                if got is None:
-                    failures.append(f"{problem} {size} {','.join(group)} spark: the run failed")
-                    continue
-                spark.update({r["strategy"]: r for r in got})
+            for group in progress(groups if "spark" in runners else [], desc=f"{problem} {size} spark"):
+                try:
+                    spark.update({r["strategy"]: r for r in in_own_process(
+                        spark_worker, problem=problem, size=size, strategies=group, folder=str(folder),
+                        work=str(Path(tmp, problem)), master=args.master, partitions=args.partitions,
+                        per_file=args.per_file)})
+                except ExperimentError as error:
+                    failures.append(f"{problem} {size} {','.join(group)} spark: {error}")
             for strategy in strategies:
                 for r in (local.get(strategy), spark.get(strategy)):
                     if r is None:
@@ -410,13 +295,12 @@ def main(argv=None) -> int:
                     failures.append(f"{problem} {size} {strategy} restart: {error}")
                     continue
                 if strategy in local and "after_restart_ms" in local[strategy]:
-                    from srtopo.measure import percentile
                     lat = local[strategy]["latency_ms"]
                     before = lat[restart_at - AROUND * args.restart_per_file:restart_at]
                     after = local[strategy]["after_restart_ms"][:AROUND * args.restart_per_file]
-                    r["local_last_before_p50_ms"] = round(percentile(before, 0.5), 3)
-                    r["local_first_after_p50_ms"] = round(percentile(after, 0.5), 3)
-                    r["local_first_after_point_ms"] = after[0] if after else None
+                    r.update(**stats(before, "local_last_before_{}_ms", ("p50",), digits=3),
+                             **stats(after, "local_first_after_{}_ms", ("p50",), digits=3),
+                             local_first_after_point_ms=after[0] if after else None)
                 if r["invalid"] or r["committed_changed"]:
                     failures.append(f"{problem} {size} {strategy} restart: {r['problems'][:3]}, committed batches "
                                     f"changed: {r['committed_changed']}")
@@ -448,29 +332,27 @@ def _print(r: dict) -> None:
 
 
 def _plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     groups = sorted({(r["problem"], r["size"]) for r in rows})
     if not groups:
         return
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4), squeeze=False)
-    for ax, (problem, size) in zip(axes[0], groups):
-        mine = [r for r in rows if (r["problem"], r["size"]) == (problem, size)]
-        strategies = list(dict.fromkeys(r["strategy"] for r in mine))
-        for offset, runner, key in ((-0.2, "local", "tps"), (0.2, "spark", "steady_tps")):
-            values = [next((r[key] or 0 for r in mine if r["strategy"] == s and r["runner"] == runner), 0)
-                      for s in strategies]
-            ax.bar([i + offset for i in range(len(strategies))], values, width=0.4, label=runner)
-        ax.set_xticks(range(len(strategies)), strategies, rotation=30, fontsize=8)
-        ax.set_yscale("log")
-        ax.set_ylabel("time points / s")
-        ax.set_title(f"{problem.upper()} {size}: local vs Spark", fontsize=9)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with chart(path, 1, len(groups), size=(5.5 * len(groups), 4), dpi=110) as (_fig, axes):
+        for ax, (problem, size) in zip(axes[0], groups):
+            mine = [r for r in rows if (r["problem"], r["size"]) == (problem, size)]
+            strategies = list(dict.fromkeys(r["strategy"] for r in mine))
+            for offset, runner, key in ((-0.2, "local", "tps"), (0.2, "spark", "steady_tps")):
+                values = [next((r[key] or 0 for r in mine if r["strategy"] == s and r["runner"] == runner), 0)
+                          for s in strategies]
+                ax.bar([i + offset for i in range(len(strategies))], values, width=0.4, label=runner)
+            ax.set_xticks(range(len(strategies)), strategies, rotation=30, fontsize=8)
+            ax.set(yscale="log", ylabel="time points / s")
+            ax.set_title(f"{problem.upper()} {size}: local vs Spark", fontsize=9)
+            ax.legend(fontsize=8)
+
+
+CSV = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local", "latency_p50_ms",
+       "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms", "per_point_p95_ms", "rss_mb", "driver_mb",
+       "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    command(main)

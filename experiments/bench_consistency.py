@@ -28,18 +28,14 @@ Spark's planner and generated code (what a long-running query sees after its fir
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 import time
-from importlib.resources import files
 
-from experiments.common import measure
+from experiments.common import LUBM_TBOX, arguments, log, measure, models_digest, splits, text_table, write_json
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.balance import contiguous_splits
 from srtopo.consistency.compile import compile_ltm, compile_ntm
@@ -48,7 +44,9 @@ from srtopo.io.tnt import write_tnt
 from srtopo.measure import process_cpu_seconds
 from srtopo.runners import LocalOptions, SparkOptions
 
-DEFAULT_TBOX = str(files("srtopo.consistency") / "data" / "lubm-dllite.ttl")     # the TBox srtopo calibrate ships
+DEFAULT_TBOX = LUBM_TBOX        # the TBox srtopo calibrate ships
+#: the variants ``--plans`` names: (runner, its physical plan; None: the runner's default)
+PLANS = {"local": ("local", None), "spark": ("spark", None), "fused": ("spark", "fused"), "staged": ("spark", "staged")}
 
 
 def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
@@ -127,28 +125,24 @@ def _lateness(text: str) -> int | None:
     return None if text.lower() == "none" else int(text)
 
 
-def variants(args) -> dict:
-    """--plans names -> (runner, its options)."""
-    spark = dict(master=args.master, shuffle_partitions=args.shuffle_partitions)
-    return {"local": ("local", LocalOptions()),
-            "spark": ("spark", SparkOptions(**spark)),          # the default plan, whatever it is named
-            "fused": ("spark", SparkOptions(physical_plan="fused", **spark)),
-            "staged": ("spark", SparkOptions(physical_plan="staged", **spark))}
-
-
-def digest(keys) -> str:
-    return hashlib.sha1("\n".join(f"{s}\t{t}" for s, t in sorted(keys)).encode()).hexdigest()[:12]
+def options(plan: str, args):
+    """A ``--plans`` variant's runner options."""
+    runner, physical = PLANS[plan]
+    if runner == "local":
+        return LocalOptions()
+    return SparkOptions(master=args.master, shuffle_partitions=args.shuffle_partitions,
+                        **({"physical_plan": physical} if physical else {}))
 
 
 def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup: int) -> dict:
     """One run through the runner protocol (``experiments.common.measure``); every variant reads the same files,
     ``--files-per-batch`` a batch."""
-    name, options = variants(args)[variant]
+    name = PLANS[variant][0]
     run_dir = os.path.join(work, f"run-{variant}-{topology.label}")
     shutil.rmtree(run_dir, ignore_errors=True)
     jvm = _jvm_pid() if name == "spark" else None
     cpu_before = (process_cpu_seconds(), process_cpu_seconds(jvm) if jvm else None)
-    row, result = measure(name, options, topology, [TntFiles(stream_dir, files_per_batch=args.files_per_batch)],
+    row, result = measure(name, options(variant, args), topology, [TntFiles(stream_dir, files_per_batch=args.files_per_batch)],
                           args.window, warmup=warmup, lateness=args.lateness,
                           checkpoint=os.path.join(run_dir, "ck"), out=os.path.join(run_dir, "out"))
     jvm = jvm or (_jvm_pid() if name == "spark" else None)
@@ -164,7 +158,7 @@ def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup
             "phases_s": {k: round(sum(p[k] for p in phases) / len(phases), 3) for k in phases[0]} if phases else {},
             "cached_tuples": sum(s.window_rows or 0 for s in result.counters.stages),
             "memory_mb": result.memory_mb, "cpu_s": cpu, "reports": row.reports,
-            "reports_digest": digest(result.keys),
+            "reports_digest": models_digest(sorted(result.keys)),
             "malformed": result.counters.malformed, "late": result.counters.late,
             "physical_plan": result.physical_plan, "stages": [s.to_dict() for s in result.counters.stages]}
 
@@ -193,37 +187,24 @@ def best_ltm(analysis):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tbox", default=DEFAULT_TBOX, help="OWL TBox (default: the LUBM DL-Lite adaptation)")
-    p.add_argument("--random-tbox", action="store_true", help="a random LUBM-sized TBox (45 classes, 80 NIs)")
-    p.add_argument("--tuples", type=int, default=1_000_000)
-    p.add_argument("--rate", type=int, default=2000, help="tuples per time unit (event time = index // rate)")
-    p.add_argument("--noise", type=float, default=0.1, help="fraction of conflicting tuples")
-    p.add_argument("--subjects", type=int, default=50_000)
-    p.add_argument("--window", type=int, default=30)
-    p.add_argument("--lateness", type=_lateness, default=0, help="allowed lateness (or 'none': unbounded)")
-    p.add_argument("--disorder", type=float, default=0.0,
-                   help="fraction of tuples swapped with one up to --rate positions before (late with lateness 0)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--file-tuples", type=int, default=50_000, help="lines per stream file")
-    p.add_argument("--files-per-batch", type=int, default=5, help="files per micro-batch")
-    p.add_argument("--warmup-batches", type=int, default=2,
-                   help="micro-batches left out of the steady rate (JVM JIT and first code generation)")
-    p.add_argument("--jvm-warmup-tuples", type=int, default=0,
-                   help="before measuring, run every variant once on the stream's first N tuples (a warmed-up "
-                        "JVM: what a long-running query sees after its first minutes; 0 = measure from a cold JVM)")
-    p.add_argument("--plans", default="local,staged,fused",
-                   help="variants to measure: local, spark (the default Spark plan), staged, fused")
-    p.add_argument("--no-limits", action="store_true",
-                   help="skip Spark's own limits on the stream (scan, parse, one shuffle, self-join: "
-                        "experiments/spark_limits.py), measured after the plans on one micro-batch's files")
-    p.add_argument("--methods", default="ntm,ltm")
-    p.add_argument("--master", default="local[2]")
-    p.add_argument("--shuffle-partitions", type=int, default=4)
-    p.add_argument("--work", default=None, help="scratch directory (default: a temporary one, removed)")
-    p.add_argument("--out", default=None, help="write the results as JSON here")
-    args = p.parse_args(argv)
-
+    parser = arguments(
+        __doc__, tbox=(DEFAULT_TBOX, "OWL TBox (default: the LUBM DL-Lite adaptation)"),
+        random_tbox=(False, "a random LUBM-sized TBox (45 classes, 80 NIs)"), tuples=1_000_000,
+        rate=(2000, "tuples per time unit (event time = index // rate)"),
+        noise=(0.1, "fraction of conflicting tuples"), subjects=50_000, window=30,
+        disorder=(0.0, "fraction of tuples swapped with one up to --rate positions before (late with lateness 0)"),
+        seed=1, file_tuples=(50_000, "lines per stream file"), files_per_batch=(5, "files per micro-batch"),
+        warmup_batches=(2, "micro-batches left out of the steady rate (JVM JIT and first code generation)"),
+        jvm_warmup_tuples=(0, "before measuring, run every variant once on the stream's first N tuples (a warmed-up "
+                              "JVM: what a long-running query sees after its first minutes; 0 = from a cold JVM)"),
+        plans=("local,staged,fused", "variants to measure: " + ", ".join(PLANS) + " (spark: the default plan)"),
+        no_limits=(False, "skip Spark's own limits on the stream (scan, parse, one shuffle, self-join: "
+                          "experiments/spark_limits.py), measured after the plans on one micro-batch's files"),
+        methods="ntm,ltm", master="local[2]", shuffle_partitions=4,
+        work=(None, "scratch directory (default: a temporary one, removed)"),
+        out=(None, "write the results as JSON here"))
+    parser.add_argument("--lateness", type=_lateness, default=0, help="allowed lateness (or 'none': unbounded)")
+    args = parser.parse_args(argv)
     tbox, analysis = load(args)
     named = [c for c in tbox.concepts if not c.startswith("exists")]
     topologies = []
@@ -249,8 +230,8 @@ def main(argv=None) -> int:
              "batch_tuples": args.file_tuples * args.files_per_batch, "master": args.master, "cpus": os.cpu_count(),
              "load_avg_at_start": os.getloadavg(), "generate_s": round(gen_s, 2),
              "jvm_warmup_tuples": args.jvm_warmup_tuples}
-    print(json.dumps(setup), file=sys.stderr)
-    plans = [x.strip() for x in args.plans.split(",") if x.strip()]
+    log(json.dumps(setup))
+    plans = splits(args.plans)
     if args.jvm_warmup_tuples > 0:
         warm_dir = os.path.join(work, "warmup-stream")
         shutil.rmtree(warm_dir, ignore_errors=True)
@@ -266,51 +247,48 @@ def main(argv=None) -> int:
             res["method"] = topo.label
             res["stage_ops"] = topo.conjunction_counts
             results.append(res)
-            print(json.dumps({k: v for k, v in res.items() if k != "stages"}), file=sys.stderr, flush=True)
+            log(json.dumps({k: v for k, v in res.items() if k != "stages"}))
     limits = None
-    if not args.no_limits and any(variants(args)[plan][0] == "spark" for plan in plans):
+    if not args.no_limits and any(PLANS[plan][0] == "spark" for plan in plans):
         from experiments.spark_limits import measure_limits
         from srtopo.runners.spark.session import get_session
         batch_files = [os.path.join(stream_dir, n) for n in sorted(os.listdir(stream_dir))][:args.files_per_batch]
         limits = measure_limits(get_session(args.master), batch_files, args.file_tuples * len(batch_files),
                                 args.window)
-        print(json.dumps({"limits": limits}), file=sys.stderr, flush=True)
-    for topo in topologies:
-        base = [r for r in results if r["method"] == topo.label and r["plan"] == "local"]
-        for r in results:
-            if r["method"] == topo.label and r["plan"] != "local" and base:
-                r["over_local"] = round(r["tuples_per_s"] / max(1, base[0]["tuples_per_s"]), 3)
-                r["steady_over_local"] = round(r["steady_tuples_per_s"] / max(1, base[0]["steady_tuples_per_s"]), 3)
-                r["same_reports_as_local"] = r["reports_digest"] == base[0]["reports_digest"]
-    print(f"{'method':12} {'plan':7} {'tuples/s':>9} {'steady/s':>9} {'p50 s':>7} {'p95 s':>7} {'batches':>7} "
-          f"{'cached':>8} {'RSS MB':>8} {'reports':>8} {'x local':>7} same")
+        log(json.dumps({"limits": limits}))
     for r in results:
-        rss = max(v for v in r["memory_mb"].values() if v is not None) if r["memory_mb"] else None
-        print(f"{r['method']:12} {r['plan']:7} {r['tuples_per_s']:>9} {r['steady_tuples_per_s']:>9} "
-              f"{r['batch_p50_s']!s:>7} {r['batch_p95_s']!s:>7} {r['batches']:>7} {r['cached_tuples']:>8} "
-              f"{rss!s:>8} {r['reports']:>8} {r.get('steady_over_local', '-')!s:>7} {r.get('same_reports_as_local', '-')}")
+        base = next((b for b in results if b["method"] == r["method"] and b["plan"] == "local"), None)
+        if r["plan"] != "local" and base:
+            r["over_local"] = round(r["tuples_per_s"] / max(1, base["tuples_per_s"]), 3)
+            r["steady_over_local"] = round(r["steady_tuples_per_s"] / max(1, base["steady_tuples_per_s"]), 3)
+            r["same_reports_as_local"] = r["reports_digest"] == base["reports_digest"]
+    print(text_table(["method", "plan", "tuples/s", "steady/s", "p50 s", "p95 s", "batches", "cached", "RSS MB",
+                      "reports", "x local", "same"],
+                     [[r["method"], r["plan"], r["tuples_per_s"], r["steady_tuples_per_s"], r["batch_p50_s"],
+                       r["batch_p95_s"], r["batches"], r["cached_tuples"],
+                       max((v for v in r["memory_mb"].values() if v is not None), default=None), r["reports"],
+                       r.get("steady_over_local"), r.get("same_reports_as_local")] for r in results]))
     for r in results:
         if r["phases_s"]:
-            print(f"{r['method']:12} {r['plan']:7} phases per steady batch (s): "
+            print(f"{r['method']} {r['plan']}: phases per steady batch (s): "
                   + ", ".join(f"{k} {v}" for k, v in r["phases_s"].items()))
     if limits:
         shuffle = next(x["lines_per_s"] for x in limits if "one shuffle" in x["query"])
-        print(f"Spark's limits on one micro-batch's files ({limits[0]['lines']:,} lines, best of 3), and each "
-              f"Spark plan's steady rate against the one-shuffle query:")
-        for x in limits:
-            print(f"  {x['query']:48} {x['lines_per_s']:>10,} lines/s  ({x['best_s']} s)")
         for r in results:
             if r["engine"] == "spark":
                 r["over_one_shuffle"] = round(r["steady_tuples_per_s"] / shuffle, 3)
-                print(f"  plan {r['plan']} ({r['method']}){'':31} {r['steady_tuples_per_s']:>10,} tuples/s  "
-                      f"({r['over_one_shuffle']}x the one-shuffle query)")
+        print(f"Spark's limits on one micro-batch's files ({limits[0]['lines']:,} lines, best of 3), and each "
+              f"Spark plan's steady rate against the one-shuffle query:")
+        print(text_table(["query", "lines or tuples/s", "s", "x one shuffle"],
+                         [[x["query"], x["lines_per_s"], x["best_s"], None] for x in limits]
+                         + [[f"plan {r['plan']} ({r['method']})", r["steady_tuples_per_s"], None, r["over_one_shuffle"]]
+                            for r in results if r["engine"] == "spark"]))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            json.dump({"setup": setup, "results": results, "limits": limits}, handle, indent=2)
+        write_json(args.out, {"setup": setup, "results": results, "limits": limits})
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -9,8 +9,8 @@ files of 50k tuples as there (``--file-tuples``; a file is read whole by one tas
 100k-tuple file would parse on one core), a micro-batch being whole files. Per batch size: first the sustainable
 rate, measured in the same run on the same kind of running query (not ``--once``), the files all there from the
 start, steady batches only; then, for each fraction, a running query and a feeder that adds one batch's files to
-its input directory every ``batch / (fraction x rate)`` seconds, all of a batch's files at once (``_publish``). Before all of it, ~1M tuples through a
-query of their own warm the JVM. A report (subject, t) is written by the batch whose watermark passes t: its
+its input directory every ``batch / (fraction x rate)`` seconds, all of a batch's files at once (``_publish``).
+Before all of it, ~1M tuples through a query of their own warm the JVM. A report (subject, t) is written by the batch whose watermark passes t: its
 latency is when that batch's outputs were in the ``--out`` directory (``written_at``) minus when the last
 batch holding tuples of time t arrived. It includes the wait for the watermark (the tuples of a batch's last
 time unit are closed by the next batch) and any queueing behind earlier batches. A running query also hands
@@ -23,22 +23,19 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
-from experiments.common import log, progress
+from experiments.common import arguments, log, progress, splits, stats, text_table, write_json
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.compile import compile_ntm
 from srtopo.io.sinks import MemorySink
 from srtopo.io.sources import TntFiles
 from srtopo.io.tnt import write_tnt
-from srtopo.measure import percentile
 from srtopo.runners import RunConfig, SparkOptions, SparkRunner
 
-RESULTS = Path(__file__).parent / "results"
 #: files per batch size: for the sustainable rate, then for each paced run
 FILES = {100_000: (16, 15), 500_000: (6, 5), 1_000_000: (4, 4)}
 
@@ -126,36 +123,28 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
                 per_batch.setdefault(name, []).append(done - arrivals[last])
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
-        return {"batch_p50_s": round(percentile(durations, 0.5), 3), "_finished": [m["finished_at"] for m in metrics],
+        return {**stats(durations, "batch_{}_s", ("p50",), digits=3), "_finished": [m["finished_at"] for m in metrics],
                 "_tuples": [m["tuples"] for m in metrics]}
     done_tuples, backlog = 0, []      # batches that had arrived but were not processed when a batch finished
     for m in metrics:
         done_tuples += m["tuples"]
         backlog.append(sum(1 for a in arrivals if a <= m["finished_at"]) - done_tuples / batch)
     return {"period_s": round(period, 3), "fed_batches": len(files), "reports": len(latencies),
-            "latency_min_s": round(min(latencies), 3) if latencies else None,
-            "latency_p50_s": round(percentile(latencies, 0.5), 3), "latency_p95_s": round(percentile(latencies, 0.95), 3),
-            "latency_max_s": round(max(latencies), 3) if latencies else None,
-            "batch_p50_s": round(percentile(durations, 0.5), 3), "batch_p95_s": round(percentile(durations, 0.95), 3),
+            **stats(latencies, "latency_{}_s", ("min", "p50", "p95", "max"), digits=3),
+            **stats(durations, "batch_{}_s", digits=3),
             "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics),
             "batch_durations_s": [round(d, 3) for d in durations],
-            "batch_latency_p50_s": {int(name.split("=", 1)[1]): round(percentile(v, 0.5), 3)
+            "batch_latency_p50_s": {int(name.split("=", 1)[1]): stats(v, digits=3)["p50"]
                                     for name, v in sorted(per_batch.items())}}
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--batch-tuples", default="100000,500000,1000000")
-    p.add_argument("--fractions", default="0.5,0.8", help="fractions of the sustainable rate to feed at")
-    p.add_argument("--master", default="local[2]")
-    p.add_argument("--rate", type=int, default=2000, help="tuples per time unit")
-    p.add_argument("--window", type=int, default=30)
-    p.add_argument("--file-tuples", type=int, default=50_000,
-                   help="tuples per input file (bench_consistency's); a micro-batch is whole files")
-    p.add_argument("--out", default=str(RESULTS / "bench_consistency_latency.json"))
-    args = p.parse_args(argv)
-    sizes = [int(x) for x in args.batch_tuples.split(",")]
-    fractions = [float(x) for x in args.fractions.split(",")]
+    args = arguments(__doc__, batch_tuples="100000,500000,1000000",
+                     fractions=("0.5,0.8", "fractions of the sustainable rate to feed at"), master="local[2]",
+                     rate=(2000, "tuples per time unit"), window=30,
+                     file_tuples=(50_000, "tuples per input file (bench_consistency's); a micro-batch is whole files"),
+                     out="bench_consistency_latency.json").parse_args(argv)
+    sizes, fractions = splits(args.batch_tuples, int), splits(args.fractions, float)
     _, analysis = load(argparse.Namespace(random_tbox=False, tbox=DEFAULT_TBOX, seed=1))
     topology = compile_ntm(analysis)
     need = max(b * max(FILES.get(b, (4, 4))) for b in sizes)
@@ -164,9 +153,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="srtopo-latency-") as tmp:
         work = Path(tmp)
         # a JVM whose JIT has compiled Spark's planner and generated code, as a running service's has: the first
-        # ~1M tuples through a query of their own (a cold JVM's first batches take 2-3x longer)
-        warm = _files(work / "warm", tuples, 100_000, 10, args.file_tuples)
-        sustainable(topology, warm, work / "warm-run", args.master, args.window, 100_000)
+        # ~1M tuples through a query of their own (a cold JVM's first batches take 2-3x longer), or as many whole
+        # batches of the stream as there are when the batches measured are smaller
+        warm_batch = min(100_000, len(tuples) // 10)
+        warm = _files(work / "warm", tuples, warm_batch, 10, args.file_tuples)
+        sustainable(topology, warm, work / "warm-run", args.master, args.window, warm_batch)
         for batch in sizes:
             n_sus, n_paced = FILES.get(batch, (4, 4))
             files = _files(work / f"files-{batch}", tuples, batch, max(n_sus, n_paced), args.file_tuples)
@@ -176,19 +167,16 @@ def main(argv=None) -> int:
                 period = batch / (fraction * sus["steady_tuples_per_s"])
                 got = paced(topology, files[:n_paced], work / f"paced-{batch}-{fraction}", args.master, args.window,
                             period, args.rate, batch)
-                row = {"batch_tuples": batch, "file_tuples": min(batch, args.file_tuples), "fraction": fraction, "master": args.master, **sus, **got}
+                row = {"batch_tuples": batch, "file_tuples": min(batch, args.file_tuples), "fraction": fraction,
+                       "master": args.master, **sus, **got}
                 log(json.dumps(row))
                 rows.append(row)
-    print(f"{'batch':>8} {'of rate':>7} {'sustains/s':>10} {'period s':>8} {'p50 s':>6} {'p95 s':>6} {'max s':>6} "
-          f"{'batch p50':>9} {'backlog':>7}")  # backlog: batches waiting
-    for r in rows:
-        print(f"{r['batch_tuples']:>8} {r['fraction']:>7} {r['steady_tuples_per_s']:>10} {r['period_s']:>8} "
-              f"{r['latency_p50_s']:>6} {r['latency_p95_s']:>6} {r['latency_max_s']!s:>6} {r['batch_p50_s']:>9} "
-              f"{r['backlog_max_batches']:>7}")
-    if args.out:
-        Path(args.out).write_text(json.dumps({"rows": rows, "cpus": os.cpu_count()}, indent=2), encoding="utf-8")
+    columns = ["batch_tuples", "fraction", "steady_tuples_per_s", "period_s", "latency_p50_s", "latency_p95_s",
+               "latency_max_s", "batch_p50_s", "backlog_max_batches"]      # backlog: batches waiting
+    print(text_table(columns, [[r[c] for c in columns] for r in rows]))
+    write_json(args.out, {"rows": rows, "cpus": os.cpu_count()})
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -49,19 +49,16 @@ size, log scale) and the table on stdout.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
-from experiments.common import RESULTS, ROOT, ExperimentError, log, machine, progress
-from srtopo.measure import percentile, rss_mb
+from experiments.common import (
+    ExperimentError, arguments, chart, command, in_own_process, log, peak_rss_mb, progress, splits, stats, text_table,
+    write_json)
+from srtopo.measure import rss_mb
 
 NAME = "bench_streamlog"
 STREAM = "arcs"
@@ -103,19 +100,21 @@ def baseline_text(params: dict) -> str:
     return program_text(params["program"] if name == "same" else name, params["bound"])
 
 
-def make_stream(nodes: int, timestamps: int, arcs_per_ts: int, max_weight: int, seed: int) -> list[list[tuple]]:
-    """Per timestamp 1..``timestamps``, ``arcs_per_ts`` arcs (x, y, weight) between distinct random nodes; no
-    pair (x, y) twice in the whole stream (while the graph has pairs left)."""
+def make_stream(nodes: int, timestamps: int, arcs_per_ts: int, max_weight: int, seed: int,
+                slide: int = 0) -> list[list[tuple]]:
+    """Per timestamp 1..``timestamps``, ``arcs_per_ts`` arcs (x, y, weight) between distinct random nodes of
+    [slide*t, slide*t + nodes) (t from 0; ``slide`` 0: one graph of ``nodes`` nodes); no pair (x, y) twice in the
+    whole stream (while the graph has pairs left)."""
     rng = random.Random(seed)
     used: set = set()
     stream = []
-    for _t in range(timestamps):
+    for t in range(timestamps):
         arcs = []
         for _ in range(arcs_per_ts):
-            if len(used) >= nodes * (nodes - 1):
+            if not slide and len(used) >= nodes * (nodes - 1):
                 break
             while True:
-                x, y = rng.sample(range(nodes), 2)
+                x, y = rng.sample(range(slide * t, slide * t + nodes), 2)
                 if (x, y) not in used:
                     break
             used.add((x, y))
@@ -126,10 +125,6 @@ def make_stream(nodes: int, timestamps: int, arcs_per_ts: int, max_weight: int, 
 
 def arc_lines(stream: list[list[tuple]]) -> list[list[str]]:
     return [[f"arc({t},{x},{y},{d})." for x, y, d in arcs] for t, arcs in enumerate(stream, start=1)]
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # --- the two evaluators ------------------------------------------------------------------------------------
@@ -161,7 +156,7 @@ def run_incremental(text: str, stream: list[list[tuple]], desc: str = "increment
         raise ExperimentError(f"the evaluator rejected {len(streamlog.rejected)} lines, e.g. {streamlog.rejected[0]}")
     return {"latencies_s": latencies, "atoms": {t: atoms.get(t, []) for t in range(1, len(lines) + 1)},
             "wall_s": wall, "counters": streamlog.counters.to_dict(),
-            "peak_rss_mb": _peak_rss_mb(), "rss_end_mb": rss_mb()}
+            "peak_rss_mb": peak_rss_mb(), "rss_end_mb": rss_mb()}
 
 
 def baseline_rules(text: str) -> str:
@@ -199,7 +194,7 @@ def run_baseline(text: str, stream: list[list[tuple]], budget_s: float, desc: st
         spent += latencies[-1]
         atoms[t] = sorted(now)
     return {"latencies_s": latencies, "atoms": atoms, "budget_s": budget_s,
-            "stopped_early": len(latencies) < len(stream), "peak_rss_mb": _peak_rss_mb(), "rss_end_mb": rss_mb()}
+            "stopped_early": len(latencies) < len(stream), "peak_rss_mb": peak_rss_mb(), "rss_end_mb": rss_mb()}
 
 
 def compare(incremental: dict, baseline: dict, where: str = "") -> int:
@@ -216,49 +211,32 @@ def compare(incremental: dict, baseline: dict, where: str = "") -> int:
 
 # --- one size ----------------------------------------------------------------------------------------------
 
-def _child(evaluator: str, params: dict, out: str) -> None:
+def evaluate(evaluator: str, params: dict, bar: bool = True) -> dict:
+    """One evaluator (``incremental`` or ``baseline``) on the stream of one size, in this process."""
     stream = make_stream(params["nodes"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
                          params["seed"])
-    text = program_text(params["program"], params["bound"])
     desc = f"n={params['nodes']} {evaluator}"
     if evaluator == "incremental":
-        result = run_incremental(text, stream, desc)
-    else:
-        result = run_baseline(baseline_text(params), stream, params["baseline_budget"], desc)
-    with open(out, "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
-
-
-def _in_child(evaluator: str, params: dict, workdir: str) -> dict:
-    out = os.path.join(workdir, f"{evaluator}-{params['nodes']}.json")
-    proc = subprocess.run([sys.executable, "-m", "experiments.bench_streamlog", "--child", evaluator,
-                           json.dumps(params), out], check=False, cwd=ROOT)
-    if proc.returncode != 0:
-        raise ExperimentError(f"n={params['nodes']}: the {evaluator} run failed (exit status {proc.returncode})")
-    with open(out, encoding="utf-8") as handle:
-        result = json.load(handle)
-    result["atoms"] = {int(t): a for t, a in result["atoms"].items()}
-    return result
+        return run_incremental(program_text(params["program"], params["bound"]), stream, desc, bar)
+    return run_baseline(baseline_text(params), stream, params["baseline_budget"], desc, bar)
 
 
 def _latency_summary(latencies: list[float]) -> dict:
-    ms = [1000 * s for s in latencies]
-    return {"p50_ms": percentile(ms, 0.5), "p95_ms": percentile(ms, 0.95), "max_ms": max(ms, default=0.0),
-            "mean_ms": statistics.fmean(ms) if ms else 0.0, "total_s": sum(latencies)}
+    return {**stats(latencies, "{}_ms", ("p50", "p95", "max", "mean"), scale=1000), "total_s": sum(latencies)}
 
 
-def run_size(params: dict, isolate: bool = True, workdir: str | None = None, bar: bool = True) -> dict:
-    """Both evaluators on the stream of one size; the row of the results (the check failing raises)."""
+def run_size(params: dict, isolate: bool = True, bar: bool = True) -> dict:
+    """Both evaluators on the stream of one size (``isolate``: each in a process of its own, so that its peak RSS
+    is its own); the row of the results (the check failing raises)."""
+    def run(evaluator: str) -> dict:
+        if not isolate:
+            return evaluate(evaluator, params, bar)
+        result = in_own_process(evaluate, quiet=False, evaluator=evaluator, params=params)
+        return dict(result, atoms={int(t): a for t, a in result["atoms"].items()})     # JSON keys are strings
     stream = make_stream(params["nodes"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
                          params["seed"])
-    if isolate:
-        inc = _in_child("incremental", params, workdir)
-        base = _in_child("baseline", params, workdir) if params["baseline_budget"] > 0 else None
-    else:
-        text = program_text(params["program"], params["bound"])
-        inc = run_incremental(text, stream, f"n={params['nodes']} incremental", bar)
-        base = run_baseline(baseline_text(params), stream, params["baseline_budget"], f"n={params['nodes']} baseline",
-                            bar) if params["baseline_budget"] > 0 else None
+    inc = run("incremental")
+    base = run("baseline") if params["baseline_budget"] > 0 else None
     arcs = sum(len(a) for a in stream)
     inc_total = sum(inc["latencies_s"])
     row = {"nodes": params["nodes"], "timestamps": len(stream), "arcs": arcs,
@@ -305,77 +283,38 @@ def table_rows(rows: list[dict]) -> list[list]:
     return out
 
 
-def format_table(rows: list[dict]) -> str:
-    def fmt(v):
-        if v is None:
-            return "-"
-        if isinstance(v, float):
-            return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-        return f"{v:,}" if isinstance(v, int) else str(v)
-    cells = [HEADERS] + [[fmt(v) for v in row] for row in table_rows(rows)]
-    widths = [max(len(c[k]) for c in cells) for k in range(len(HEADERS))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def plot(rows: list[dict], path: str) -> None:
     """Latency per timestamp of both evaluators, one panel per size, log y-axis."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.4), squeeze=False, sharey=True)
-    for ax, r in zip(axes[0], rows):
-        inc = r["incremental"]["latencies_ms"]
-        ax.plot(range(1, len(inc) + 1), inc, label="Streamlog incremental", linewidth=0.9)
-        if "baseline" in r:
-            base = r["baseline"]["latencies_ms"]
-            ax.plot(range(1, len(base) + 1), base, label="re-solve history (clingo)", linewidth=0.9)
-        ax.set_yscale("log")
-        ax.set_title(f"{r['nodes']} nodes, {r['arcs']} arcs")
-        ax.set_xlabel("timestamp")
-        ax.grid(True, which="both", linewidth=0.3)
-    axes[0][0].set_ylabel("latency per timestamp (ms)")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def write(rows: list[dict], meta: dict, out_dir: str, name: str = NAME) -> list[str]:
-    os.makedirs(out_dir, exist_ok=True)
-    json_path = os.path.join(out_dir, name + ".json")
-    with open(json_path, "w", encoding="utf-8") as handle:
-        json.dump({"experiment": NAME, "machine": machine(), **meta, "rows": rows}, handle, indent=1)
-    png_path = os.path.join(out_dir, name + ".png")
-    plot(rows, png_path)
-    return [json_path, png_path]
+    with chart(path, 1, len(rows), size=(4.2 * len(rows), 3.4), sharey=True) as (_fig, axes):
+        for ax, r in zip(axes[0], rows):
+            inc = r["incremental"]["latencies_ms"]
+            ax.plot(range(1, len(inc) + 1), inc, label="Streamlog incremental", linewidth=0.9)
+            if "baseline" in r:
+                base = r["baseline"]["latencies_ms"]
+                ax.plot(range(1, len(base) + 1), base, label="re-solve history (clingo)", linewidth=0.9)
+            ax.set(yscale="log", title=f"{r['nodes']} nodes, {r['arcs']} arcs", xlabel="timestamp")
+            ax.grid(True, which="both", linewidth=0.3)
+        axes[0][0].set_ylabel("latency per timestamp (ms)")
+        axes[0][0].legend(fontsize=7)
 
 
 # --- command line ------------------------------------------------------------------------------------------
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100,300,1000", help="numbers of nodes, one graph each")
-    parser.add_argument("--timestamps", type=int, default=200, help="timestamps in the stream")
-    parser.add_argument("--arcs-per-ts", type=int, default=3, help="new arcs per timestamp")
-    parser.add_argument("--max-weight", type=int, default=9, help="arc weights are 1..W")
-    parser.add_argument("--bound", type=int, default=20, help="bound(B): paths longer than B are not derived")
+def parse_args(argv=None):
+    parser = arguments(
+        __doc__, sizes=("100,300,1000", "numbers of nodes, one graph each"),
+        timestamps=(200, "timestamps in the stream"), arcs_per_ts=(3, "new arcs per timestamp"),
+        max_weight=(9, "arc weights are 1..W"), bound=(20, "bound(B): paths longer than B are not derived"),
+        baseline_budget=(90.0, "seconds of re-solving per size before the baseline stops (0: no baseline)"),
+        seed=1, quick=(False, "a check in under a minute: the default sizes, 100 timestamps, baseline budget 5 s "
+                              "(written as bench_streamlog_quick.json / .png)"),
+        in_process=(False, "run the evaluators in this process (no child per evaluator; RSS is then the process's)"),
+        out=(".", "directory of bench_streamlog.json and .png"))
     parser.add_argument("--program", choices=sorted(PROGRAMS), default="pruned",
-                        help="pruned (minimal paths only, default) or the slides' program")
+                        help="pruned (minimal paths only) or the slides' program")
     parser.add_argument("--baseline-program", choices=["same"] + sorted(PROGRAMS), default="same",
-                        help="the program the baseline re-solves: the same as the incremental evaluator's (default) "
-                             "or another formulation (the minpath atoms must agree all the same)")
-    parser.add_argument("--baseline-budget", type=float, default=90.0,
-                        help="seconds of re-solving per size before the baseline stops (0: no baseline)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true",
-                        help="a check in under a minute: the default sizes, 100 timestamps, baseline budget 5 s "
-                             "(written as bench_streamlog_quick.json / .png)")
-    parser.add_argument("--in-process", action="store_true",
-                        help="run the evaluators in this process (no child per evaluator; RSS is then the process's)")
-    parser.add_argument("--out", default=RESULTS, help="directory of bench_streamlog.json and .png")
-    parser.add_argument("--child", nargs=3, metavar=("EVALUATOR", "PARAMS", "OUT"), help=argparse.SUPPRESS)
+                        help="the program the baseline re-solves: the same as the incremental evaluator's or another "
+                             "formulation (the minpath atoms must agree all the same)")
     args = parser.parse_args(argv)
     if args.quick:
         args.timestamps, args.baseline_budget = 100, 5.0
@@ -384,10 +323,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    if args.child:
-        _child(args.child[0], json.loads(args.child[1]), args.child[2])
-        return 0
-    sizes = [int(s) for s in args.sizes.split(",") if s]
+    sizes = splits(args.sizes, int)
     text = program_text(args.program, args.bound)
     params = {"timestamps": args.timestamps, "arcs_per_ts": args.arcs_per_ts, "max_weight": args.max_weight,
               "bound": args.bound, "program": args.program, "baseline_program": args.baseline_program,
@@ -406,15 +342,12 @@ def main(argv=None) -> int:
     sys.stdout.flush()
     rows = []
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bench_streamlog-") as workdir:
-        for n in sizes:
-            row = run_size(dict(params, nodes=n), isolate=not args.in_process, workdir=workdir)
-            rows.append(row)
-            i = row["incremental"]
-            b = row.get("baseline")
-            log(f"n={n}: incremental p50 {i['p50_ms']:.1f} ms p95 {i['p95_ms']:.1f} ms"
-                + (f"; baseline {b['timestamps_completed']} timestamps, agree on {row['common_prefix']}, "
-                   f"ratio {row['ratio_baseline_over_incremental']:.1f}" if b else ""))
+    for n in sizes:
+        rows.append(run_size(dict(params, nodes=n), isolate=not args.in_process))
+        i, b = rows[-1]["incremental"], rows[-1].get("baseline")
+        log(f"n={n}: incremental p50 {i['p50_ms']:.1f} ms p95 {i['p95_ms']:.1f} ms"
+            + (f"; baseline {b['timestamps_completed']} timestamps, agree on {rows[-1]['common_prefix']}, "
+               f"ratio {rows[-1]['ratio_baseline_over_incremental']:.1f}" if b else ""))
     meta = {"params": dict(params, sizes=sizes, quick=args.quick, isolated=not args.in_process),
             "program_text": text, "baseline_program_text": base_text, "baseline_rules": baseline_flat,
             "incremental": "srtopo.streamlog.Streamlog, one stream 'arcs'; latency of timestamp t = duration of "
@@ -424,9 +357,11 @@ def main(argv=None) -> int:
             "ratio": "mean per-timestamp time of the baseline / of the incremental evaluator, on the timestamps both "
                      "completed (the common prefix)",
             "seconds": time.perf_counter() - started}
-    files = write(rows, meta, args.out, NAME + ("_quick" if args.quick else ""))
+    base = os.path.join(args.out, NAME + ("_quick" if args.quick else ""))
+    files = [write_json(base + ".json", {"experiment": NAME, **meta, "rows": rows}), base + ".png"]
+    plot(rows, files[1])
     print()
-    print(format_table(rows))
+    print(text_table(HEADERS, table_rows(rows)))
     print("latencies per timestamp; ts/s and arcs/s: the incremental run's throughput (pushes included); RSS: peak "
           "of the evaluator's process; base ts: timestamps the baseline completed (* stopped by its budget); prefix "
           "inc/base ms: mean latency on the timestamps both completed, base/inc their ratio; both evaluators gave the "
@@ -436,8 +371,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ExperimentError as error:
-        print(error, file=sys.stderr)
-        sys.exit(1)
+    command(main)

@@ -30,44 +30,26 @@ timestamps it completed, or the run fails. Results: ``experiments/results/bench_
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import random
-import resource
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench_streamlog import arc_lines, compare, program_text, run_baseline, run_incremental
-from experiments.bench_streamlog_spark import write_stream
-from experiments.common import RESULTS, ROOT, ExperimentError, log, machine
+from experiments.bench_streamlog import (
+    arc_lines, compare, make_stream, program_text, run_baseline, run_incremental)
+from experiments.bench_streamlog_spark import run_streamlog, write_stream
+from experiments.common import (
+    ExperimentError, arguments, chart, command, in_own_process, log, peak_rss_mb, timed, splits, stats, write_json)
 
 NAME = "bench_streamlog_history"
 
 
 def window_stream(window: int, slide: int, timestamps: int, arcs_per_ts: int, max_weight: int,
                   seed: int) -> list[list[tuple]]:
-    """Per timestamp t (from 0), ``arcs_per_ts`` arcs (x, y, weight) between distinct random nodes of
-    [slide*t, slide*t + window), no pair twice."""
-    rng = random.Random(seed)
-    used: set = set()
-    stream = []
-    for t in range(timestamps):
-        low = slide * t
-        arcs = []
-        for _ in range(arcs_per_ts):
-            while True:
-                x, y = rng.sample(range(low, low + window), 2)
-                if (x, y) not in used:
-                    break
-            used.add((x, y))
-            arcs.append((x, y, rng.randint(1, max_weight)))
-        stream.append(arcs)
-    return stream
+    """Per timestamp t (from 0), ``arcs_per_ts`` arcs between distinct random nodes of [slide*t, slide*t + window),
+    no pair twice (``bench_streamlog.make_stream``)."""
+    return make_stream(window, timestamps, arcs_per_ts, max_weight, seed, slide=slide)
 
 
 def _stream(params: dict) -> list[list[tuple]]:
@@ -75,55 +57,32 @@ def _stream(params: dict) -> list[list[tuple]]:
                          params["max_weight"], params["seed"])
 
 
-# --- the children ----------------------------------------------------------------------------------------------
+# --- the children (each in a process of its own) ------------------------------------------------------------------
 
-def _local(params: dict) -> dict:
-    result = run_incremental(program_text("pruned", params["bound"]), _stream(params), "local", bar=False)
-    return result
-
-
-def _spark(params: dict) -> dict:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from srtopo.io.sources import FactLines
-    from srtopo.runners import RunConfig, SparkOptions, get_runner
+def child(which: str, params: dict) -> dict:
+    """The local evaluator, the Spark runner or the re-solving baseline over the stream."""
+    text = program_text("pruned", params["bound"])
+    if which == "local":
+        return run_incremental(text, _stream(params), "local", bar=False)
+    if which == "baseline":
+        return run_baseline(text, _stream(params), params["baseline_budget"], bar=False)
     from srtopo.streamlog import parse_program
     from srtopo.streamlog.compile import compile_program
-
     work = Path(params["work"])
-    topology = compile_program(parse_program(program_text("pruned", params["bound"]), "shortest-paths.sl"))
-    started = time.perf_counter()
-    run = get_runner("spark").run(topology, [FactLines(str(work / "in"), files_per_batch=params["files_per_batch"])],
-                                  RunConfig(checkpoint=str(work / "ck"),
-                                            options=SparkOptions(master=params["master"], once=True)))
-    wall = time.perf_counter() - started
+    topology = compile_program(parse_program(text, "shortest-paths.sl"))
+    (run, batches), wall = timed(run_streamlog, topology, work / "in", params["master"], params["files_per_batch"],
+                                 work / "ck")
     batches = [{"batch": b.batch, "seconds": b.seconds, "timestamps": b.detail.get("extra", {}).get("timestamps"),
-                "python_s": b.detail.get("duration_s"),
-                "snapshot": b.detail.get("extra", {}).get("state_snapshots")}
-               for b in run.batches if b.batch != "final"]
+                "python_s": b.detail.get("duration_s"), "snapshot": b.detail.get("extra", {}).get("state_snapshots")}
+               for b in batches]
     return {"models": {m.time: sorted(m.atoms) for m in run.models}, "batches": batches, "wall_s": wall,
-            "seconds": run.seconds, "memory_mb": run.memory_mb,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "seconds": run.seconds, "memory_mb": run.memory_mb, "peak_rss_mb": peak_rss_mb()}
 
 
-def _baseline(params: dict) -> dict:
-    return run_baseline(program_text("pruned", params["bound"]), _stream(params), params["baseline_budget"],
-                        bar=False)
-
-
-CHILDREN = {"local": _local, "spark": _spark, "baseline": _baseline}
-
-
-def _in_child(which: str, params: dict, workdir: str) -> dict:
-    out = os.path.join(workdir, f"{which}.json")
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "experiments.bench_streamlog_history", "--child", which,
-                           json.dumps(params), out], check=False, cwd=ROOT)
-    if proc.returncode != 0:
-        raise ExperimentError(f"the {which} run failed (exit status {proc.returncode})")
-    with open(out, encoding="utf-8") as handle:
-        result = json.load(handle)
-    log(f"{which}: {time.perf_counter() - started:.0f} s")
-    for key in ("atoms", "models"):
+def _in_child(which: str, params: dict) -> dict:
+    result, seconds = timed(in_own_process, child, which=which, params=params)
+    log(f"{which}: {seconds:.0f} s")
+    for key in ("atoms", "models"):     # JSON keys are strings
         if key in result:
             result[key] = {int(t): a for t, a in result[key].items()}
     return result
@@ -135,14 +94,9 @@ def _window(points: list[tuple[float, float]], centre: int, half: int) -> list[f
     return [ms for t, ms in points if centre - half <= t <= centre + half]
 
 
-def _stats(values: list[float]) -> dict:
-    from srtopo.measure import percentile
-    return {"p50_ms": percentile(values, 0.5), "p95_ms": percentile(values, 0.95), "n": len(values)}
-
-
 def summarise(points: list[tuple[float, float]], near: tuple, half: int) -> dict:
     """p50/p95 of the step times near each timestamp of ``near`` (within ``half``), and last / first p50."""
-    out = {str(c): _stats(_window(points, c, half)) for c in near}
+    out = {str(c): {**stats(_window(points, c, half), "{}_ms"), "n": len(_window(points, c, half))} for c in near}
     first, last = out[str(near[0])]["p50_ms"], out[str(near[-1])]["p50_ms"]
     out["ratio_p50"] = last / first if first else None
     return out
@@ -154,8 +108,11 @@ def spark_points(batches: list[dict], per_batch: int) -> list[tuple[float, float
 
 
 def resolve_ratio(local_ms: list[float], base_ms: list[float], at: int, half: int) -> dict:
-    """Mean baseline step time over mean incremental step time on the timestamps near ``at``."""
+    """Mean baseline step time over mean incremental step time on the timestamps near ``at`` (None where the
+    baseline completed none of them)."""
     lo, hi = max(1, at - half), min(at + half, len(base_ms))
+    if lo > hi:
+        return {"timestamps": [lo, hi], "incremental_ms": None, "baseline_ms": None, "ratio": None}
     inc = statistics.fmean(local_ms[lo - 1:hi])
     base = statistics.fmean(base_ms[lo - 1:hi])
     return {"timestamps": [lo, hi], "incremental_ms": inc, "baseline_ms": base, "ratio": base / inc if inc else None}
@@ -163,68 +120,36 @@ def resolve_ratio(local_ms: list[float], base_ms: list[float], at: int, half: in
 
 def plot(local_ms: list[float], spark: list[tuple[float, float]], base_ms: list[float], path: str,
          title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     def rolling(values, k=101):
         half = k // 2
-        ordered = []
-        for i in range(0, len(values), 10):
-            chunk = values[max(0, i - half):i + half + 1]
-            ordered.append((i + 1, statistics.median(chunk)))
-        return ordered
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(range(1, len(local_ms) + 1), local_ms, linewidth=0.3, alpha=0.35, color="C0")
-    xs, ys = zip(*rolling(local_ms))
-    ax.plot(xs, ys, color="C0", label="local: step time (rolling median of 101)")
-    if spark:
-        sx, sy = zip(*spark)
-        ax.plot(sx, sy, color="C1", linewidth=0.8, label="Spark local[2]: micro-batch time / timestamps in it")
-    if base_ms:
-        ax.plot(range(1, len(base_ms) + 1), base_ms, color="C2", linewidth=0.8, label="re-solve the history (clingo)")
-    ax.set_yscale("log")
-    ax.set_xlabel("timestamp")
-    ax.set_ylabel("time per timestamp (ms)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", linewidth=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        return [(i + 1, statistics.median(values[max(0, i - half):i + half + 1])) for i in range(0, len(values), 10)]
+    with chart(path, size=(8, 4)) as (_fig, axes):
+        ax = axes[0][0]
+        ax.plot(range(1, len(local_ms) + 1), local_ms, linewidth=0.3, alpha=0.35, color="C0")
+        ax.plot(*zip(*rolling(local_ms)), color="C0", label="local: step time (rolling median of 101)")
+        if spark:
+            ax.plot(*zip(*spark), color="C1", linewidth=0.8,
+                    label="Spark local[2]: micro-batch time / timestamps in it")
+        if base_ms:
+            ax.plot(range(1, len(base_ms) + 1), base_ms, color="C2", linewidth=0.8,
+                    label="re-solve the history (clingo)")
+        ax.set(yscale="log", xlabel="timestamp", ylabel="time per timestamp (ms)")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="both", linewidth=0.3)
+        ax.legend(fontsize=7)
 
 
 # --- command line ----------------------------------------------------------------------------------------------
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timestamps", type=int, default=10_100)
-    parser.add_argument("--window", type=int, default=1000, help="live nodes: arcs join nodes of a moving window")
-    parser.add_argument("--slide", type=int, default=3, help="node ids the window moves on per timestamp")
-    parser.add_argument("--arcs-per-ts", type=int, default=3)
-    parser.add_argument("--max-weight", type=int, default=9)
-    parser.add_argument("--bound", type=int, default=20)
-    parser.add_argument("--near", default="1000,10000", help="timestamps to summarise the step time near")
-    parser.add_argument("--half", type=int, default=100, help="... within this many timestamps")
-    parser.add_argument("--ts-per-file", type=int, default=25)
-    parser.add_argument("--files-per-batch", type=int, default=2)
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--baseline-budget", type=float, default=120.0, help="seconds of re-solving (0: none)")
-    parser.add_argument("--no-spark", action="store_true")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=RESULTS)
-    parser.add_argument("--child", nargs=3, metavar=("WHICH", "PARAMS", "OUT"), help=argparse.SUPPRESS)
-    return parser.parse_args(argv)
-
-
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    if args.child:
-        result = CHILDREN[args.child[0]](json.loads(args.child[1]))
-        with open(args.child[2], "w", encoding="utf-8") as handle:
-            json.dump(result, handle)
-        return 0
-    near = tuple(int(x) for x in args.near.split(","))
+    args = arguments(
+        __doc__, timestamps=10_100, window=(1000, "live nodes: arcs join nodes of a moving window"),
+        slide=(3, "node ids the window moves on per timestamp"), arcs_per_ts=3, max_weight=9, bound=20,
+        near=("1000,10000", "timestamps to summarise the step time near"),
+        half=(100, "... within this many timestamps"), ts_per_file=25, files_per_batch=2, master="local[2]",
+        baseline_budget=(120.0, "seconds of re-solving (0: none)"), no_spark=False, seed=1,
+        out=".").parse_args(argv)
+    near = tuple(splits(args.near, int))
     per_batch = args.ts_per_file * args.files_per_batch
     params = {"timestamps": args.timestamps, "window": args.window, "slide": args.slide,
               "arcs_per_ts": args.arcs_per_ts, "max_weight": args.max_weight, "bound": args.bound,
@@ -232,13 +157,13 @@ def main(argv=None) -> int:
               "ts_per_file": args.ts_per_file, "baseline_budget": args.baseline_budget}
     load_before = os.getloadavg()
     started = time.perf_counter()
-    report = {"experiment": NAME, "machine": machine(), "params": params, "near": near, "half": args.half,
+    report = {"experiment": NAME, "params": params, "near": near, "half": args.half,
               "load_average_before": load_before}
     with tempfile.TemporaryDirectory(prefix="bench_streamlog_history-") as workdir:
         lines = arc_lines(_stream(params))
         files = write_stream(Path(workdir) / "in", lines, args.ts_per_file)
         params["work"] = workdir
-        local = _in_child("local", params, workdir)
+        local = _in_child("local", params)
         local_ms = [1000 * s for s in local["latencies_s"]]
         atoms = sum(len(a) for a in local["atoms"].values())
         report["local"] = {"steps": summarise(list(enumerate(local_ms, start=1)), near, args.half),
@@ -247,7 +172,7 @@ def main(argv=None) -> int:
                            "rss_end_mb": local["rss_end_mb"], "minpath_atoms": atoms, "latencies_ms": local_ms}
         spark_pts = []
         if not args.no_spark:
-            spark = _in_child("spark", params, workdir)
+            spark = _in_child("spark", params)
             wanted = {t: a for t, a in local["atoms"].items() if a}
             if spark["models"] != wanted:
                 differ = sorted(set(spark["models"]) ^ set(wanted))[:5] or \
@@ -269,7 +194,7 @@ def main(argv=None) -> int:
                                "same_models_as_local": True}
         base_ms = []
         if args.baseline_budget > 0:
-            base = _in_child("baseline", params, workdir)
+            base = _in_child("baseline", params)
             common = compare({"latencies_s": local["latencies_s"], "atoms": local["atoms"]},
                              {"latencies_s": base["latencies_s"], "atoms": base["atoms"]})
             base_ms = [1000 * s for s in base["latencies_s"]]
@@ -280,10 +205,7 @@ def main(argv=None) -> int:
                                   "latencies_ms": base_ms}
     report["load_average_after"] = os.getloadavg()
     report["seconds"] = time.perf_counter() - started
-    os.makedirs(args.out, exist_ok=True)
-    json_path = os.path.join(args.out, NAME + ".json")
-    with open(json_path, "w", encoding="utf-8") as handle:
-        json.dump(report, handle, indent=1)
+    json_path = write_json(os.path.join(args.out, NAME + ".json"), report)
     png_path = os.path.join(args.out, NAME + ".png")
     plot(local_ms, spark_pts, base_ms, png_path,
          f"shortest paths, {args.window} live nodes (window slides {args.slide}/ts), {args.arcs_per_ts} arcs/ts; "
@@ -312,7 +234,8 @@ def format_report(report: dict) -> str:
     if base:
         for key in ("at_200", "at_last"):
             r = base[key]
-            lines.append(f"re-solve / incremental near timestamps {r['timestamps'][0]}-{r['timestamps'][1]}: "
+            lines.append(f"re-solve / incremental: none completed near {key[3:]}" if r["ratio"] is None else
+                         f"re-solve / incremental near timestamps {r['timestamps'][0]}-{r['timestamps'][1]}: "
                          f"{r['baseline_ms']:.1f} / {r['incremental_ms']:.2f} ms = {r['ratio']:.1f}x")
         lines.append(f"baseline: {base['timestamps_completed']} timestamps in {base['budget_s']:g} s, same minpath "
                      f"atoms on all of them")
@@ -320,8 +243,4 @@ def format_report(report: dict) -> str:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except ExperimentError as error:
-        print(error, file=sys.stderr)
-        sys.exit(1)
+    command(main)

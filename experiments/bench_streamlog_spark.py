@@ -13,8 +13,6 @@ a table on stdout.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import tempfile
@@ -22,81 +20,73 @@ import time
 from pathlib import Path
 
 from experiments.bench_streamlog import arc_lines, make_stream, program_text
-from experiments.common import RESULTS, ExperimentError, log
+from experiments.common import (
+    ExperimentError, arguments, command, log, models_digest, stats, steady_rate, text_table, write_json, write_parts)
 
 
 def write_stream(folder: Path, lines: list[list[str]], per_file: int) -> int:
     """The arcs' lines, ``per_file`` timestamps a file, each file ending with punctuation past its last one."""
-    folder.mkdir(parents=True)
-    files = 0
-    for start in range(0, len(lines), per_file):
-        chunk = lines[start:start + per_file]
-        path = folder / f"part-{files:05d}.txt"
-        path.write_text("".join(line + "\n" for ts in chunk for line in ts)
-                        + f"#punctuation {start + len(chunk) + 1}.\n", encoding="utf-8")
-        os.utime(path, (1_600_000_000 + files, 1_600_000_000 + files))
-        files += 1
-    return files
+    parts = [[line for ts in lines[start:start + per_file] for line in ts]
+             + [f"#punctuation {min(start + per_file, len(lines)) + 1}."] for start in range(0, len(lines), per_file)]
+    return len(write_parts(folder, parts))
+
+
+def run_streamlog(topology, folder, master: str | None = None, files_per_batch: int = 1, checkpoint=None):
+    """The topology over the stream files of ``folder``: on the local runner (no ``master``), which reads the lines
+    as they come, or on Spark (``--once``, ``files_per_batch`` files a micro-batch); the run's result and its
+    micro-batches (the final one left out)."""
+    from srtopo.io.sources import FactLines
+    from srtopo.runners import RunConfig, SparkOptions, get_runner
+    if master is None:
+        result = get_runner("local").run(topology, [FactLines(str(folder))], RunConfig())
+    else:
+        result = get_runner("spark").run(topology, [FactLines(str(folder), files_per_batch=files_per_batch)],
+                                         RunConfig(checkpoint=str(checkpoint),
+                                                   options=SparkOptions(master=master, once=True)))
+    return result, [b for b in result.batches if b.batch != "final"]
+
+
+def figures(result, batches, timestamps: int, steady_count=None) -> dict:
+    """What a run's table shows: its seconds and timestamps/s, and on Spark (``steady_count``: the timestamps of a
+    micro-batch) the rate over the batches after the first and the batches' p50 / p95."""
+    row = {"seconds": round(result.seconds, 3), "timestamps_per_s": round(timestamps / result.seconds, 1),
+           "memory_mb": result.memory_mb, "models": len(result.models),
+           "digest": models_digest([(m.time, list(m.atoms)) for m in result.models])}
+    if steady_count is not None:
+        steady = steady_rate(batches, steady_count)
+        row.update(steady_timestamps_per_s=round(steady, 1) if steady else None, batches=len(batches),
+                   **stats([b.seconds for b in batches], "batch_{}_s", digits=3))
+    return row
+
+
+COLUMNS = ["runner", "timestamps_per_s", "steady_timestamps_per_s", "batch_p50_s", "batch_p95_s", "memory_mb",
+           "models"]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=300)
-    parser.add_argument("--timestamps", type=int, default=400)
-    parser.add_argument("--arcs-per-ts", type=int, default=3)
-    parser.add_argument("--max-weight", type=int, default=5)
-    parser.add_argument("--bound", type=int, default=20)
-    parser.add_argument("--ts-per-file", type=int, default=10)
-    parser.add_argument("--files-per-batch", type=int, default=2)
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=os.path.join(RESULTS, "bench_streamlog_spark.json"))
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, nodes=300, timestamps=400, arcs_per_ts=3, max_weight=5, bound=20, ts_per_file=10,
+                     files_per_batch=2, master="local[2]", seed=1, out="bench_streamlog_spark.json").parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from srtopo.io.sources import FactLines
-    from srtopo.measure import percentile
-    from srtopo.runners import RunConfig, SparkOptions, get_runner
     from srtopo.streamlog import parse_program
     from srtopo.streamlog.compile import compile_program
 
-    stream = make_stream(args.nodes, args.timestamps, args.arcs_per_ts, args.max_weight, args.seed)
-    lines = arc_lines(stream)
     work = Path(tempfile.mkdtemp(prefix="srtopo-bench-streamlog-spark-"))
-    files = write_stream(work / "in", lines, args.ts_per_file)
-    text = program_text("pruned", args.bound)
-    topology = compile_program(parse_program(text, "shortest-paths.sl"))
-    rows = {}
+    files = write_stream(work / "in", arc_lines(make_stream(args.nodes, args.timestamps, args.arcs_per_ts,
+                                                             args.max_weight, args.seed)), args.ts_per_file)
+    topology = compile_program(parse_program(program_text("pruned", args.bound), "shortest-paths.sl"))
     started = time.perf_counter()
-    local = get_runner("local").run(topology, [FactLines(str(work / "in"))], RunConfig())
-    rows["local"] = {"seconds": round(local.seconds, 3), "timestamps_per_s": round(args.timestamps / local.seconds, 1),
-                     "memory_mb": local.memory_mb, "models": len(local.models)}
-    spark = get_runner("spark").run(topology, [FactLines(str(work / "in"), files_per_batch=args.files_per_batch)],
-                                    RunConfig(checkpoint=str(work / "ck"),
-                                              options=SparkOptions(master=args.master, once=True)))
-    batches = [b for b in spark.batches if b.batch != "final"]
-    steady = batches[1:] or batches
-    steady_s = sum(b.seconds for b in steady)
-    steady_ts = len(steady) * args.ts_per_file * args.files_per_batch
-    rows["spark"] = {"seconds": round(spark.seconds, 3), "timestamps_per_s": round(args.timestamps / spark.seconds, 1),
-                     "steady_timestamps_per_s": round(steady_ts / steady_s, 1) if steady_s else None,
-                     "batch_p50_s": round(percentile([b.seconds for b in batches], 0.5), 3),
-                     "batch_p95_s": round(percentile([b.seconds for b in batches], 0.95), 3),
-                     "batches": len(batches), "memory_mb": spark.memory_mb, "models": len(spark.models)}
-    if [(m.time, m.atoms) for m in spark.models] != [(m.time, m.atoms) for m in local.models]:
+    rows = {"local": figures(*run_streamlog(topology, work / "in"), args.timestamps),
+            "spark": figures(*run_streamlog(topology, work / "in", args.master, args.files_per_batch, work / "ck"),
+                             args.timestamps, lambda _b: args.ts_per_file * args.files_per_batch)}
+    if rows["spark"]["digest"] != rows["local"]["digest"]:
         raise ExperimentError("Spark's models differ from the local runner's")
     ratio = rows["spark"]["timestamps_per_s"] / rows["local"]["timestamps_per_s"]
-    report = {"date": time.strftime("%Y-%m-%d"), "params": vars(args), "files": files, "rows": rows,
-              "spark_over_local": round(ratio, 3), "same_models": True,
-              "wall_s": round(time.perf_counter() - started, 1)}
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    print(f"{'runner':8} {'ts/s':>8} {'steady ts/s':>12} {'batch p50 s':>12} {'p95 s':>7} {'MB':>14} models")
-    for name, r in rows.items():
-        print(f"{name:8} {r['timestamps_per_s']:8} {str(r.get('steady_timestamps_per_s', '-')):>12} "
-              f"{str(r.get('batch_p50_s', '-')):>12} {str(r.get('batch_p95_s', '-')):>7} "
-              f"{json.dumps(r['memory_mb']):>14} {r['models']}")
+    write_json(args.out, {"params": vars(args), "files": files, "rows": rows, "spark_over_local": round(ratio, 3),
+                          "same_models": True, "wall_s": round(time.perf_counter() - started, 1)})
+    print(text_table(COLUMNS, [[name] + [r.get(c) for c in COLUMNS[1:]] for name, r in rows.items()]))
     log(f"spark / local: {ratio:.2f}x; same models; written to {args.out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    command(main)

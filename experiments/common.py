@@ -1,15 +1,26 @@
-"""What the experiments share: where things are, the TBoxes, the plans of the paper, the typed result row and the
-result files, and one way to measure a topology: through the runner protocol, the same for every runner."""
+"""What the experiments share: where things are, the TBoxes, the plans of the paper, the typed result row, one way
+to measure a topology (through the runner protocol, the same for every runner), and the benchmarks' harness: their
+command line, a process of its own for a run, JVM warm-up, timing, memory, and the results (JSON with the
+machine's description, CSV, tables, plots)."""
 from __future__ import annotations
 
+import argparse
 import csv
 import datetime as _dt
+import glob
+import hashlib
 import json
 import os
 import platform
+import resource
+import statistics
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field, fields
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields, replace
 from importlib.resources import files
 
 from srtopo.concepts import is_exists
@@ -201,9 +212,180 @@ def check_same(name: str, expected: set, got: set, what: str) -> None:
                               f"(missing e.g. {missing}, extra e.g. {extra})")
 
 
-# --- machine and files -------------------------------------------------------------------------------------
+# --- the benchmark harness: command line, processes, measuring, results --------------------------------------
+
+class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module's docstring as it is written, and every flag's default."""
+
+
+#: what the flags that every benchmark names alike mean
+COMMON_FLAGS = {"master": "Spark's master", "out": "where the results go (by default under experiments/results)",
+                "seed": "the generators' seed", "partitions": "Spark's partitions (tasks) per stage"}
+
+
+def arguments(doc: str, **flags) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring as the help, and a flag ``--name`` for each keyword, typed by its
+    default (``False``: a switch; ``(default, help)`` gives a help). The flags benchmarks share are named alike
+    (``COMMON_FLAGS``); the default of ``out`` is taken relative to ``experiments/results``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=_Help)
+    for name, spec in flags.items():
+        default, text = spec if isinstance(spec, tuple) else (spec, COMMON_FLAGS.get(name))
+        option = "--" + name.replace("_", "-")
+        if default is False:
+            parser.add_argument(option, action="store_true", help=text)
+        else:
+            if name == "out" and default is not None:
+                default = os.path.normpath(os.path.join(RESULTS, default))
+            parser.add_argument(option, type=str if default is None else type(default), default=default, help=text)
+    return parser
+
+
+def splits(text: str, kind=str) -> list:
+    """The items of a comma-separated flag (none for an empty one)."""
+    return [kind(x.strip()) for x in text.split(",") if x.strip()]
+
+
+def in_own_process(function, /, quiet: bool = True, **kwargs):
+    """``function(**kwargs)`` (a module-level function of the experiments) in a Python process of its own, and what
+    it returns, through JSON: its own Spark session and master, its own peak memory, a JVM no earlier run warmed.
+    ``quiet``: its stderr (Spark's log) is kept back and shown only if it fails, else passed through."""
+    module = function.__module__
+    if module == "__main__":            # the benchmark run as ``python -m experiments.<name>``
+        module = sys.modules["__main__"].__spec__.name
+    call = json.dumps({"module": module, "function": function.__qualname__, "kwargs": kwargs})
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)   # experiments: the checkout's
+    proc = subprocess.run([sys.executable, "-m", "experiments.common", call], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE if quiet else None, text=True, env=cli_env(PYTHONPATH=path))
+    if proc.returncode != 0:
+        raise ExperimentError(f"{module}.{function.__qualname__} failed in its own process (exit status "
+                              f"{proc.returncode}){(chr(10) + proc.stderr[-3000:]) if quiet else ''}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def cli_env(**extra) -> dict:
+    """The environment of a child process: Spark's Python workers run this interpreter (the venv's)."""
+    return dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable, **extra)
+
+
+def srtopo(args: list[str], timeout: float = 900, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    """``srtopo ARGS`` (the command line) in a process of its own; with ``check``, a failure raises RuntimeError
+    with the end of its error output."""
+    done = subprocess.run([sys.executable, "-m", "srtopo", *args], env=kwargs.pop("env", None) or cli_env(),
+                          capture_output=True, text=True, timeout=timeout, cwd=kwargs.pop("cwd", ROOT), **kwargs)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"srtopo {' '.join(args[:3])} failed: {done.stderr[-2000:]}")
+    return done
+
+
+def warm_jvm(runner, topology, sources, config: RunConfig) -> None:
+    """One run thrown away, its checkpoint in a scratch directory: the measured runs then find the JVM's JIT done
+    with Spark's planner and the generated code, and the Python workers up, as a service that has run for a while
+    (a new JVM's first micro-batches take 2-3 times longer)."""
+    with tempfile.TemporaryDirectory(prefix="srtopo-warm-") as tmp:
+        runner.run(topology, sources, replace(config, checkpoint=os.path.join(tmp, "ck"), out=None))
+
+
+def timed(function, *args, **kwargs) -> tuple:
+    """(what ``function(*args, **kwargs)`` returns, the seconds it took)."""
+    started = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - started
+
+
+_STATS = {"min": min, "p50": 0.5, "median": 0.5, "p95": 0.95, "max": max, "mean": statistics.fmean}
+
+
+def stats(values, key: str = "{}", which=("p50", "p95"), scale: float = 1.0, digits: int | None = None) -> dict:
+    """Summaries of ``values`` x ``scale`` (nearest-rank percentiles, min, max, mean), each under
+    ``key.format(name)``: ``stats(seconds, "latency_{}_s")`` gives latency_p50_s and latency_p95_s (None where
+    there are no values)."""
+    scaled = [v * scale for v in values]
+    out = {}
+    for name in which:
+        how = _STATS[name]
+        value = (percentile(scaled, how) if isinstance(how, float) else how(scaled)) if scaled else None
+        out[key.format(name)] = round(value, digits) if value is not None and digits is not None else value
+    return out
+
+
+def steady_rate(batches, count, skip: int = 1) -> float | None:
+    """Units per second over the micro-batches after the first ``skip`` (all of them if there are no more), a
+    batch's units counted by ``count(batch)`` (None without time)."""
+    steady = batches[skip:] or batches
+    seconds = sum(b.seconds for b in steady)
+    return sum(count(b) for b in steady) / seconds if seconds else None
+
+
+def peak_rss_mb() -> float:
+    """The peak resident memory of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (a Spark session's JVM is a child of this process, its Python workers the JVM's)."""
+    parents: dict = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    parents.setdefault(int(handle.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            except OSError:
+                continue
+    found, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def command_of(pid: int) -> str:
+    """A process's command line, its arguments separated by NUL ("" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class TimedSink:
+    """Keeps what a run emits and when each output arrived (``time.perf_counter()``; ``seen``: the first arrival per
+    time point); ``done`` is set once ``expected`` time points have been seen."""
+
+    def __init__(self, expected: int | None = None):
+        self.outputs: list = []
+        self.rejected: list = []
+        self.at: list[float] = []
+        self.seen: dict[int, float] = {}
+        self.expected = expected
+        self.done = threading.Event()
+
+    def emit(self, output) -> None:
+        self.at.append(time.perf_counter())
+        self.outputs.append(output)
+        self.seen.setdefault(output.time, self.at[-1])
+        if self.expected is not None and len(self.seen) >= self.expected:
+            self.done.set()
+
+    def reject(self, record) -> None:
+        self.rejected.append(record)
+
+
+def write_parts(folder, parts, first: int = 0) -> list[str]:
+    """One file per part (a list of lines) in ``folder``, numbered from ``first``, named and modification-timed in
+    order: Spark's file source reads new files by modification time, and every runner reads them in that order."""
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for n, lines in enumerate(parts, start=first):
+        paths.append(os.path.join(folder, f"part-{n:05d}.txt"))
+        with open(paths[-1], "w", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in lines))
+        os.utime(paths[-1], (1_600_000_000 + n, 1_600_000_000 + n))
+    return paths
+
 
 def machine() -> dict:
+    """The machine a run measured on, and the versions that matter."""
     info = {"nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
             "date": _dt.datetime.now().astimezone().isoformat(timespec="seconds")}
     try:
@@ -233,28 +415,57 @@ def machine() -> dict:
     return info
 
 
+def write_json(path, data, *, describe: bool = True) -> str:
+    """``data`` as JSON at ``path`` (its folder made); a dict after the date and the machine's description
+    (``describe``), unless it has its own."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    if describe and isinstance(data, dict):
+        data = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), **data}
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=1)
+        handle.write("\n")
+    return str(path)
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_csv(path, rows: list[dict], fields: list[str] | None = None) -> str:
+    """The rows as CSV: ``fields`` (default: every key, in the order met) as columns, lists and dicts as JSON."""
+    fields = fields or list(dict.fromkeys(k for r in rows for k in r))
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
+    return str(path)
+
+
+@contextmanager
+def chart(path, rows: int = 1, cols: int = 1, size: tuple = (6, 4), dpi: int = 120, **kwargs):
+    """A matplotlib figure of ``rows`` x ``cols`` panels (``axes[row][col]``), saved to ``path`` when the block ends."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, **kwargs)
+    try:
+        yield fig, axes
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+
+
 def write_results(name: str, rows: list[Row], meta: dict, markdown: str, out_dir: str = RESULTS,
                   plain=None) -> list[str]:
     """name.json (the machine, ``meta`` and the rows; or, with ``plain``, only the list ``plain(rows)``), name.csv
     and name.md."""
-    os.makedirs(out_dir, exist_ok=True)
-    flat = [r.to_dict() for r in rows]
     base = os.path.join(out_dir, name)
-    with open(base + ".json", "w", encoding="utf-8") as handle:
-        if plain is not None:
-            json.dump(plain(rows), handle, indent=1)
-        else:
-            json.dump({"experiment": name, "machine": machine(), **meta, "rows": flat}, handle, indent=1)
-    keys: list[str] = []
-    for r in flat:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
-    with open(base + ".csv", "w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=keys)
-        writer.writeheader()
-        for r in flat:
-            writer.writerow({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
+    flat = [r.to_dict() for r in rows]
+    write_json(base + ".json", plain(rows) if plain is not None else {"experiment": name, **meta, "rows": flat})
+    write_csv(base + ".csv", flat)
     with open(base + ".md", "w", encoding="utf-8") as handle:
         handle.write(markdown.rstrip() + "\n")
     return [base + ext for ext in (".json", ".csv", ".md")]
@@ -265,23 +476,33 @@ def read_rows(name: str, out_dir: str = RESULTS) -> list[Row] | None:
     path = os.path.join(out_dir, name + ".json")
     if not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+    data = read_json(path)
     return [Row.from_dict(r) for r in (data if isinstance(data, list) else data["rows"])]
 
 
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
 def md_table(headers: list[str], rows: list[list]) -> str:
-    def fmt(v):
-        if v is None:
-            return "-"
-        if isinstance(v, float):
-            return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-        if isinstance(v, int):
-            return f"{v:,}"
-        return str(v)
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def text_table(headers: list[str], rows: list[list]) -> str:
+    """The rows as aligned text for a terminal, values shown as in ``md_table``."""
+    cells = [list(headers)] + [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(c[k]) for c in cells) for k in range(len(headers))]
+    text = [all(isinstance(row[k], str) or row[k] is None for row in rows) for k in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) if left else c.rjust(w) for c, w, left in zip(row, widths, text)) for row in cells]
+    return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
 
 
 def first_log(path) -> str:
@@ -294,17 +515,76 @@ def first_log(path) -> str:
 
 def models_digest(models: list) -> str:
     """A digest of a run's models that two processes agree on (``hash`` of a string is salted per process)."""
-    import hashlib
     return hashlib.sha256(json.dumps(models, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
-def run_worker(module: str, args: list[str]) -> dict | None:
-    """Run ``python -m module --worker ARGS`` in a process of its own (its own Spark session and master) and
-    return the JSON object it prints last; None (its stderr shown) if it failed."""
-    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable))
-    proc = subprocess.run([sys.executable, "-m", module, "--worker", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT)     # experiments is a package of the checkout, imported from its root
-    if proc.returncode != 0:
-        print(proc.stderr[-3000:], file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+# --- the ICLP 2021 inputs of the I-DLV-sr paper (in ../shared/data, read in place) --------------------------------
+
+ICLP = os.path.join(DATA, "idlvsr", "ICLP2021-Experiments")
+_CC, _HJ, _PV = ("ContentCaching/events_variation_test/I-DLV-sr", "HeavyJoin/I-DLV-sr", "Photo-voltaicSystem/I-DLV-sr")
+PV_SIZES = {"20x20": "G20x20S15n11970", "22x22": "G22x22S15n17532", "24x24": "G24x24S15n24840",
+            "26x26": "G26x26S15n34222", "28x28": "G28x28S15n46040", "30x30": "G30x30S15n60682"}
+
+
+def _iclp_inputs() -> dict[str, tuple[str, str]]:
+    """name -> (program, log) of every ICLP2021 input, relative to ``ICLP`` (a log may be a directory of logs)."""
+    out = {}
+    for n in range(50, 501, 50):
+        out[f"cc-{n}"] = (f"{_CC}/{n}/Program/cat_w05.idlvsr", f"{_CC}/{n}/Log/tp60etp{n}ce1.log")
+    window = "ContentCaching/window_variation_test/I-DLV-sr/T3"      # its programs are in Encoding/
+    for program in sorted(glob.glob(os.path.join(ICLP, window, "Encoding", "*.idlvsr"))):
+        name = os.path.basename(program)
+        out[f"cc-window-{name[:-7]}"] = (f"{window}/Encoding/{name}", f"{window}/Log/tp60HLH.log")
+    for n in range(50, 501, 50):
+        for w in (2, 20):
+            out[f"hj-{n}-w{w}"] = (f"{_HJ}/{n}/Program/encoding_w{w}.idlvsr", f"{_HJ}/{n}/Log/tp30etp{n // 2}ce1.log")
+    for size, folder in PV_SIZES.items():
+        out[f"pv-{size}"] = (f"{_PV}/{folder}/Program/{folder}.idlvsr", f"{_PV}/{folder}/Log")
+    return out
+
+
+ICLP_INPUTS = _iclp_inputs()
+
+
+def iclp_input(name: str) -> tuple[str, list[str]]:
+    """(program path, the log's time points: its non-blank lines) of an ICLP2021 input."""
+    program, log = ICLP_INPUTS[name]
+    return os.path.join(ICLP, program), log_lines(os.path.join(ICLP, log))
+
+
+def log_lines(path) -> list[str]:
+    """The time points of a log: its non-blank lines (a directory: its first ``.log`` file by name)."""
+    with open(first_log(path), encoding="utf-8") as handle:
+        return [line for line in handle.read().splitlines() if line.strip()]
+
+
+def iclp_names(text: str, parser: argparse.ArgumentParser, extra=()) -> list[str]:
+    """The inputs a flag names (``all``: every one, and ``extra``); an unknown or absent one is a usage error."""
+    names = list(ICLP_INPUTS) + list(extra) if text == "all" else splits(text)
+    missing = [n for n in names if n not in extra
+               and (n not in ICLP_INPUTS or not os.path.exists(os.path.join(ICLP, ICLP_INPUTS[n][0])))]
+    if missing:
+        parser.error(f"unknown or absent inputs: {', '.join(missing)} (the ICLP2021 data is read in place from "
+                     f"{ICLP}; SRTOPO_DATA names the shared data directory)")
+    return names
+
+
+def command(main) -> None:
+    """Run a benchmark's ``main`` as a command: its exit status; a failed check is one line and status 1."""
+    try:
+        sys.exit(main())
+    except ExperimentError as error:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+
+
+def main(call: str) -> None:
+    """The other end of ``in_own_process``: call the function it names and print what it returns as JSON."""
+    import importlib
+    call = json.loads(call)
+    function = getattr(importlib.import_module(call["module"]), call["function"])
+    print(json.dumps(function(**call["kwargs"])))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -9,16 +9,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from experiments.common import (
-    ExperimentError,
-    Row,
-    Stream,
-    analysis_for,
-    check_same,
-    log,
-    measure,
-    read_rows,
-)
+from experiments.common import ExperimentError, Row, Stream, analysis_for, check_same, log, measure, read_rows
 from srtopo.consistency.generate import class_streams, named_classes
 from srtopo.io.sources import TntFiles
 from srtopo.io.tnt import write_tnt

@@ -10,13 +10,13 @@ ordinary disk writes. The local runner's ``--out`` on a full disk must fail the 
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
+from experiments.common import srtopo
 from experiments.hostile import EXAMPLES, clean_tnt
-from experiments.kill_campaign import cli_env, output_lines
+from experiments.kill_campaign import output_lines
 
 FREE_KB = {"out": 48, "checkpoint": 200}       # left free: less than the run writes there
 DISK_KB = 12288     # the whole disk: room for a complete run once the ballast is gone (its checkpoint is ~4 MB)
@@ -35,8 +35,7 @@ def tmpfs(path: Path, size_kb: int):
 
 
 def _cli(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "srtopo", *args], env=cli_env(), capture_output=True, text=True,
-                          timeout=600)
+    return srtopo(args, timeout=600, check=False, cwd=None)
 
 
 def stream(folder: Path) -> Path:

@@ -12,7 +12,6 @@ there). The test suite runs every target with a few hundred examples; this comma
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -21,13 +20,15 @@ import tempfile
 import time
 from collections import Counter
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
+from experiments.common import DATA, arguments, write_json
 from srtopo.concepts import RDF_TYPE
 from srtopo.errors import SrtopoError
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "data" / "idlvsr"
+CORPUS = Path(DATA, "idlvsr")
 #: seconds an input may take at most (the slowest honest input here, a mutated TBox, takes ~50 ms)
 TIME_BOUND = 10.0
 
@@ -200,7 +201,8 @@ def check_tnt_bytes(raw: list[bytes], counts: Counter) -> None:
     check_tnt(list(decoded_lines(raw)), counts)
 
 
-def _check_records(lines: list[str], fmt: str, counts: Counter) -> None:
+def check_records(fmt: str, lines: list[str], counts: Counter) -> None:
+    """An I-DLV-sr log (``fmt``: detect) or JSON lines (jsonl)."""
     from clingo import Symbol
 
     from srtopo.rules.log import read_records
@@ -212,14 +214,6 @@ def _check_records(lines: list[str], fmt: str, counts: Counter) -> None:
     _account(lines, seen, rejected, lambda x: not x.rstrip("\r\n").strip())
     counts["records"] += len(seen)
     counts["rejected"] += len(rejected)
-
-
-def check_log(lines: list[str], counts: Counter) -> None:
-    _check_records(lines, "detect", counts)
-
-
-def check_jsonl(lines: list[str], counts: Counter) -> None:
-    _check_records(lines, "jsonl", counts)
 
 
 def check_idlvsr_program(text: str, counts: Counter) -> None:
@@ -262,7 +256,8 @@ def check_streamlog_stream(lines: list[str], counts: Counter) -> None:
     counts["records"] += len(lines) - len(numbers)
 
 
-def _check_tbox(text: str, suffix: str, counts: Counter) -> None:
+def check_tbox(suffix: str, text: str, counts: Counter) -> None:
+    """A TBox in Turtle (``suffix`` .ttl) or RDF/XML (.owl)."""
     from srtopo.consistency.owl import load_tbox
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "fuzz" + suffix)
@@ -274,14 +269,6 @@ def _check_tbox(text: str, suffix: str, counts: Counter) -> None:
         except SrtopoError as error:
             _located(error, path)
             counts["errors"] += 1
-
-
-def check_turtle(text: str, counts: Counter) -> None:
-    _check_tbox(text, ".ttl", counts)
-
-
-def check_rdfxml(text: str, counts: Counter) -> None:
-    _check_tbox(text, ".owl", counts)
 
 
 def strategies() -> dict:
@@ -298,13 +285,13 @@ def strategies() -> dict:
                                          st.binary(max_size=8).map(lambda b: b"5\t<http://e.org/" + b + b"> <p> <o> .")),
                                min_size=1, max_size=6).map(lambda ls: [b"\xef\xbb\xbf" + ls[0]] + ls[1:]
                                                            if ls and ls[0][:1] == b"5" else ls), check_tnt_bytes),
-        "log": (lines(_log_line(st)), check_log),
-        "jsonl": (lines(_json_line(st)), check_jsonl),
+        "log": (lines(_log_line(st)), partial(check_records, "detect")),
+        "jsonl": (lines(_json_line(st)), partial(check_records, "jsonl")),
         "idlvsr-program": (st.one_of(_text(st, PROGRAM_TOKENS, 24), _mutated(st, programs)), check_idlvsr_program),
         "streamlog-program": (st.one_of(_text(st, SL_TOKENS, 24), _mutated(st, [sl])), check_streamlog_program),
         "streamlog-stream": (lines(st.one_of(st.sampled_from(SL_LINES), st.text(max_size=30))), check_streamlog_stream),
-        "turtle": (st.one_of(_text(st, TTL_PIECES, 20), _mutated(st, [tex])), check_turtle),
-        "rdfxml": (_mutated(st, [rdfxml]), check_rdfxml),
+        "turtle": (st.one_of(_text(st, TTL_PIECES, 20), _mutated(st, [tex])), partial(check_tbox, ".ttl")),
+        "rdfxml": (_mutated(st, [rdfxml]), partial(check_tbox, ".owl")),
     }
 
 
@@ -358,23 +345,17 @@ def fuzz(target: str, examples: int, seed: int = 0, raise_failure: bool = True) 
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, examples=10_000, seed=0, out="fuzz.json")
     parser.add_argument("targets", nargs="*", default=list(TARGETS), help="what to fuzz (default: all)")
-    parser.add_argument("--examples", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "fuzz.json"))
     args = parser.parse_args(argv)
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:
         parser.error(f"unknown target {unknown[0]!r} (use {', '.join(TARGETS)})")
     rows = []
     for target in args.targets:
-        row = fuzz(target, args.examples, args.seed, raise_failure=False)
-        rows.append(row)
-        print(json.dumps(row), file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "examples": args.examples,
-                                          "seed": args.seed, "rows": rows}, indent=1) + "\n", encoding="utf-8")
+        rows.append(fuzz(target, args.examples, args.seed, raise_failure=False))
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    write_json(args.out, {"examples": args.examples, "seed": args.seed, "rows": rows})
     return 1 if any(r["failure"] for r in rows) else 0
 
 

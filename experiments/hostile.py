@@ -11,6 +11,17 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from srtopo.concepts import RDF_TYPE
+from srtopo.consistency.choose import topology_from_tbox
+from srtopo.consistency.owl import load_tbox
+from srtopo.io.sources import AtomLog, FactLines, TntFiles
+from srtopo.io.tnt import format_tnt
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_file
+from srtopo.runners import get_runner
+from srtopo.streamlog.compile import topology_from_file
+from srtopo.testing import run_topology
+
 BIG = 200_000
 
 #: (kind, line) for timestamped N-Triples streams
@@ -130,9 +141,6 @@ CC = Path(__file__).resolve().parents[2] / "shared" / "data" / "idlvsr" / "ICLP2
 
 def clean_tnt(n: int, seed: int) -> list[bytes]:
     """``n`` statements over T_ex (examples/tex.ttl): class assertions on 300 subjects, 15 per time point."""
-    from srtopo.concepts import RDF_TYPE
-    from srtopo.consistency.owl import load_tbox
-    from srtopo.io.tnt import format_tnt
     rng = random.Random(seed)
     classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
     return [format_tnt(i // 15, f"http://ex.org/data/s{rng.randrange(300)}", RDF_TYPE, rng.choice(classes)).encode()
@@ -148,10 +156,6 @@ def _write(folder: Path, name: str, lines: list[bytes]) -> Path:
 def consistency_case(engine: str, options, folder: Path, statements: int = 4000, count: int = 400,
                      seed: int = 6) -> dict:
     """The clean stream and the same with ``count`` hostile lines, on one runner: what each gave."""
-    from srtopo.consistency.choose import topology_from_tbox
-    from srtopo.io.sources import TntFiles
-    from srtopo.runners import get_runner
-    from srtopo.testing import run_topology
     topology = topology_from_tbox(str(EXAMPLES / "tex.ttl"))
     clean = clean_tnt(statements, seed)
     dirty, where = mixed(clean, hostile_lines(TNT, count, seed), seed + 1)
@@ -167,11 +171,6 @@ def consistency_case(engine: str, options, folder: Path, statements: int = 4000,
 def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int = 8) -> dict | None:
     """A real I-DLV-sr log (ICLP 2021, Content Caching, 50 events per time point) clean and with ``count``
     hostile lines; None when the corpus is not there."""
-    from srtopo.io.sources import AtomLog
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_file
-    from srtopo.runners import get_runner
-    from srtopo.testing import run_topology
     program, log = CC / "Program" / "cat_w05.idlvsr", CC / "Log" / "tp60etp50ce1.log"
     if not log.exists():
         return None
@@ -215,10 +214,6 @@ def clean_facts(n: int, seed: int) -> list[bytes]:
 
 def _streamlog_runs(engine: str, options, folder: Path, streams: dict) -> dict:
     """{name: RunResult} of examples/sensors.sl over each stream (a list of lines, written to a file)."""
-    from srtopo.io.sources import FactLines
-    from srtopo.runners import get_runner
-    from srtopo.streamlog.compile import topology_from_file
-    from srtopo.testing import run_topology
     topology = topology_from_file(str(EXAMPLES / "sensors.sl"))
     runner = get_runner(engine)
     return {name: run_topology(runner, topology, [FactLines(str(_write(folder / name, "readings.txt", lines)))],

@@ -26,7 +26,6 @@ and date); ``experiments.reliability`` puts them in RELIABILITY.md.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -40,13 +39,11 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.common import progress
+from experiments.common import arguments, cli_env, progress, read_json, splits, srtopo, write_json
+from experiments.hostile import EXAMPLES
+from experiments.kill_campaign import output_lines
 
-RESULTS = Path(__file__).parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
-TEX_TBOX = ROOT / "examples" / "tex.ttl"
-SHORTEST_PATHS = ROOT / "examples" / "shortest-paths.sl"
-SENSORS = ROOT / "examples" / "sensors.sl"
+TEX_TBOX, SHORTEST_PATHS, SENSORS = (EXAMPLES / name for name in ("tex.ttl", "shortest-paths.sl", "sensors.sl"))
 PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
 warm(S) :- temp(S,V) in [5 sec], V > 25.
 alert(S) :- hot(S), warm(S).
@@ -125,10 +122,6 @@ CASES = {c.name: c for c in [
 
 
 # --- one trial ----------------------------------------------------------------------------------------------
-
-def cli_env(tag: str) -> dict:
-    return dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable, **{TAG: tag})
-
 
 def tagged_processes(tag: str) -> list[int]:
     """Processes whose environment carries the trial's tag: the run, its JVM, the JVM's Python workers."""
@@ -212,7 +205,7 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
     if case.engine == "spark":
         (folder / "in").mkdir(parents=True, exist_ok=True)
     errors = tempfile.TemporaryFile()      # read after the run: a pipe nobody reads could block it
-    proc = subprocess.Popen(command_line(case, folder), env=cli_env(tag), cwd=str(folder),
+    proc = subprocess.Popen(command_line(case, folder), env=cli_env(**{TAG: tag}), cwd=str(folder),
                             stdin=subprocess.PIPE if case.engine == "local" else subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
     feeder = Feeder(case, folder, proc, random.Random(rng.random()))
@@ -277,15 +270,13 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
 def _restart(case: Case, folder: Path) -> dict:
     """The same command with --once on the same folders: it goes on from the checkpoint, and all the outputs
     are those of one uninterrupted local run over the files the feeder wrote."""
-    done = subprocess.run(command_line(case, folder, once=True), env=cli_env(uuid.uuid4().hex), cwd=str(folder),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command_line(case, folder, once=True), env=cli_env(**{TAG: uuid.uuid4().hex}),
+                          cwd=str(folder), capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         return {"restart_ok": False, "restart_stderr": done.stderr[-2000:]}
-    from experiments.kill_campaign import output_lines
     got = output_lines(folder / "out")
-    base = case.args(folder, "local")
-    reference = subprocess.run([sys.executable, "-m", "srtopo", *base, "--stream", str(folder / "in")],
-                               env=cli_env(uuid.uuid4().hex), capture_output=True, text=True, timeout=600)
+    reference = srtopo([*case.args(folder, "local"), "--stream", str(folder / "in")], timeout=600, check=False,
+                       env=cli_env(**{TAG: uuid.uuid4().hex}))
     expected = {_key(case, json.loads(x)) for x in reference.stdout.splitlines() if x.strip()}
     have = {_key(case, json.loads(x)) for x in got}
     return {"restart_ok": reference.returncode == 0 and have == expected, "restart_outputs": len(have)}
@@ -309,30 +300,22 @@ def campaign(case: Case, trials: int, seed: int, restart: bool = True) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
-    parser.add_argument("--seed", type=int, default=130)
-    parser.add_argument("--no-restart", action="store_true", help="skip the --once restart of Spark trials")
-    parser.add_argument("--out", default=str(RESULTS / "interrupt_campaign.json"))
+    parser = arguments(__doc__, trials=20, cases=(",".join(CASES), "comma-separated: " + ", ".join(CASES)), seed=130,
+                       no_restart=(False, "skip the --once restart of Spark trials"), out="interrupt_campaign.json")
     args = parser.parse_args(argv)
-    unknown = [c for c in args.cases.split(",") if c not in CASES]
+    unknown = [c for c in splits(args.cases) if c not in CASES]
     if unknown:
         parser.error(f"unknown case {unknown[0]!r} (use {', '.join(CASES)})")
     results = [dict(campaign(CASES[c], args.trials, args.seed, not args.no_restart), seed=args.seed,
-                    date=time.strftime("%Y-%m-%d")) for c in args.cases.split(",")]
+                    date=time.strftime("%Y-%m-%d")) for c in splits(args.cases)]
     for r in results:
         print(f"{r['case']}: {r['clean']}/{r['trials']} clean stops ({r['seconds']} s)", file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     # the results of the cases not run now are kept from the last run, each with the date it was run
-    kept = []
-    if Path(args.out).exists():
-        last = json.loads(Path(args.out).read_text(encoding="utf-8"))
-        kept = [dict(r, seed=r.get("seed", last.get("seed")), date=r.get("date", last.get("date")))
-                for r in last.get("campaigns", []) if r["case"] in CASES]
+    last = read_json(args.out) if Path(args.out).exists() else {}
+    kept = [dict(r, seed=r.get("seed", last.get("seed")), date=r.get("date", last.get("date")))
+            for r in last.get("campaigns", []) if r["case"] in CASES]
     done = {r["case"]: r for r in kept + results}
-    Path(args.out).write_text(json.dumps({"campaigns": [done[c] for c in CASES if c in done]}, indent=1) + "\n",
-                              encoding="utf-8")
+    write_json(args.out, {"campaigns": [done[c] for c in CASES if c in done]})
     return 0 if all(r["clean"] == r["trials"] for r in results) else 1
 
 

@@ -27,7 +27,6 @@ committed before the kill are unchanged after the restart. Results: ``results/ki
 """
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import os
@@ -41,11 +40,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from experiments.common import progress
+from experiments.common import ROOT, arguments, cli_env, progress, splits, srtopo, write_json, write_parts
+from experiments.reconfig import queens
+from experiments.reconfig.validate import committed, out_batches, validate
+from srtopo.io.tnt import write_tnt
 
-RESULTS = Path(__file__).parent / "results"
 FILES = 6
-TEX_TBOX = (Path(__file__).resolve().parents[1] / "examples" / "tex.ttl")
+TEX_TBOX = Path(ROOT) / "examples" / "tex.ttl"
 PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
 warm(S) :- temp(S,V) in [5 sec], V > 25.
 #temp spike(S) :- temp(S,V), V > 28.
@@ -57,11 +58,10 @@ hot_sensors(N) :- #count{S: hot(S)} = N.
 def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
     from srtopo.concepts import RDF_TYPE
     from srtopo.consistency.owl import load_tbox
-    from srtopo.io.tnt import write_tnt
     classes = sorted(load_tbox(str(TEX_TBOX)).concepts)
     n = 60_000
-    write_tnt(str(folder / "in"), ((i // 50, f"http://ex.org/data/s{rng.randrange(3000)}", RDF_TYPE, rng.choice(classes))
-                                   for i in range(n)), per_file=n // FILES)
+    write_tnt(str(folder / "in"), ((i // 50, f"http://ex.org/data/s{rng.randrange(3000)}", RDF_TYPE,
+                                    rng.choice(classes)) for i in range(n)), per_file=n // FILES)
     return ["check", "--tbox", str(TEX_TBOX), "--stream", str(folder / "in"), "--window", "10", "--lateness", "0",
             "--shuffle-partitions", "2"]
 
@@ -78,7 +78,6 @@ def sensor_lines(rng: random.Random, points: int) -> list[str]:
 
 
 def _rules_input(folder: Path, rng: random.Random) -> list[str]:
-    from srtopo.io.tnt import write_tnt
     (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
     lines = sensor_lines(rng, 210)
     write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
@@ -96,15 +95,6 @@ over(T,S,V) :- reading(T,S,V), limit(T0,S,L), T0 <= T, not newer(T,S,T0), V > L.
 """
 
 
-def _write_files(folder: Path, parts: list[list[str]]) -> None:
-    """One file per part, listed (by modification time) in order."""
-    folder.mkdir(parents=True)
-    for k, lines in enumerate(parts):
-        path = folder / f"part-{k:02d}.txt"
-        path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-        os.utime(path, (1_600_000_000 + k, 1_600_000_000 + k))
-
-
 def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
     """Both streams cut at the same timestamps, so that each micro-batch completes a sixth of the timeline."""
     (folder / "p.sl").write_text(STREAMLOG, encoding="utf-8")
@@ -116,12 +106,10 @@ def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
         readings[k] += [f"reading({t},s{s},{t // 4 + rng.randint(0, 60)})." for s in range(10) if rng.random() < 0.4]
         if rng.random() < 0.2:
             limits[k].append(f"limit({t},s{rng.randrange(10)},{t // 4 + rng.randint(30, 70)}).")
-    _write_files(folder / "readings", readings)
-    _write_files(folder / "limits", limits)
+    write_parts(folder / "readings", readings)
+    write_parts(folder / "limits", limits)
     return ["streamlog", "--program", str(folder / "p.sl"), "--stream", str(folder / "readings"),
             "--also-stream", str(folder / "limits")]
-
-
 
 
 #: the choice kind's n-Queens Completion stream: board size, time points, the strategies trials alternate
@@ -130,7 +118,6 @@ CHOICE_N, CHOICE_POINTS, CHOICE_STRATEGIES = 10, 48, ("incremental", "rl")
 
 def choice_lines(rng: random.Random) -> list[str]:
     """A QC stream's log lines with 4 time points replaced by two given queens on a diagonal (no completion)."""
-    from experiments.reconfig import queens
     lines = queens.log_lines(queens.qc_stream(CHOICE_N, steps=CHOICE_POINTS, seed=rng.randrange(1000)))
     for t in rng.sample(range(1, CHOICE_POINTS), 4):
         lines[t] = f"{t} given(1,1); given(2,2)"
@@ -138,8 +125,6 @@ def choice_lines(rng: random.Random) -> list[str]:
 
 
 def _choice_input(folder: Path, rng: random.Random) -> list[str]:
-    from experiments.reconfig import queens
-    from srtopo.io.tnt import write_tnt
     (folder / "qc.lp").write_text(queens.program(CHOICE_N), encoding="utf-8")
     lines = choice_lines(rng)
     (folder / "stream.log").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
@@ -206,13 +191,11 @@ def reports_dir(out: Path) -> Path:
 
 
 def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
+    """The arguments of ``srtopo`` for a run of ``base`` on Spark, a file per micro-batch, with a checkpoint (a
+    chain's reports to ``reports_dir(out)``)."""
     extra = ["--reports-out", str(reports_dir(out))] if "--tbox" in base and base[0] == "reason" else []
-    return [sys.executable, "-m", "srtopo", *base, "--engine", "spark", "--once", "--files-per-batch", "1",
-            "--master", "local[2]", "--checkpoint", str(checkpoint), "--out", str(out), *extra]
-
-
-def cli_env() -> dict:
-    return dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON") or sys.executable)
+    return [*base, "--engine", "spark", "--once", "--files-per-batch", "1", "--master", "local[2]", "--checkpoint",
+            str(checkpoint), "--out", str(out), *extra]
 
 
 def _store_entries(checkpoint: Path) -> int:
@@ -244,17 +227,7 @@ def times_in_batch_order(out: Path) -> list[int]:
 
 def _local_models(base: list[str]) -> Counter:
     """The models of one local run of ``base`` (a ``streamlog`` command), as JSON values."""
-    done = subprocess.run([sys.executable, "-m", "srtopo", *base], env=cli_env(), capture_output=True, text=True,
-                          timeout=900)
-    if done.returncode != 0:
-        raise RuntimeError(f"the local run failed: {done.stderr[-2000:]}")
-    return Counter(json.dumps(json.loads(x), sort_keys=True) for x in done.stdout.splitlines() if x.strip())
-
-
-def _finish(command: list[str]) -> None:
-    done = subprocess.run(command, env=cli_env(), capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise RuntimeError(f"the run failed: {done.stderr[-2000:]}")
+    return Counter(json.dumps(json.loads(x), sort_keys=True) for x in srtopo(base).stdout.splitlines() if x.strip())
 
 
 def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
@@ -264,8 +237,8 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
     for directory in (checkpoint, out, reports_dir(out)):
         shutil.rmtree(directory, ignore_errors=True)
     after, delay = rng.randint(0, FILES - 2), round(rng.uniform(0.0, 1.0), 2)
-    proc = subprocess.Popen(_command(base, checkpoint, out), env=cli_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "srtopo", *_command(base, checkpoint, out)], env=cli_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 600
     try:
         while _store_entries(checkpoint) < after and proc.poll() is None and time.time() < deadline:
@@ -279,11 +252,10 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
             pass
         proc.wait()
     killed_at = _store_entries(checkpoint)
-    from experiments.reconfig.validate import committed, out_batches
     before_batches = committed(str(checkpoint))
     written = out_batches(str(out))
     before = {b: _sorted_rows(written.get(b)) for b in before_batches}
-    _finish(_command(base, checkpoint, out))
+    srtopo(_command(base, checkpoint, out))
     written = out_batches(str(out))
     changed = [b for b in before_batches if before[b] is None or _sorted_rows(written.get(b)) != before[b]]
     return {"after_batches": after, "delay_s": delay, "store_entry_at_kill": killed_at,
@@ -304,7 +276,7 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
         folder = Path(tmp)
         base = INPUTS[kind](folder, random.Random(seed + 1))
         started = time.perf_counter()
-        _finish(_command(base, folder / "ref-ck", folder / "ref"))
+        srtopo(_command(base, folder / "ref-ck", folder / "ref"))
         reference = output_lines(folder / "ref")
         timed = kind == "streamlog"
         extra = {}
@@ -345,7 +317,6 @@ def choice_campaign(trials: int, seed: int, save=None) -> dict:
     """The choice kind: no reference run (a restarted solver may pick other valid answers); each trial's final
     output validated, and the committed batches compared across the restart. ``save`` receives the summary so
     far after every trial (a long campaign leaves its trials behind if it is stopped)."""
-    from experiments.reconfig.validate import validate
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="srtopo-kill-choice-") as tmp:
         folder = Path(tmp)
@@ -377,24 +348,13 @@ def choice_campaign(trials: int, seed: int, save=None) -> dict:
         return summary()
 
 
-def _write(path: str, seed: int, results: list[dict]) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "seed": seed, "campaigns": results},
-                                     indent=1) + "\n", encoding="utf-8")
-
-
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--kinds", default=",".join(INPUTS))
-    parser.add_argument("--seed", type=int, default=20)
-    parser.add_argument("--out", default=str(RESULTS / "kill_campaign.json"))
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, trials=20, kinds=",".join(INPUTS), seed=20, out="kill_campaign.json").parse_args(argv)
     results: list[dict] = []
-    for kind in args.kinds.split(","):
+    for kind in splits(args.kinds):
         if kind == "choice":
-            results.append(choice_campaign(args.trials, args.seed,
-                                           save=lambda partial: _write(args.out, args.seed, results + [partial])))
+            results.append(choice_campaign(args.trials, args.seed, save=lambda partial: write_json(
+                args.out, {"seed": args.seed, "campaigns": results + [partial]})))
         else:
             results.append(campaign(kind, args.trials, args.seed))
     for r in results:
@@ -412,7 +372,7 @@ def main(argv=None) -> int:
                     f"local runner's, {'in' if r['reference_in_time_order'] else 'NOT in'} time order")
         print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "
               f"({r['reference_lines']} lines, {r['seconds']} s){also}", file=sys.stderr)
-    _write(args.out, args.seed, results)
+    write_json(args.out, {"seed": args.seed, "campaigns": results})
     return 0 if all(r["identical"] == r["trials"] and r.get("reference_equals_local", True)
                     and r.get("reference_in_time_order", True) for r in results) else 1
 

@@ -17,9 +17,7 @@ The window bounds what is kept, so memory must level off: the report compares 10
 """
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import os
 import random
 import subprocess
@@ -29,39 +27,23 @@ import time
 from pathlib import Path
 from statistics import median
 
+from experiments.common import arguments, chart, command_of, descendants, splits, write_json
 from experiments.hostile import EXAMPLES
 from experiments.kill_campaign import PROGRAM
+from srtopo.concepts import RDF_TYPE
+from srtopo.consistency.choose import topology_from_tbox
+from srtopo.consistency.owl import load_tbox
+from srtopo.environment import java_executable
+from srtopo.io.sinks import JsonLinesSink
+from srtopo.io.sources import AtomLog, TntFiles
+from srtopo.io.tnt import format_tnt
 from srtopo.measure import rss_mb
-
-RESULTS = Path(__file__).parent / "results"
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-def _tree(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = _children(p)
-        found += kids
-        todo += kids
-    return found
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import RunConfig, SparkOptions, SparkRunner
 
 
 def jmap_path() -> str | None:
-    from srtopo.environment import java_executable
     java = java_executable()
     jmap = os.path.join(os.path.dirname(os.path.realpath(java)), "jmap") if java else None
     return jmap if jmap and os.path.exists(jmap) else None
@@ -90,14 +72,6 @@ def _live_heap_mb(pid: int, spark, runtime) -> float:
     return round((runtime.totalMemory() - runtime.freeMemory()) / 2 ** 20, 1)
 
 
-def _command(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def _size(path: Path) -> int:
     """Bytes of the files under ``path`` (files that Spark removes while they are counted are skipped)."""
     total = 0
@@ -112,9 +86,6 @@ def _size(path: Path) -> int:
 
 def _input_files(kind: str, batches: int, seed: int):
     """(name, text) of the stream's files, one per micro-batch."""
-    from srtopo.concepts import RDF_TYPE
-    from srtopo.consistency.owl import load_tbox
-    from srtopo.io.tnt import format_tnt
     rng = random.Random(seed)
     if kind == "consistency":
         classes = sorted(load_tbox(str(EXAMPLES / "tex.ttl")).concepts)
@@ -131,12 +102,6 @@ def _input_files(kind: str, batches: int, seed: int):
 def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
     """Feed the stream ``every`` files at a time; once the query has read them and is idle, sample (the live
     heap is then what the run keeps, not what a running task holds for a moment)."""
-    from srtopo.consistency.choose import topology_from_tbox
-    from srtopo.io.sinks import JsonLinesSink
-    from srtopo.io.sources import AtomLog, TntFiles
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_program
-    from srtopo.runners import RunConfig, SparkOptions, SparkRunner
     from srtopo.runners.spark.session import get_session
     spark = get_session(master="local[2]", shuffle_partitions=2)
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
@@ -146,7 +111,8 @@ def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
         (folder / "in").mkdir()
         (folder / "staging").mkdir()
         if kind == "consistency":
-            topology, source = topology_from_tbox(str(EXAMPLES / "tex.ttl")), TntFiles(str(folder / "in"), files_per_batch=1)
+            topology = topology_from_tbox(str(EXAMPLES / "tex.ttl"))
+            source = TntFiles(str(folder / "in"), files_per_batch=1)
             config = RunConfig(window=10, lateness=0, checkpoint=str(folder / "ck"), out=str(folder / "out"),
                                options=SparkOptions(once=False))
         else:
@@ -171,7 +137,7 @@ def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
                         raise RuntimeError(f"the query stopped or stalled at batch {len(handle.batch_metrics)}: "
                                            f"{handle.query.exception()}")
                     time.sleep(0.05)
-                workers = [p for p in _tree(jvm) if "python" in _command(p)]
+                workers = [p for p in descendants(jvm) if "python" in command_of(p)]
                 samples.append({"t": time.perf_counter() - started, "batches": len(handle.batch_metrics),
                                 "driver_mb": rss_mb(), "jvm_mb": rss_mb(jvm),
                                 "workers_mb": round(sum(rss_mb(p) or 0 for p in workers), 1),
@@ -213,41 +179,30 @@ def summarise(result: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=500)
-    parser.add_argument("--kinds", default="consistency,rules")
-    parser.add_argument("--out", default=str(RESULTS / "long_run_memory.json"))
-    args = parser.parse_args(argv)
-    results = [run(kind, args.batches) for kind in args.kinds.split(",")]
+    args = arguments(__doc__, batches=500, kinds="consistency,rules", out="long_run_memory.json").parse_args(argv)
+    results = [run(kind, args.batches) for kind in splits(args.kinds)]
     for r in results:
+        peak = r["heap_peak_growth"]
         print(f"{r['kind']}: {r['batches']} batches in {r['seconds']} s; growth from 10% to 100%: "
               + ", ".join(f"{k} {v:+.1%}" for k, v in r["growth"].items() if v is not None)
-              + f"; live heap peak 10-50% -> 50-100%: {r['heap_peak_growth']:+.1%}", file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "results": results}, indent=1) + "\n",
-                              encoding="utf-8")
+              + "; live heap peak 10-50% -> 50-100%: " + ("no sample in one of them" if peak is None
+                                                           else f"{peak:+.1%}"),
+              file=sys.stderr)
+    write_json(args.out, {"results": results})
     _plot(results, Path(args.out).with_suffix(".png"))
     return 0
 
 
 def _plot(results: list[dict], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 3.4), squeeze=False)
-    for ax, r in zip(axes[0], results):
-        xs = [s["batches"] for s in r["samples"]]
-        for key in ("driver_mb", "jvm_mb", "workers_mb", "state_mb"):
-            ax.plot(xs, [s[key] for s in r["samples"]], label=key.replace("_mb", ""))
-        live = [s for s in r["samples"] if "heap_live_mb" in s]
-        ax.plot([s["batches"] for s in live], [s["heap_live_mb"] for s in live], label="JVM heap live", marker=".")
-        ax.set_title(f"{r['kind']} on Spark local[2]")
-        ax.set_xlabel("micro-batches done")
-        ax.set_ylabel("MB")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with chart(path, 1, len(results), size=(5 * len(results), 3.4), dpi=110) as (_fig, axes):
+        for ax, r in zip(axes[0], results):
+            xs = [s["batches"] for s in r["samples"]]
+            for key in ("driver_mb", "jvm_mb", "workers_mb", "state_mb"):
+                ax.plot(xs, [s[key] for s in r["samples"]], label=key.replace("_mb", ""))
+            live = [s for s in r["samples"] if "heap_live_mb" in s]
+            ax.plot([s["batches"] for s in live], [s["heap_live_mb"] for s in live], label="JVM heap live", marker=".")
+            ax.set(title=f"{r['kind']} on Spark local[2]", xlabel="micro-batches done", ylabel="MB")
+            ax.legend(fontsize=7)
 
 
 if __name__ == "__main__":

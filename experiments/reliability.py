@@ -13,17 +13,24 @@ the test suite (tests/reliability, tests/spark).
 """
 from __future__ import annotations
 
-import argparse
-import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from experiments.common import progress
+from experiments import full_disk, fuzz, hostile, interrupt_campaign, kill_campaign
+from experiments.common import RESULTS, ROOT, arguments, progress, read_json, splits, write_json
+from srtopo.consistency.compile import compile_ntm
+from srtopo.consistency.nis import analyse
+from srtopo.consistency.tbox import TBox
+from srtopo.errors import TopologyError
+from srtopo.io.tnt import format_tnt
+from srtopo.rules.compile import compile_program
+from srtopo.rules.parse import parse_program
+from srtopo.runners import LocalOptions, SparkOptions, get_runner
+from srtopo.testing import lines, run_topology
 
-RESULTS = Path(__file__).parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("fuzz", "hostile", "checkpoint", "disk", "kill", "kill-choice", "interrupt", "overload", "memory")
 
 
@@ -32,10 +39,9 @@ def _row(area: str, test: str, tried: str, count, outcome: str, ok: bool) -> dic
 
 
 def fuzz_rows(examples: int) -> list[dict]:
-    from experiments.fuzz import TARGETS, fuzz
     rows = []
-    for target in progress(TARGETS, desc="fuzz"):
-        r = fuzz(target, examples, seed=0, raise_failure=False)
+    for target in progress(fuzz.TARGETS, desc="fuzz"):
+        r = fuzz.fuzz(target, examples, seed=0, raise_failure=False)
         got = ", ".join(f"{r[k]:,} {k}" for k in ("records", "rejected", "values", "errors") if k in r)
         rows.append(_row("fuzz", target, "grammar pieces, arbitrary text and bytes, mutated real files",
                          r["examples"], r["failure"] or f"no unhandled exception, no hang ({got})",
@@ -44,15 +50,12 @@ def fuzz_rows(examples: int) -> list[dict]:
 
 
 def _spark():
-    import os
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from srtopo.runners.spark.session import get_session
     return get_session(master="local[2]", app_name="srtopo-reliability", shuffle_partitions=2)
 
 
 def hostile_rows() -> list[dict]:
-    from experiments.hostile import consistency_case, rules_case
-    from srtopo.runners import LocalOptions, SparkOptions
     _spark()
     rows = []
     engines = [("local", LocalOptions()), ("spark", SparkOptions(physical_plan="fused")),
@@ -60,7 +63,7 @@ def hostile_rows() -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         for i, (engine, options) in enumerate(progress(engines, desc="hostile lines")):
             label = engine + (f" ({options.physical_plan})" if engine == "spark" else "")
-            got = consistency_case(engine, options, Path(tmp) / f"c{i}")
+            got = hostile.consistency_case(engine, options, Path(tmp) / f"c{i}")
             ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
             rows.append(_row("hostile lines", f"consistency, {label}",
                              f"4,000 statements + {got['hostile']} hostile lines of {got['kinds']} kinds",
@@ -69,7 +72,7 @@ def hostile_rows() -> list[dict]:
                              f"hostile line" + ("" if ok else f"; missed {got['missed']}"), ok))
         reasons = {}
         for engine, options in (("local", None), ("spark", SparkOptions())):
-            got = rules_case(engine, options, Path(tmp) / f"r-{engine}")
+            got = hostile.rules_case(engine, options, Path(tmp) / f"r-{engine}")
             if got is None:
                 continue
             reasons[engine] = got["reasons"]
@@ -87,11 +90,9 @@ def hostile_rows() -> list[dict]:
 
 
 def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
-    from experiments.hostile import far_ahead_case, streamlog_case
-    from srtopo.runners import SparkOptions
     rows, reasons, far = [], {}, {}
     for engine, options in (("local", None), ("spark", SparkOptions())):
-        got = streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
+        got = hostile.streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
         reasons[engine] = got["reasons"]
         ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
         rows.append(_row("hostile lines", f"Streamlog (examples/sensors.sl), {engine}",
@@ -99,7 +100,7 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
                          f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean stream's "
                          f"({got['outputs']:,}); {got['rejected']} rejected records, one per hostile line"
                          + ("" if ok else f"; missed {got['missed']}"), ok))
-        far[engine] = far_ahead_case(engine, options, tmp / f"far-{engine}")
+        far[engine] = hostile.far_ahead_case(engine, options, tmp / f"far-{engine}")
     same = reasons["local"] == reasons["spark"]
     rows.append(_row("hostile lines", "Streamlog: local and Spark reject alike", "the same hostile stream",
                      len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
@@ -116,15 +117,6 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
 
 
 def checkpoint_rows() -> list[dict]:
-    from srtopo.consistency.compile import compile_ntm
-    from srtopo.consistency.nis import analyse
-    from srtopo.consistency.tbox import TBox
-    from srtopo.errors import TopologyError
-    from srtopo.io.tnt import format_tnt
-    from srtopo.rules.compile import compile_program
-    from srtopo.rules.parse import parse_program
-    from srtopo.runners import SparkOptions, get_runner
-    from srtopo.testing import lines, run_topology
     _spark()
     ex, rdf_type = "http://ex.org/c#", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
     topology = lambda nis: compile_ntm(analyse(TBox.build([], [(ex + a, ex + b) for a, b in nis])))   # noqa: E731
@@ -151,12 +143,11 @@ def checkpoint_rows() -> list[dict]:
 
 
 def disk_rows() -> list[dict]:
-    from experiments.full_disk import case
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         reference = None
         for where in progress(("out", "checkpoint", "local-out"), desc="full disk"):
-            got = case(where, Path(tmp) / where, reference)
+            got = full_disk.case(where, Path(tmp) / where, reference)
             if got is None:
                 return [_row("full disk", "a tmpfs that fills up", "not run: mounting is not allowed here", 0,
                              "not measured", True)]
@@ -177,16 +168,15 @@ def disk_rows() -> list[dict]:
 def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The kill campaign's rows: run now, or read from the campaign's own results file (``saved``, written by
     ``python -m experiments.kill_campaign``) for the kinds it holds."""
-    from experiments.kill_campaign import INPUTS, campaign
     done, date = {}, None
     if saved is not None:
-        results = json.loads(Path(saved).read_text(encoding="utf-8"))
+        results = read_json(saved)
         done, date = {r["kind"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
-    for kind in INPUTS:
+    for kind in kill_campaign.INPUTS:
         if saved is not None and kind not in done:
             continue
-        r = done.get(kind) or campaign(kind, trials, seed=20)
+        r = done.get(kind) or kill_campaign.campaign(kind, trials, seed=20)
         n = r["trials"]
         within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
         tried = f"seeded random points ({within} of {n} before the run ended)"
@@ -213,12 +203,11 @@ def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
 def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The choice kind of the kill campaign: run now, or read from a saved campaign (``saved``, written by
     ``python -m experiments.kill_campaign --kinds choice``)."""
-    from experiments.kill_campaign import CHOICE_STRATEGIES, choice_campaign
     r = None
     if saved is not None:
-        r = next((c for c in json.loads(Path(saved).read_text(encoding="utf-8"))["campaigns"]
+        r = next((c for c in read_json(saved)["campaigns"]
                   if c["kind"] == "choice"), None)
-    r = r or choice_campaign(trials, seed=20)
+    r = r or kill_campaign.choice_campaign(trials, seed=20)
     n, k = r["trials"], r["committed_batches_compared"]
     within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
     planned = r.get("planned", n)
@@ -226,7 +215,7 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
              f"{n} of {planned} planned trials run)" if planned != n else
              f"seeded random points ({within} of {n} before the run ended)")
     return [_row("crashes", f"kill -9 and restart, a choice part on Spark (n-Queens Completion, "
-                            f"{' and '.join(CHOICE_STRATEGIES)} in turn)", tried, n,
+                            f"{' and '.join(kill_campaign.CHOICE_STRATEGIES)} in turn)", tried, n,
                  f"{r['passed']}/{n} final outputs answer each of the {r['time_points']} time points once, every "
                  f"answer valid by queens.check and the {r['unsatisfiable_points']} without one confirmed by a "
                  f"fresh clingo; the answers of the {k} batch{'es' if k != 1 else ''} committed before the kills "
@@ -236,14 +225,13 @@ def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
 def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
     by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
-    from experiments.interrupt_campaign import CASES, campaign
     done, date = {}, None
     if saved is not None:
-        results = json.loads(Path(saved).read_text(encoding="utf-8"))
+        results = read_json(saved)
         done, date = {r["case"]: r for r in results["campaigns"]}, results.get("date")
     rows = []
-    for name, case in CASES.items():
-        r = done.get(name) or campaign(case, trials, seed=130)
+    for name, case in interrupt_campaign.CASES.items():
+        r = done.get(name) or interrupt_campaign.campaign(case, trials, seed=130)
         n = r["trials"]
         left = sum(x["left_processes"] for x in r["rows"])
         outcome = f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes left"
@@ -263,10 +251,10 @@ def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
 
 def overload_rows() -> list[dict]:
     """What the paced benchmark measured at twice the sustainable rate (``bench_rules_paced --periods 0,2x``)."""
-    path = RESULTS / "bench_rules_overload.json"
+    path = Path(RESULTS, "bench_rules_overload.json")
     if not path.exists():
         return []
-    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    rows = read_json(path)["rows"]
     out = []
     for r in rows:
         full = next((f for f in rows if f["input"] == r["input"] and f["engine"] == r["engine"] and not f["period_s"]),
@@ -289,11 +277,11 @@ def memory_rows() -> list[dict]:
 
 def _spark_memory_rows() -> list[dict]:
     """What ``experiments.long_run_memory`` measured."""
-    path = RESULTS / "long_run_memory.json"
+    path = Path(RESULTS, "long_run_memory.json")
     if not path.exists():
         return []
     rows = []
-    for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+    for r in read_json(path)["results"]:
         growth = {k.replace("_mb", ""): v for k, v in r["growth"].items() if v is not None}
         at10, at100 = r["at"]["10%"], r["at"]["100%"]
         shown = ", ".join(f"{k} {at10[k + '_mb']:.0f} -> {at100[k + '_mb']:.0f} MB ({v:+.1%})" for k, v in growth.items())
@@ -312,10 +300,10 @@ def _spark_memory_rows() -> list[dict]:
 
 
 def _reason_memory_rows() -> list[dict]:
-    path = RESULTS / "bench_choice.json"
+    path = Path(RESULTS, "bench_choice.json")
     if not path.exists():
         return []
-    long = json.loads(path.read_text(encoding="utf-8")).get("long", [])
+    long = read_json(path).get("long", [])
     growth = {r["strategy"]: r["rss_at"]["10000"] / r["rss_at"]["1000"] - 1 for r in long
               if "1000" in r.get("rss_at", {}) and "10000" in r.get("rss_at", {})}
     if not growth:
@@ -342,32 +330,27 @@ def render(rows: list[dict]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sections", default=",".join(SECTIONS))
-    parser.add_argument("--examples", type=int, default=10_000, help="fuzz examples per parser")
-    parser.add_argument("--kills", type=int, default=20, help="kill -9 trials per kind")
-    parser.add_argument("--interrupts", type=int, default=20, help="Ctrl-C / SIGTERM trials per command and runner")
-    parser.add_argument("--kill-choice-results", metavar="JSON",
-                        help="build the kill-choice row from a saved kill_campaign --kinds choice run")
-    parser.add_argument("--interrupt-results", metavar="JSON",
-                        help="build the interrupt rows from a saved interrupt_campaign run instead of running it")
-    parser.add_argument("--kill-results", metavar="JSON",
-                        help="build the kill rows of the kinds a saved kill_campaign run holds instead of running "
-                             "them (the other kinds' rows are kept from the last run)")
-    parser.add_argument("--quick", action="store_true", help="300 fuzz examples, 2 kills per kind")
-    parser.add_argument("--markdown", default=str(ROOT / "RELIABILITY.md"))
-    parser.add_argument("--out", default=str(RESULTS / "reliability.json"))
+    parser = arguments(
+        __doc__, sections=",".join(SECTIONS), examples=(10_000, "fuzz examples per parser"),
+        kills=(20, "kill -9 trials per kind"), interrupts=(20, "Ctrl-C / SIGTERM trials per command and runner"),
+        kill_choice_results=(None, "build the kill-choice row from a saved kill_campaign --kinds choice run (JSON)"),
+        interrupt_results=(None, "build the interrupt rows from a saved interrupt_campaign run instead of running it"),
+        kill_results=(None, "build the kill rows of the kinds a saved kill_campaign run holds instead of running them "
+                            "(the other kinds' rows are kept from the last run)"),
+        quick=(False, "300 fuzz examples, 2 kills per kind"), markdown=str(Path(ROOT, "RELIABILITY.md")),
+        out="reliability.json")
     args = parser.parse_args(argv)
     if args.quick:
         args.examples, args.kills, args.interrupts = 300, 2, 2
-    sections = args.sections.split(",")
+    sections = splits(args.sections)
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
         parser.error(f"unknown section {unknown[0]!r} (use {', '.join(SECTIONS)})")
     # rows of the sections not run now are kept from the last run (each row says when it was measured)
-    previous = json.loads(Path(args.out).read_text(encoding="utf-8")).get("rows", []) if Path(args.out).exists() else []
+    previous = read_json(args.out).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
-    builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows, "disk": disk_rows,
+    builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows,
+                "disk": disk_rows,
                 "kill": lambda: kill_rows(args.kills, args.kill_results),
                 "kill-choice": lambda: kill_choice_rows(args.kills, args.kill_choice_results),
                 "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
@@ -378,8 +361,7 @@ def main(argv=None) -> int:
             rows += [r for r in previous if r.get("section") == section and r["test"] not in {b["test"] for b in built}]
         rows += built
     rows.sort(key=lambda r: SECTIONS.index(r["section"]))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows}, indent=1) + "\n", encoding="utf-8")
+    write_json(args.out, {"rows": rows})
     Path(args.markdown).write_text(render(rows), encoding="utf-8")
     for r in rows:
         print(("ok   " if r["ok"] else "FAIL ") + f"{r['area']}: {r['test']}: {r['outcome']}", file=sys.stderr)

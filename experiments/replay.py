@@ -18,8 +18,8 @@ points lost, total time from the first measured line to the last answer, a diges
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -28,17 +28,19 @@ import threading
 import time
 from pathlib import Path
 
-from experiments.common import models_digest
-from srtopo.measure import percentile
-
-ROOT = Path(__file__).resolve().parents[1]
+from experiments.common import ROOT, cli_env, log_lines, models_digest, stats
 
 
-def log_lines(path: str) -> list[str]:
-    """The log's time points: its non-blank lines (a directory: its first ``.log`` file by name)."""
-    from experiments.common import first_log
-    text = Path(first_log(path)).read_text(encoding="utf-8")
-    return [line for line in text.splitlines() if line.strip()]
+def pace(lines: list[str], period: float, deliver, sent: dict, first_index: int = 0) -> None:
+    """``deliver(i, line)`` for each line, a period apart (the schedule does not drift: line i leaves at start +
+    i * period); ``sent[first_index + i]`` is when line i was delivered."""
+    start = time.perf_counter()
+    for i, line in enumerate(lines):
+        delay = start + i * period - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        deliver(i, line)
+        sent[first_index + i] = time.perf_counter()
 
 
 class Sender:
@@ -63,15 +65,8 @@ class Sender:
         self.connected.set()
 
     def send(self, lines: list[str], period: float, sent: dict, first_index: int = 0) -> None:
-        """Write ``lines`` a period apart (the schedule does not drift: line i leaves at start + i * period);
-        ``sent[first_index + i]`` is when line i left."""
-        start = time.perf_counter()
-        for i, line in enumerate(lines):
-            delay = start + i * period - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            self.conn.sendall((line + "\n").encode("utf-8"))
-            sent[first_index + i] = time.perf_counter()
+        """Write ``lines`` a period apart (``pace``); ``sent[first_index + i]`` is when line i left."""
+        pace(lines, period, lambda _i, line: self.conn.sendall((line + "\n").encode("utf-8")), sent, first_index)
 
     def close(self) -> None:
         for s in (self.conn, self.server):
@@ -101,9 +96,9 @@ def replay(program: str, lines: list[str], period: float, engine: str = "local",
     warm = lines[:warmup]
     measured = lines[warmup:warmup + events] if events else lines[warmup:]
     sender = Sender()
-    env = dict(os.environ, PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(reason_command(program, sender.port, engine, master, partitions, list(extra)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=cli_env(PYTHONUNBUFFERED="1"))
     seen: dict[int, float] = {}
     atoms: dict[int, list] = {}
     got = threading.Condition()
@@ -162,21 +157,23 @@ def replay(program: str, lines: list[str], period: float, engine: str = "local",
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+    return {"engine": engine, "master": (master or "local[2]") if engine == "spark" else None, "period_s": period,
+            "warmup": len(warm), "time_points": len(measured), **answers(sent, seen, period),
+            "total_s": round(ended - started, 3), "digest": models_digest([atoms.get(t) for t in sorted(sent)]),
+            "stderr_tail": "".join(stderr[-5:])}
+
+
+def answers(sent: dict, seen: dict, period: float) -> dict:
+    """What a paced feed measures from when each time point left (``sent``) and was first answered (``seen``):
+    latencies, time points lost, accepted (answered within a period: the I-DLV-sr paper's measure) and the
+    backlog (time points delivered and not yet answered, as each one arrived)."""
     latencies = [seen[t] - sent[t] for t in sorted(sent) if t in seen]
     answered_at = sorted(seen[t] for t in sent if t in seen)
-    import bisect
     backlog = [i + 1 - bisect.bisect_right(answered_at, sent[t]) for i, t in enumerate(sorted(sent))]
-    return {"engine": engine, "master": (master or "local[2]") if engine == "spark" else None, "period_s": period,
-            "warmup": len(warm), "time_points": len(measured), "answered": len(latencies),
-            "lost": len(sent) - len(latencies),
-            "accepted": sum(1 for x in latencies if period and x <= period) if period else None,
-            "latency_p50_s": round(percentile(latencies, 0.5), 4) if latencies else None,
-            "latency_p95_s": round(percentile(latencies, 0.95), 4) if latencies else None,
-            "latency_max_s": round(max(latencies), 4) if latencies else None,
-            "backlog_max": max(backlog, default=0), "total_s": round(ended - started, 3),
-            "digest": models_digest([atoms.get(t) for t in sorted(sent)]),
-            "latencies": [round(x, 4) for x in latencies], "backlog": backlog,
-            "stderr_tail": "".join(stderr[-5:])}
+    return {"answered": len(latencies), "lost": len(sent) - len(latencies),
+            "accepted": sum(1 for x in latencies if x <= period) if period else None,
+            **stats(latencies, "latency_{}_s", ("p50", "p95", "max"), digits=4), "backlog_max": max(backlog, default=0),
+            "latencies": [round(x, 4) for x in latencies], "backlog": backlog}
 
 
 def main(argv=None) -> int:

@@ -17,13 +17,13 @@ measured batches. Results: one JSON object on stdout (``--out`` writes it too).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 import urllib.request
 from datetime import datetime
 
+from experiments.common import TimedSink, arguments, iclp_input, log, splits, write_json
 from experiments.replay import Sender
 from srtopo.measure import percentile
 
@@ -85,12 +85,11 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
     import srtopo.runners.spark.rules as rules_job
     import srtopo.rules.batch as rules_driver
     import srtopo.runners.spark.streaming as streaming
-    from experiments.bench_rules_paced import TimedSink, log_lines
     from srtopo.io.sources import AtomLog
     from srtopo.rules.compile import compile_program
     from srtopo.rules.parse import parse_file
     from srtopo.runners import RunConfig, SparkOptions, SparkRunner
-    program, log = log_lines(name)
+    program, log = iclp_input(name)
     topology = compile_program(parse_file(program))
     timings: dict[str, list] = {}
     writes: list[tuple[float, float]] = []
@@ -126,8 +125,7 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
     runner = SparkRunner(spark)
     try:
         def run(lines_, period_):
-            sink = TimedSink()
-            sink.expected = len(lines_)
+            sink = TimedSink(expected=len(lines_))
             sent: dict = {}
             sender = Sender()
             handle = runner.start(topology, [AtomLog(f"tcp://127.0.0.1:{sender.port}", "log")],
@@ -198,35 +196,26 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--inputs", default="cc-500")
-    p.add_argument("--lines", type=int, default=40, help="measured time points per input")
-    p.add_argument("--period", type=float, default=1.0)
-    p.add_argument("--warmup", type=int, default=60, help="time points of the warm-up query (the log's first)")
-    p.add_argument("--partitions", type=int, default=2)
-    p.add_argument("--master", default="local[2]")
-    p.add_argument("--no-floor", action="store_true")
-    p.add_argument("--driver-lines", default="0,2000",
-                   help="comma-separated --driver-lines values to measure (0: the executors' plan)")
-    p.add_argument("--out", default=None)
-    args = p.parse_args(argv)
+    args = arguments(__doc__, inputs="cc-500", lines=(40, "measured time points per input"), period=1.0,
+                     warmup=(60, "time points of the warm-up query (the log's first)"), partitions=2,
+                     master="local[2]", no_floor=False, out=None,
+                     driver_lines=("0,2000", "comma-separated --driver-lines values to measure (0: the executors' "
+                                             "plan)")).parse_args(argv)
     from srtopo.runners.spark.session import get_session
     spark = get_session(master=args.master, shuffle_partitions=args.partitions, collector="latency", ui=True)
     result = {"master": args.master}
     if not args.no_floor:
         result["floor_ms"] = floor(spark, 30, args.period)
-        print(json.dumps({"floor_ms": result["floor_ms"]}), file=sys.stderr, flush=True)
+        log(json.dumps({"floor_ms": result["floor_ms"]}))
     result["inputs"] = []
-    for name in [x.strip() for x in args.inputs.split(",") if x.strip()]:
-        for driver_lines in [int(x) for x in args.driver_lines.split(",") if x.strip()]:
-            parts = rule_parts(spark, name, args.lines, args.period, args.warmup, args.partitions, driver_lines)
-            result["inputs"].append(parts)
-            print(json.dumps(parts), file=sys.stderr, flush=True)
-    text = json.dumps(result, indent=2)
+    for name in splits(args.inputs):
+        for driver_lines in splits(args.driver_lines, int):
+            result["inputs"].append(rule_parts(spark, name, args.lines, args.period, args.warmup, args.partitions,
+                                               driver_lines))
+            log(json.dumps(result["inputs"][-1]))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-    print(text)
+        write_json(args.out, result)
+    print(json.dumps(result, indent=2))
     return 0
 
 

@@ -19,8 +19,6 @@ seconds, time points output, command) and a Markdown table on stdout; the exit s
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import shlex
@@ -32,8 +30,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "idlvsr"
-OUT = Path(__file__).resolve().parent / "results" / "idlvsr_corpus.json"
+from experiments import common
+from experiments.common import arguments, progress, write_json
+
+DATA = Path(common.DATA, "idlvsr")
 LOG_DIRS = ("Log", "Logs", "log", "logs")
 SCRIPT_DIRS = ("Script", "Scripts", "external_definition")
 # @now compared with Unix epoch seconds by the program or its script
@@ -145,12 +145,10 @@ def run(job: Job, timeout: float) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA, help=f"the corpus (default {DATA})")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per program (default 600)")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"JSON results (default {OUT})")
-    parser.add_argument("--only", default="", help="only programs (or logs) whose path contains this")
-    parser.add_argument("--list", action="store_true", help="print the program/log pairing and stop")
+    parser = arguments(__doc__, timeout=(600.0, "seconds per program"), out="idlvsr_corpus.json",
+                       only=("", "only programs (or logs) whose path contains this"),
+                       list=(False, "print the program/log pairing and stop"))
+    parser.add_argument("--data", type=Path, default=DATA, help="the I-DLV-sr corpus")
     args = parser.parse_args(argv)
     data = args.data.resolve()
     if not data.is_dir():
@@ -167,19 +165,16 @@ def main(argv=None) -> int:
         reason = sum(1 for j in jobs if j.log)
         print(f"{len(jobs)} jobs: {reason} reason, {len(jobs) - reason} compile")
         return 0
-    from tqdm import tqdm
     rows = []
-    bar = tqdm(jobs, file=sys.stderr, dynamic_ncols=True, desc="I-DLV-sr corpus")
+    bar = progress(jobs, desc="I-DLV-sr corpus")
     for job in bar:
         bar.set_postfix_str(job.program.name)
         rows.append({"program": str(job.program.relative_to(data)),
                      "log": str(job.log.relative_to(data)) if job.log else None, **run(job, args.timeout)})
     ok = sum(1 for r in rows if r["outcome"] == "ok")
     summary = {"ok": ok, "failed": len(rows) - ok, "total": len(rows)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as handle:
-        json.dump({"date": time.strftime("%Y-%m-%d %H:%M"), "data": str(data), "timeout": args.timeout,
-                   "results": rows, "summary": summary}, handle, indent=1)
+    write_json(args.out, {"date": time.strftime("%Y-%m-%d %H:%M"), "data": str(data), "timeout": args.timeout,
+                          "results": rows, "summary": summary})
     print("| program | log | outcome | seconds | time points |\n|---|---|---|---:|---:|")
     for r in rows:
         cells = [r["program"], r["log"] or "-", r["outcome"], f"{r['seconds']:.2f}",

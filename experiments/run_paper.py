@@ -16,8 +16,7 @@ import sys
 import tempfile
 import time
 
-from experiments import common
-from experiments.common import Row, log, md_table, write_results
+from experiments.common import Row, arguments, log, md_table, splits, write_results
 from experiments.context import ENGINES, Context
 from experiments.figures import BY_NAME, FIGURES
 from srtopo.errors import SrtopoError
@@ -80,8 +79,26 @@ def _per_tbox(text: str) -> dict[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m experiments.run_paper", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = arguments(
+        __doc__, master="local[2]",
+        spark_tuples=(2_000_000, "fig5's stream length on Spark, per TBox"),
+        spark_batch_tuples=(500_000, "fig5's micro-batch size on Spark"),
+        spark_file_tuples=(50_000, "tuples per stream file (one task reads a file)"),
+        spark_rounds=(4, "fig5 on spark: rounds of runs at most; after the first, the --spark-contenders fastest plans "
+                         "of each budget and the default balancer's pick run again, one after the other, and a plan's "
+                         "figure at a budget is the median of its runs in that budget's turns"),
+        minutes=(45.0, "the run's time budget: fig5's rounds after the first on spark (run last) are not started when "
+                       "they would end after it, less a reserve for the experiments after fig5 (0: no budget)"),
+        spark_contenders=(2, "plans per budget run again in each round"),
+        scale=(1.0, "stream length factor (1.0: ~100k tuples)"), violation=(0.01, "fraction of violating tuples"),
+        window=(10, "window in time points"), seed=1, uba_per_time=(100, "UBA subjects per time point"),
+        uba_violation=(0.02, "fraction of UBA subjects with a planted disjoint type"),
+        baseline_time_points=(40, "prefix of the stream checked by the rdflib baseline"),
+        baseline_seconds=(15.0, "time budget of the rdflib baseline per TBox (stops at a time-point boundary)"),
+        cost_calibration=(None, "cost_model: read the cost constants from this calibration file (default: calibrate "
+                                "first)"),
+        out=(".", "results directory"), work=(None, "scratch directory for stream files (default: a temp dir)"))
+    p.prog = "python -m experiments.run_paper"
     p.add_argument("experiment", choices=sorted(BY_NAME) + ["all"])
     p.add_argument("--engines", default=",".join(ENGINES), type=_engines,
                    help="comma-separated, default all: local (the reference runner, indexed plan), operators (the "
@@ -91,41 +108,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spark-plan", default="staged", choices=["staged", "fused"],
                    help="Spark's physical plan: one exchange per stage (staged, default: honours each stage's tasks) "
                         "or fused")
-    p.add_argument("--master", default="local[2]")
-    p.add_argument("--spark-tuples", type=int, default=2_000_000, help="fig5's stream length on Spark, per TBox")
-    p.add_argument("--spark-batch-tuples", type=int, default=500_000, help="fig5's micro-batch size on Spark")
-    p.add_argument("--spark-file-tuples", type=int, default=50_000, help="tuples per stream file (one task reads "
-                                                                          "a file)")
-    p.add_argument("--spark-rounds", type=int, default=4,
-                   help="fig5 on spark: rounds of runs at most; after the first, the --spark-contenders fastest plans "
-                        "of each budget and the default balancer's pick run again, one after the other, and a plan's "
-                        "figure at a budget is the median of its runs in that budget's turns")
-    p.add_argument("--minutes", type=float, default=45,
-                   help="the run's time budget: fig5's rounds after the first on spark (run last) are not started "
-                        "when they would end after it, less a reserve for the experiments after fig5 (0: no "
-                        "budget)")
-    p.add_argument("--spark-contenders", type=int, default=2, help="plans per budget run again in each round")
     p.add_argument("--operators-tuples", default="lubm=50000,npd=10000", type=_per_tbox,
                    help="fig5's stream length for the operators plan, per TBox")
-    p.add_argument("--tboxes", default="lubm,npd", type=lambda s: [x for x in s.split(",") if x])
-    p.add_argument("--tasks", default="2,4,6", type=lambda s: [int(x) for x in s.split(",")],
+    p.add_argument("--tboxes", default="lubm,npd", type=splits)
+    p.add_argument("--tasks", default="2,4,6", type=lambda s: splits(s, int),
                    help="task budgets (tasks in all; a two-stage plan gives half to each stage)")
-    p.add_argument("--stages", default="3,4,5", type=lambda s: [int(x) for x in s.split(",")])
-    p.add_argument("--scale", type=float, default=1.0, help="stream length factor (1.0: ~100k tuples)")
-    p.add_argument("--violation", type=float, default=0.01, help="fraction of violating tuples")
-    p.add_argument("--window", type=int, default=10, help="window in time points")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--uba-per-time", type=int, default=100, help="UBA subjects per time point")
-    p.add_argument("--uba-violation", type=float, default=0.02,
-                   help="fraction of UBA subjects with a planted disjoint type")
-    p.add_argument("--baseline-time-points", type=int, default=40,
-                   help="prefix of the stream checked by the rdflib baseline")
-    p.add_argument("--baseline-seconds", type=float, default=15,
-                   help="time budget of the rdflib baseline per TBox (stops at a time-point boundary)")
-    p.add_argument("--cost-calibration", default=None,
-                   help="cost_model: read the cost constants from this calibration file (default: calibrate first)")
-    p.add_argument("--out", default=common.RESULTS, help="results directory")
-    p.add_argument("--work", default=None, help="scratch directory for stream files (default: a temp dir)")
+    p.add_argument("--stages", default="3,4,5", type=lambda s: splits(s, int))
     return p
 
 

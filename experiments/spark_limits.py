@@ -14,7 +14,7 @@ Each row gives the lines and seconds of the query and its lines per second.
 """
 from __future__ import annotations
 
-import time
+from experiments.common import timed
 
 
 def _lines(spark, files: list[str]):
@@ -27,44 +27,40 @@ def _lines(spark, files: list[str]):
     return lines.selectExpr("0 AS src", "file", "CAST(pos + 1 AS BIGINT) AS line", "raw")
 
 
-def limit_queries(spark, files: list[str], window: int) -> dict:
-    """name -> a function running the query once and returning its count: the lines; the tuples; the subjects;
-    the pairs of a subject's tuples in one time bucket (each tuple paired with itself too)."""
+def _parsed(spark, files: list[str]):
+    """The files' tuples, parsed as the plan parses them."""
     from srtopo.runners.spark.sources import parse_lines
+    # the tuples' columns are consumed by an aggregate, so the parse runs once per line (a filter on the kind
+    # would be pushed below the parse and run its pattern twice)
+    return parse_lines(_lines(spark, files))
 
-    def parsed():
-        # the tuples' columns are consumed by an aggregate, so the parse runs once per line (a filter on the kind
-        # would be pushed below the parse and run its pattern twice)
-        return parse_lines(_lines(spark, files))
 
-    def self_join():
-        t = parsed().selectExpr("subject", "concept", "time", f"CAST(floor(time / {int(window)}) AS BIGINT) AS b",
-                                "ik")
-        t = t.where("ik = 't'")
-        return t.alias("a").join(t.alias("o"), ["subject", "b"]).selectExpr("count(*)").collect()[0][0]
-    return {
-        "scan and count": lambda: _lines(spark, files).where("raw <> ''")
-            .selectExpr("count(*)", "sum(length(raw))").collect()[0][0],
-        "parse": lambda: parsed().selectExpr("count_if(ik = 't')", "max(time)", "count(DISTINCT concept)")
-            .collect()[0][0],
-        "parse and group by subject (one shuffle)": lambda: parsed().where("ik = 't'").groupBy("subject")
-            .agg({"time": "max", "ik": "count"}).selectExpr("count(*)").collect()[0][0],
-        "parse and self-join on (subject, time bucket)": self_join,
-    }
+def _self_join(spark, files: list[str], window: int) -> int:
+    t = _parsed(spark, files).selectExpr("subject", "concept", "time",
+                                         f"CAST(floor(time / {int(window)}) AS BIGINT) AS b", "ik").where("ik = 't'")
+    return t.alias("a").join(t.alias("o"), ["subject", "b"]).selectExpr("count(*)").collect()[0][0]
+
+
+#: the limit queries, in the order of the table: (name, query(spark, files, window) -> its count); the lines, the
+#: tuples, the subjects, the pairs of a subject's tuples in one time bucket (each tuple paired with itself too)
+LIMITS = [
+    ("scan and count", lambda spark, files, _w: _lines(spark, files).where("raw <> ''")
+        .selectExpr("count(*)", "sum(length(raw))").collect()[0][0]),
+    ("parse", lambda spark, files, _w: _parsed(spark, files)
+        .selectExpr("count_if(ik = 't')", "max(time)", "count(DISTINCT concept)").collect()[0][0]),
+    ("parse and group by subject (one shuffle)", lambda spark, files, _w: _parsed(spark, files).where("ik = 't'")
+        .groupBy("subject").agg({"time": "max", "ik": "count"}).selectExpr("count(*)").collect()[0][0]),
+    ("parse and self-join on (subject, time bucket)", _self_join),
+]
 
 
 def measure_limits(spark, files: list[str], lines: int, window: int, repeats: int = 3) -> list[dict]:
     """Each limit query over ``files`` (``lines`` lines in all): best of ``repeats`` after one warm-up run."""
     rows = []
-    for name, query in limit_queries(spark, files, window).items():
-        count = query()
-        best = min(_timed(query) for _ in range(repeats))
+    for name, query in LIMITS:
+        count = query(spark, files, window)
+        best = min(timed(query, spark, files, window)[1] for _ in range(repeats))
         rows.append({"query": name, "lines": lines, "count": int(count), "best_s": round(best, 3),
                      "lines_per_s": round(lines / best)})
     return rows
 
-
-def _timed(query) -> float:
-    start = time.perf_counter()
-    query()
-    return time.perf_counter() - start

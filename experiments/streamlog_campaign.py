@@ -8,22 +8,16 @@ and in three. The suite runs a slice of this (tests/runners/test_streamlog.py, t
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
-from experiments.common import RESULTS, ROOT, log, progress
+from experiments.common import ROOT, arguments, log, progress, write_json
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", type=int, default=120, help="random programs (seeds 0..N-1)")
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--out", default=os.path.join(RESULTS, "streamlog_campaign.json"))
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, programs=(120, "random programs (seeds 0..N-1)"), master="local[2]",
+                     out="streamlog_campaign.json").parse_args(argv)
     sys.path.insert(0, ROOT)        # the oracle and the generator are the test suite's
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from srtopo.runners import SparkOptions, get_runner
@@ -73,12 +67,12 @@ def main(argv=None) -> int:
                 failures.append({"case": where, "runner": name, "difference": first_difference(got, expected),
                                  "rejected": [str(r) for r in result.rejected][:5]})
                 log(f"FAILED {where} on {name}: {failures[-1]['difference']}")
-    report = {"date": time.strftime("%Y-%m-%d"), "master": args.master, "programs": args.programs,
+    report = {"master": args.master, "programs": args.programs,
               "cases": len(cases), "keyed_cases": counts["keyed"], "unkeyed_cases": counts["unkeyed"],
               "runs": counts["runs"], "failures": failures,
               "seconds": {k: round(v, 1) for k, v in seconds.items()},
               "wall_s": round(time.perf_counter() - started, 1)}
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_json(args.out, report)
     log(f"{len(cases)} cases ({counts['keyed']} keyed: on Spark in 2 and in 3 key partitions; {counts['unkeyed']} "
         f"not split: on Spark in one), {counts['runs']} runs: {len(failures)} differences from the oracle "
         f"({', '.join(f'{k} {v:.0f} s' for k, v in seconds.items())}); written to {args.out}")

@@ -52,6 +52,43 @@ def oracle_reports(pis, nis, tuples, window):
     return due
 
 
+def oracle_choices(pis, nis, tuples, window):
+    """(subject, time) -> (ni, evidence) of every due report, as docs/consistency.md ("Which NI and evidence a
+    report names") defines the choice, by brute force over every pair of tuples.
+
+    A stated NI is eligible when no other stated NI lies above it (componentwise, either orientation) without lying
+    below it too. A pair of tuples at c' <= c violates the eligible NIs above its two concepts; the pair's NI is the
+    least of them by (left IRI, right IRI). Of every violating pair in the report's window the report names the
+    one with the least (NI, c - c', earlier concept, later concept), the evidence ordered by (time, concept) and
+    listed once when both tuples are the same."""
+    concepts = {c for p in pis for c in p} | {c for n in nis for c in n} | {t[1] for t in tuples}
+    sup = pi_closure(pis, concepts)
+
+    def below(inner, outer):
+        (x, y), (a, b) = inner, outer
+        return (a in sup[x] and b in sup[y]) or (b in sup[x] and a in sup[y])
+    stated = sorted(set(map(tuple, nis)))
+    eligible = [n for n in stated if not any(below(n, m) and not below(m, n) for m in stated)]
+    by_subject = {}
+    for t in tuples:
+        by_subject.setdefault(t[0], set()).add((int(t[2]), t[1]))
+    best = {}
+    for subject, items in by_subject.items():
+        for c, concept in items:
+            for c2, concept2 in items:
+                if c2 > c or (window is not None and c2 < c - window):
+                    continue
+                violated = [n for n in eligible if below((concept, concept2), n)]
+                if not violated:
+                    continue
+                (t1, a1), (t2, a2) = sorted([(c2, concept2), (c, concept)])
+                key = (min(violated), c - t1, a1, a2)
+                if (subject, c) not in best or key < best[(subject, c)]:
+                    best[(subject, c)] = key
+    return {k: (ni, tuple(sorted({(a1, t - back), (a2, t)}, key=lambda e: (e[1], e[0]))))
+            for k, (ni, back, a1, a2) in best.items() for t in [k[1]]}
+
+
 # --- lateness, record by record (docs/architecture.md, "Lateness"), written from the definition alone ----------
 
 def late_or_ahead(records, lateness, max_gap=None):

@@ -17,16 +17,7 @@ import statistics
 import time
 from dataclasses import replace
 
-from experiments.common import (
-    Row,
-    analysis_for,
-    describe_plan,
-    fig5_plans,
-    log,
-    md_table,
-    model_tps,
-    progress,
-)
+from experiments.common import Row, analysis_for, chart, describe_plan, fig5_plans, log, md_table, model_tps, progress
 from experiments.picks import default_picks, plan_name
 
 NAME = "fig5"
@@ -262,27 +253,21 @@ def table(rows: list[Row], ctx=None) -> str:
 
 
 def plot(rows: list[Row], path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     rows = grid(rows)
     engines = list(dict.fromkeys(r.engine for r in rows))
     tboxes = sorted({r.tbox for r in rows})
-    fig, axes = plt.subplots(len(engines), len(tboxes), figsize=(6 * len(tboxes), 3.6 * len(engines)), squeeze=False)
-    for ax, (engine, tbox) in zip(axes.flat, [(e, t) for e in engines for t in tboxes]):
-        sub = [r for r in rows if r.engine == engine and r.tbox == tbox]
-        topologies = list(dict.fromkeys(r.topology for r in sub))
-        budgets = sorted({r.tasks for r in sub})
-        width = 0.8 / len(budgets)
-        for i, tasks in enumerate(budgets):
-            values = [figure(next(r for r in sub if r.topology == t and r.tasks == tasks)) for t in topologies]
-            ax.bar([x + i * width for x in range(len(topologies))], values, width, label=f"{tasks} tasks")
-        ax.set_xticks([x + width * (len(budgets) - 1) / 2 for x in range(len(topologies))])
-        ax.set_xticklabels([t.upper() for t in topologies], rotation=30)
-        modelled = any(r.get("model_tps") is not None for r in sub)
-        ax.set_ylabel("tuples/s" + (" (modelled pipeline)" if modelled else " (measured)"))
-        ax.set_title(f"{tbox.upper()} - {engine}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with chart(path, len(engines), len(tboxes), size=(6 * len(tboxes), 3.6 * len(engines)), dpi=110) as (_f, axes):
+        for ax, (engine, tbox) in zip(axes.flat, [(e, t) for e in engines for t in tboxes]):
+            sub = [r for r in rows if r.engine == engine and r.tbox == tbox]
+            topologies = list(dict.fromkeys(r.topology for r in sub))
+            budgets = sorted({r.tasks for r in sub})
+            width = 0.8 / len(budgets)
+            for i, tasks in enumerate(budgets):
+                values = [figure(next(r for r in sub if r.topology == t and r.tasks == tasks)) for t in topologies]
+                ax.bar([x + i * width for x in range(len(topologies))], values, width, label=f"{tasks} tasks")
+            ax.set_xticks([x + width * (len(budgets) - 1) / 2 for x in range(len(topologies))])
+            ax.set_xticklabels([t.upper() for t in topologies], rotation=30)
+            modelled = any(r.get("model_tps") is not None for r in sub)
+            ax.set_ylabel("tuples/s" + (" (modelled pipeline)" if modelled else " (measured)"))
+            ax.set_title(f"{tbox.upper()} - {engine}")
+            ax.legend(fontsize=8)

@@ -2,7 +2,7 @@
 next to the window rows Spark kept in fig5 where that ran)."""
 from __future__ import annotations
 
-from experiments.common import Row, analysis_for, describe_plan, fig5_plans, md_table, progress
+from experiments.common import Row, analysis_for, chart, describe_plan, fig5_plans, md_table, progress
 
 NAME = "fig6"
 DEPENDS: tuple[str, ...] = ()
@@ -45,30 +45,24 @@ def table(rows: list[Row], ctx=None) -> str:
 
 
 def plot(rows: list[Row], path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     tboxes = list(dict.fromkeys(r.tbox for r in rows))
-    fig, axes = plt.subplots(2, len(tboxes), figsize=(6 * len(tboxes), 7), squeeze=False)
-    for j, tbox in enumerate(tboxes):
-        sub = [r for r in rows if r.tbox == tbox]
-        labels = [r.topology.upper() for r in sub]
-        xs = range(len(sub))
-        b1 = [r["conjunction_ops"][0] for r in sub]
-        b2 = [r["conjunction_ops"][1] if len(r["conjunction_ops"]) > 1 else 0 for r in sub]
-        ax = axes[0][j]
-        ax.bar([x - 0.2 for x in xs], b1, 0.4, color="tab:green", label="B1")
-        ax.bar([x + 0.2 for x in xs], b2, 0.4, color="tab:red", label="B2")
-        ax.set_xticks(list(xs))
-        ax.set_xticklabels(labels, rotation=30)
-        ax.set_yscale("log" if max(b1 + b2) > 20 * max(1, sorted(b1 + b2)[len(b1 + b2) // 2]) else "linear")
-        ax.set_title(f"(a) {tbox.upper()}: conjunction ops per stage")
-        ax.legend(fontsize=8)
-        ax = axes[1][j]
-        ax.bar(list(xs), [r.cached_tuples for r in sub], color="tab:blue")
-        ax.set_xticks(list(xs))
-        ax.set_xticklabels(labels, rotation=30)
-        ax.set_title(f"(b) {tbox.upper()}: peak tuples cached (window)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with chart(path, 2, len(tboxes), size=(6 * len(tboxes), 7), dpi=110) as (_fig, axes):
+        for j, tbox in enumerate(tboxes):
+            sub = [r for r in rows if r.tbox == tbox]
+            labels = [r.topology.upper() for r in sub]
+            xs = range(len(sub))
+            b1 = [r["conjunction_ops"][0] for r in sub]
+            b2 = [r["conjunction_ops"][1] if len(r["conjunction_ops"]) > 1 else 0 for r in sub]
+            ax = axes[0][j]
+            ax.bar([x - 0.2 for x in xs], b1, 0.4, color="tab:green", label="B1")
+            ax.bar([x + 0.2 for x in xs], b2, 0.4, color="tab:red", label="B2")
+            ax.set_xticks(list(xs))
+            ax.set_xticklabels(labels, rotation=30)
+            ax.set_yscale("log" if max(b1 + b2) > 20 * max(1, sorted(b1 + b2)[len(b1 + b2) // 2]) else "linear")
+            ax.set_title(f"(a) {tbox.upper()}: conjunction ops per stage")
+            ax.legend(fontsize=8)
+            ax = axes[1][j]
+            ax.bar(list(xs), [r.cached_tuples for r in sub], color="tab:blue")
+            ax.set_xticks(list(xs))
+            ax.set_xticklabels(labels, rotation=30)
+            ax.set_title(f"(b) {tbox.upper()}: peak tuples cached (window)")

@@ -1,7 +1,7 @@
 """Fig. 6c: LTM with 3, 4, 5 stages (one task each, split by the even balancer) vs NTM with 3, 4, 5 tasks."""
 from __future__ import annotations
 
-from experiments.common import Row, analysis_for, describe_plan, md_table, model_tps, progress
+from experiments.common import Row, analysis_for, chart, describe_plan, md_table, model_tps, progress
 from experiments.figures.fig5 import figure
 from srtopo.consistency.choose import choose_topology
 from srtopo.consistency.generate import uniform_rates
@@ -52,23 +52,15 @@ def table(rows: list[Row], ctx=None) -> str:
 
 
 def plot(rows: list[Row], path: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     panels = [(e, t) for e in dict.fromkeys(r.engine for r in rows) for t in dict.fromkeys(r.tbox for r in rows)]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
-    for ax, (engine, tbox) in zip(axes[0], panels):
-        sub = [r for r in rows if r.engine == engine and r.tbox == tbox]
-        ns = sorted({r.tasks for r in sub})
-        for method, color, label in (("ltm", "tab:red", "LTM (n stages x 1 task)"),
-                                     ("ntm", "tab:blue", "NTM (1 stage x n tasks)")):
-            ax.plot(ns, [figure(next(r for r in sub if r.tasks == n and r["method"] == method)) for n in ns],
-                    marker="o", color=color, label=label)
-        ax.set_xticks(ns)
-        ax.set_xlabel("stages (LTM) / tasks (NTM)")
-        ax.set_ylabel("tuples/s")
-        ax.set_title(f"{tbox.upper()} - {engine}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with chart(path, 1, len(panels), size=(5 * len(panels), 3.8), dpi=110) as (_fig, axes):
+        for ax, (engine, tbox) in zip(axes[0], panels):
+            sub = [r for r in rows if r.engine == engine and r.tbox == tbox]
+            ns = sorted({r.tasks for r in sub})
+            for method, color, label in (("ltm", "tab:red", "LTM (n stages x 1 task)"),
+                                         ("ntm", "tab:blue", "NTM (1 stage x n tasks)")):
+                ax.plot(ns, [figure(next(r for r in sub if r.tasks == n and r["method"] == method)) for n in ns],
+                        marker="o", color=color, label=label)
+            ax.set_xticks(ns)
+            ax.set(xlabel="stages (LTM) / tasks (NTM)", ylabel="tuples/s", title=f"{tbox.upper()} - {engine}")
+            ax.legend(fontsize=8)

@@ -7,15 +7,7 @@ import shutil
 
 from experiments import common
 from experiments.common import (
-    ExperimentError,
-    Row,
-    analysis_for,
-    check_same,
-    describe_plan,
-    md_table,
-    measure,
-    progress,
-)
+    ExperimentError, Row, analysis_for, check_same, describe_plan, md_table, measure, progress)
 from experiments.streams import uba_replay, uba_triples
 from srtopo.consistency.compile import compile_ntm, ltm_n
 from srtopo.io.sources import TntFiles

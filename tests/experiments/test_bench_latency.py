@@ -27,3 +27,25 @@ def test_paced_feed_latencies_and_reports(spark, tmp_path):
     local = run_topology(LocalRunner(), topology, [TntFiles(str(tmp_path / "files"))], window=window)
     last = max(t for _s, _c, t in tuples)
     assert got["reports"] == sum(1 for r in local.outputs if r.time < last) > 0
+
+
+def test_every_run_is_fed_the_tuples_it_waits_for(tmp_path, monkeypatch):
+    """With batches smaller than the JVM warm-up's, the stream is shorter than the warm-up's ~1M tuples: the warm-up
+    run (like every other) must be given whole batches of the stream, or it waits for tuples that never come."""
+    fed = []
+
+    def sustainable(topology, files, work, master, window, batch):
+        lines = sum(1 for group in files for path in group for _ in open(path, encoding="utf-8"))
+        fed.append((lines, batch * len(files)))
+        return {"steady_tuples_per_s": 1000, "sustained_batch_p50_s": 0.1}
+
+    def paced(topology, files, work, master, window, period, rate, batch):
+        lines = sum(1 for group in files for path in group for _ in open(path, encoding="utf-8"))
+        fed.append((lines, batch * len(files)))
+        return {"period_s": period, "latency_p50_s": 1.0, "latency_p95_s": 1.0, "latency_max_s": 1.0,
+                "batch_p50_s": 0.5, "backlog_max_batches": 0}
+    monkeypatch.setattr(bench, "sustainable", sustainable)
+    monkeypatch.setattr(bench, "paced", paced)
+    assert bench.main(["--batch-tuples", "2000", "--fractions", "0.5", "--rate", "200", "--file-tuples", "1000",
+                       "--out", str(tmp_path / "latency.json")]) == 0
+    assert len(fed) == 3 and all(lines == wanted for lines, wanted in fed), fed

@@ -32,3 +32,17 @@ def test_summaries_take_the_step_times_near_each_timestamp():
     assert summary["20"]["p50_ms"] == 2.0 and summary["80"]["p50_ms"] == 3.0 and summary["20"]["n"] == 11
     assert summary["ratio_p50"] == 1.5
     assert history.spark_points([{"seconds": 0.5}, {"seconds": 1.0}], 10) == [(5.5, 50.0), (15.5, 100.0)]
+
+
+def test_a_baseline_that_ended_before_a_timestamp_gives_no_ratio_there():
+    """A short run (the README's check) whose baseline completed fewer timestamps than the summary's 200: no ratio
+    near 200, the one near its last timestamps all the same, and the report prints both."""
+    local_ms, base_ms = [1.0] * 50, [3.0] * 40
+    assert history.resolve_ratio(local_ms, base_ms, 200, 10)["ratio"] is None
+    assert history.resolve_ratio(local_ms, base_ms, 30, 10) == {"timestamps": [20, 40], "incremental_ms": 1.0,
+                                                               "baseline_ms": 3.0, "ratio": 3.0}
+    report = {"near": (5, 20), "baseline": {"at_200": history.resolve_ratio(local_ms, base_ms, 200, 10),
+                                            "at_last": history.resolve_ratio(local_ms, base_ms, 30, 10),
+                                            "timestamps_completed": 40, "budget_s": 1.0}}
+    text = history.format_report(report)
+    assert "near timestamps 20-40: 3.0 / 1.00 ms = 3.0x" in text and "none completed near 200" in text

@@ -137,3 +137,13 @@ def test_a_negative_counting_constant_is_named_not_a_bare_syntax_error(literal, 
     with pytest.raises(ProgramError, match=said) as info:
         parse_program(f"c(X) :- {literal}.\n")
     assert info.value.line == 1 and info.value.col is not None
+
+
+def test_a_program_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    from srtopo.streamlog.program import load_program
+    path = tmp_path / "p.idlvsr"
+    path.write_bytes(b"c(X) :- b(X).\n% caf\xe9\n")
+    for load in (parse_file, load_program):
+        with pytest.raises(ProgramError, match="not UTF-8") as info:
+            load(str(path))
+        assert info.value.line == 2 and info.value.file == str(path)

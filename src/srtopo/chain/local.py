@@ -78,10 +78,7 @@ class LocalChain:
             if reports is None:
                 late = True
                 continue
-            for report in reports:
-                self.reported.setdefault(report.time, set()).add(report.subject)
-                self.counters.extra["reports"] += 1
-                sink.emit(report)
+            self.report(reports)
         if late:        # a statement's tuples share its time and source: all of them are late, one record
             sink.reject(RejectedRecord(source, None if socket else line,
                                        f"{item.time}\t{item.subject} {item.asserted}", checker.why))
@@ -91,9 +88,17 @@ class LocalChain:
             heapq.heappush(self.times, statement.time)
         self.pending[statement.time].append((statement, source, line))
 
+    def report(self, reports) -> None:
+        """Reports the checker has closed: written, and kept for withholding at their time points."""
+        for report in reports:
+            self.reported.setdefault(report.time, set()).add(report.subject)
+            self.counters.extra["reports"] += 1
+            self.sink.emit(report)
+
     def close(self, final: bool = False) -> None:
         """Evaluate every time point below the checker's horizon (``final``: every pending one)."""
         if final:
+            self.report(self.checker.finish())
             limit = max(self.pending) if self.pending else self.closed
         else:
             horizon = self.checker.horizon()
@@ -182,7 +187,8 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
                 part = next(it, None)
                 if part is None:
                     ended.add(k)
-                    chain.checker.end(k)
+                    chain.report(chain.checker.end(k))
+                    chain.close()
                 else:
                     parts.append(part)
             if not parts:
@@ -198,7 +204,8 @@ def run(topology, sources, config, sink, counters: RunCounters) -> list[BatchMet
                     sink.reject(item)
                     continue
                 if cls is Punctuation:
-                    chain.checker.punctuate(item.time, item.line)
+                    chain.report(chain.checker.punctuate(item.time, item.line))
+                    chain.close()
                     continue
                 statement, source, line, index = item
                 chain.push(statement, source, line, index, source in sockets)

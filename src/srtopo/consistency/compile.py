@@ -30,8 +30,10 @@ def as_analysis(tbox_or_analysis: TBox | NIAnalysis) -> NIAnalysis:
 
 
 def violated_axiom(analysis: NIAnalysis, conj: Pair) -> tuple[str, str]:
-    """The stated axiom a conjunction pair violates: the first root (sorted) above it."""
-    for root in analysis.roots:
+    """The stated axiom a conjunction pair violates: of the roots above it, the one whose axiom comes first by (left
+    IRI, right IRI). Its images at a later stage lie under fewer roots, never others, so the least NI over every
+    stage where a pair of tuples meets is the one its concepts give in NTM, whatever the split."""
+    for root in analysis.roots_by_axiom:
         if dominated(analysis.hierarchy, conj, root):
             axiom = analysis.axiom(root)
             return (axiom.left, axiom.right)

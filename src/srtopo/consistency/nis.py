@@ -67,8 +67,15 @@ class NIAnalysis:
         return frozenset(found)
 
     def axiom(self, root: Pair) -> NegativeInclusion:
-        """The TBox axiom as stated for a root (the first, if equivalences merged several)."""
-        return self.stated[root][0]
+        """The TBox axiom as stated for a root; if equivalences merged several, the least by (left IRI, right
+        IRI), the order reports choose NIs in (docs/consistency.md, "Which NI and evidence a report names")."""
+        return min(self.stated[root])
+
+    @cached_property
+    def roots_by_axiom(self) -> tuple[Pair, ...]:
+        """The roots in the order of the axioms they name (``axiom``): the first one above a conjunction pair is the
+        NI a report of that pair names."""
+        return tuple(sorted(self.roots, key=lambda root: (self.axiom(root), root)))
 
     def relevant_concepts(self) -> frozenset[str]:
         """Representatives that can take part in some conflict (below some root class)."""

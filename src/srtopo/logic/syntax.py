@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from clingo import ast
 
@@ -140,3 +141,18 @@ def parse_statements(text: str, file: str, unlocated) -> list:
         msg = messages[0] if messages else "syntax error"
         raise (clingo_error(msg, file) or unlocated(" ".join(msg.split()))) from None
     return out
+
+
+def read_program(path) -> str:
+    """A program file's text: UTF-8, a byte-order mark dropped; a file that cannot be read or is not UTF-8 is a
+    ProgramError at the file (and the line of the first byte that is not UTF-8)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise ProgramError(f"cannot read program: {error.strerror}", file=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise ProgramError("the program is not UTF-8 text", file=str(path), line=line,
+                           hint="save it as UTF-8") from None

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from clingo import Function, Number, ast, parse_term
 
 from srtopo.errors import ProgramError
-from srtopo.logic.syntax import parse_statements
+from srtopo.logic.syntax import parse_statements, read_program
 from srtopo.rules.analysis import condition_bound
 from srtopo.rules.ir import (
     NOW_PREDICATE,
@@ -87,14 +87,7 @@ class _Source:
 
 
 def parse_file(path: str | Path) -> Program:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")       # a byte-order mark is not part of the program
-    except OSError as error:
-        raise ProgramError(f"cannot read program: {error.strerror}", file=str(path)) from None
-    except UnicodeDecodeError:
-        raise ProgramError("program is not UTF-8 text", file=str(path)) from None
-    return parse_program(text, str(path))
+    return parse_program(read_program(path), str(path))
 
 
 def parse_facts(texts) -> list:

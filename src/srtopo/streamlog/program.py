@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import networkx as nx
 from clingo import ast, parse_term
 
 from srtopo.errors import ProgramError
-from srtopo.logic.syntax import RESERVED, Loc, is_atom_term, parse_statements, term_signature, walk
+from srtopo.logic.syntax import RESERVED, Loc, is_atom_term, parse_statements, read_program, term_signature, walk
 from srtopo.streamlog.order import EARLIER, EQUAL, NOT_LATER, UNKNOWN, TimeOrder
 
 LGR = ("lgr", 3)
@@ -542,17 +541,7 @@ def parse_program(text: str, file: str = "<program>") -> Program:
 
 
 def load_program(path: str) -> Program:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise ProgramError(f"cannot read program: {error.strerror}", file=str(path)) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise ProgramError("the program is not UTF-8 text", file=str(path), line=line,
-                           hint="save it as UTF-8") from None
-    return parse_program(text, str(path))
+    return parse_program(read_program(path), str(path))
 
 
 # --- the bistate version --------------------------------------------------------------------------------------

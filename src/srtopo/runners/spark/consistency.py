@@ -342,7 +342,7 @@ class ConsistencyJob(MicroBatchJob):
         bits = sq._packing()
         packing = Packing.of(bits)
         closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._pair_table(), packing)
-        fields = unpack(closed.key, closed.time, int(self.window), packing, bits)
+        fields = unpack(closed.key, closed.time, packing, bits)
         kept = time >= b.keep
         out: dict = {}
         for k in range(len(self.topology.stages)):

@@ -19,16 +19,26 @@ Event-time protocol (all numbers are derived from data a replay of the batch see
   accepted rows. A report (x, t) is therefore computed exactly once, when t closes, from every tuple that
   can reach it (no "already emitted" memory, no duplicates across batches or stages).
 * the state written by batch b keeps rows with time >= F_b - w (the next closing needs nothing older).
+
+Event times take the whole 64-bit range (``io.tnt.TIME_MIN`` .. ``TIME_MAX``, Spark's BIGINT), and no statement
+computes a time that may leave it (Spark's ANSI mode raises on overflow, and without it a wrapped value silently
+drops reports): the bounds are computed on the driver with Python's integers and handed to the SQL clamped, as an
+inclusive last closing time and the window's reach (``bounds_sql``); the window frame orders by a time raised to
+at least ``TIME_MIN + w`` (``SqlBuilder._closing_windowed``); the lateness test subtracts with ``try_subtract``;
+the packed key holds the earlier evidence's time as its distance back from the report's time, ``t - e``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from srtopo.io.tnt import TIME_MAX, TIME_MIN
 from srtopo.ir.lateness import SourceClock
 from srtopo.ir.topology import Topology
 
-NEG = -(2 ** 62)
-POS = 2 ** 62
+#: closing up to NEG (exclusive) closes nothing: no event time is below it; a watermark never is
+NEG = TIME_MIN
+#: closing up to POS (exclusive) closes every event time
+POS = TIME_MAX + 1
 
 # the window cache: concepts as ids (index in concept_names / asserted_names): a fraction of the bytes of the
 # IRIs to write, read, shuffle and copy into window frames; names come back only in the (few) reports
@@ -126,32 +136,34 @@ def _strs(names) -> str:
 
 @dataclass(frozen=True)
 class Packing:
-    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths): stage, pair id, then per
-    evidence its asserted concept id and its time as an offset in [0, w] from the report's time - w, the later
-    evidence in the lowest bits. The Spark write and the driver's close (``spark.sweep``) both pack by it."""
-    stage: int
+    """Bit offsets of the packed choice key (``SqlBuilder._packing`` gives the widths), in the order a report
+    chooses its violation (docs/consistency.md, "Which NI and evidence a report names"), from the highest bits: the
+    NI pair id, how far back from the report's time the earlier evidence is (in [0, w]), the earlier evidence's
+    asserted concept id, the later one's (its time is the report's), and the stage in the lowest bits. The Spark
+    write and the driver's close (``spark.sweep``) both pack by it."""
     pid: int
+    back: int
     a1: int
-    d1: int
     a2: int
-    d2: int
+    stage: int
 
     @classmethod
     def of(cls, bits: tuple[int, int, int, int]) -> Packing:
         sb, pb, db, ab = bits
-        d2 = ab
-        a1 = d2 + db
-        d1 = a1 + ab
-        pid = d1 + db
-        return cls(stage=pid + pb, pid=pid, a1=a1, d1=d1, a2=0, d2=d2)
+        a2 = sb
+        a1 = a2 + ab
+        back = a1 + ab
+        return cls(pid=back + db, back=back, a1=a1, a2=a2, stage=0)
 
 
 @dataclass(frozen=True)
 class BatchBounds:
+    """A batch's bounds as Python integers, in [NEG, POS] (``bounds_sql`` hands them to the SQL in 64 bits)."""
     accept: int        # no tuple below this can still be accepted (W_{b-1})
     lo: int            # close report times in [lo, hi)
     hi: int
     keep: int          # state rows with time >= keep survive
+    reach: int = NEG   # the closing reads rows with time >= reach (lo - w; NEG for an unbounded window)
 
 
 def watermark(clocks: dict, n_sources: int, lateness: int | None) -> int:
@@ -173,7 +185,8 @@ def bounds_for(prev_clocks: dict, prev_closed: int, n_sources: int, lateness: in
     hi = POS if final else (w_prev if cur_clocks is None else max(w_prev, watermark(cur_clocks, n_sources, lateness)))
     hi = max(hi, prev_closed)       # what is closed stays closed (a run going on with a smaller watermark)
     keep = NEG if window is None else max(NEG, hi - window)
-    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep)
+    reach = NEG if window is None else max(NEG, prev_closed - window)
+    return BatchBounds(accept=w_prev, lo=prev_closed, hi=hi, keep=keep, reach=reach)
 
 
 def file_entries(clocks: dict, files: dict, lateness: int, names=None) -> tuple[dict, list]:
@@ -216,15 +229,25 @@ def _i(value: int) -> str:
     return f"CAST({int(value)} AS BIGINT)"
 
 
+def _time(value: int) -> int:
+    """``value`` clamped into the 64-bit range of event times."""
+    return min(max(int(value), TIME_MIN), TIME_MAX)
+
+
 def bounds_sql(b: BatchBounds) -> str:
-    """The batch's bounds as a one-row relation (b_lo, b_hi, b_keep).
+    """The batch's bounds as a one-row relation (b_lo, b_last, b_reach, b_keep), every value an event time: report
+    times in [b_lo, b_last] close (inclusive, so that closing 2^63 - 1 needs no 2^63; a batch that closes nothing
+    gets b_lo > b_last), the closing reads rows from b_reach on (``lo - w``, or the least time where that is less)
+    and the state keeps rows from b_keep on (the end of input's close, which writes no state, may clamp it).
 
     The batch SQL reads the bounds from this relation (cross-joined onto the batch and the state) instead
     of inlining them as literals: Spark's code generator inlines BIGINT literals into the generated Java,
     so per-batch literals made every batch compile new classes (~9 Janino compiles) that the JVM then had
     to JIT-compile again - measured at ~7 s of compiler CPU per 500k-tuple batch on 2 cores, about 40% of
     the machine. An inline table is a LocalRelation whose values are data, never folded into the code."""
-    return f"SELECT * FROM VALUES ({_i(b.lo)}, {_i(b.hi)}, {_i(b.keep)}) AS t(b_lo, b_hi, b_keep)"
+    lo, last = (b.lo, b.hi - 1) if b.lo < b.hi else (TIME_MAX, TIME_MIN)
+    return (f"SELECT * FROM VALUES ({_i(lo)}, {_i(last)}, {_i(_time(b.reach))}, {_i(_time(b.keep))}) "
+            f"AS t(b_lo, b_last, b_reach, b_keep)")
 
 
 def with_bounds_sql(relation: str, bounds_view: str) -> str:
@@ -262,8 +285,8 @@ class SqlBuilder:
         # is looked up in the broadcast conjunction table (pairs-first multiplies rows by partner counts)
         hint = "" if stage is None else f"/*+ REPARTITION({self.topology.stages[stage].parallelism}, subject) */ "
         cl = (f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} "
-              f"WHERE time >= b_lo AND time < b_hi{where_stage}")
-        pt = f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} WHERE time < b_hi{where_stage}"
+              f"WHERE time >= b_lo AND time <= b_last{where_stage}")
+        pt = f"SELECT {hint}stage, subject, cid, aid, time FROM {n['win']} WHERE time <= b_last{where_stage}"
         return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
                 f"least(named_struct('time', c.time, 'aid', c.aid), named_struct('time', o.time, 'aid', o.aid)) AS e1, "
                 f"greatest(named_struct('time', c.time, 'aid', c.aid), named_struct('time', o.time, 'aid', o.aid)) AS e2 "
@@ -275,16 +298,25 @@ class SqlBuilder:
         with a RANGE frame (``t - w <= t' <= t``) and the concept pairs are looked up in the broadcast table.
         The aggregation by (subject, time) that follows needs no further exchange (its keys include the
         subject). Measured against the former bucketed self-join (two exchanges, each closing row exploded
-        into the <= 2 time buckets its window touches): half the rows shuffled, one stage fewer."""
-        n, w = self.n, self.window
+        into the <= 2 time buckets its window touches): half the rows shuffled, one stage fewer.
+
+        The frame is ordered by the time raised to at least ``TIME_MIN + w``: Spark computes a RANGE frame's
+        start as the order value less w, which has no 64-bit value below ``TIME_MIN + w`` (an overflow error in
+        ANSI mode, a wrapped frame without it). Rows below that share one order value, so the frame of a closing
+        row at most ``TIME_MIN + 2w`` may hold rows outside its window: those are filtered out of its frame."""
+        n, w = self.n, int(self.window)
         parts = self.partitions if stage is None else self.topology.stages[stage].parallelism
+        floor = _i(TIME_MIN + w)       # a BIGINT (the literal -2^63 alone would be a DECIMAL)
         rows = (f"SELECT /*+ REPARTITION({parts}, subject) */ stage, subject, cid, aid, time, "
-                f"time >= b_lo AS closing, xxhash64(subject) AS h FROM {n['win']} WHERE time >= b_lo - {w} AND time < b_hi{where_stage}")
+                f"time >= b_lo AS closing, xxhash64(subject) AS h FROM {n['win']} "
+                f"WHERE time >= b_reach AND time <= b_last{where_stage}")
         framed = (f"SELECT stage, subject, cid, aid, time, closing, collect_list(named_struct('cid', cid, "
-                  f"'aid', aid, 'time', time)) OVER (PARTITION BY h, stage, subject ORDER BY time "
+                  f"'aid', aid, 'time', time)) OVER (PARTITION BY h, stage, subject ORDER BY greatest(time, {floor}) "
                   f"RANGE BETWEEN {w} PRECEDING AND CURRENT ROW) AS framed FROM ({rows})")
+        exact = (f"CASE WHEN time > {_i(TIME_MIN + 2 * w)} THEN framed "
+                 f"ELSE filter(framed, e -> e.time <= time AND time - e.time <= {w}) END")
         closing = (f"SELECT stage, subject, cid, aid, time, o FROM ({framed}) "
-                   f"LATERAL VIEW explode(framed) x AS o WHERE closing")
+                   f"LATERAL VIEW explode({exact}) x AS o WHERE closing")
         return (f"SELECT /*+ BROADCAST(p) */ c.subject, c.time, c.stage, p.pid, "
                 f"least(named_struct('time', c.time, 'aid', c.aid), "
                 f"named_struct('time', c.o.time, 'aid', c.o.aid)) AS e1, "
@@ -294,61 +326,60 @@ class SqlBuilder:
 
     # --- the relations of a batch (each read once by the final write; metrics via observe) ----------
     def _packing(self):
-        """Bit layout of the packed choice key (stage, NI pair, evidence 1, evidence 2), or None if it does
-        not fit in 62 bits (unbounded window, huge TBox): evidence times are offsets in [0, w] from the window's
-        start (report time - w) and concepts are ids in name order, so the key orders exactly like the struct
-        (stage, pid, e1, e2) of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is
-        a sort aggregation). tests/spark/test_differential.py checks that both choose the same reports."""
+        """Bit layout of the packed choice key (``Packing``: NI pair, distance back, earlier concept, later
+        concept, stage), or None if it does not fit in 62 bits (unbounded window, huge TBox): the distance is in
+        [0, w], concepts are ids in name order and pair ids in (left, right) name order, so the key orders exactly
+        like the struct of the fallback, and min() over one BIGINT is a hash aggregation (min of a struct is a
+        sort aggregation). tests/spark/test_sql.py checks that both choose the same reports."""
         if self.window is None:
             return None
         sb = _bits(len(self.topology.stages))
         pb = _bits(len(ni_pair_ids(self.tables)))
         db = _bits(int(self.window) + 1)
         ab = _bits(len(asserted_names(self.tables)))
-        if sb + pb + 2 * (db + ab) > 62:
+        if sb + pb + db + 2 * ab > 62:
             return None
         return sb, pb, db, ab
 
     def reports_sql(self, b: BatchBounds) -> str:
-        """Reports closing in [lo, hi): one per (subject, time), deterministic choice of NI/evidence."""
+        """Reports closing in [lo, hi): one per (subject, time), naming its least violation by (NI, distance back
+        of the earlier evidence, earlier concept, later concept, stage): the order of docs/consistency.md, "Which NI
+        and evidence a report names", which the local runner keeps too. The later evidence's time is the report's
+        (``e2`` is the closing row's), so only the earlier one's is kept."""
         if self.physical_plan == "staged":
             matches = " UNION ALL ".join(self._closing(b, k) for k in range(len(self.topology.stages)))
         else:
             matches = self._closing(b, None)
         # ids -> names: aid order is name order and pid order is (ni_l, ni_r) order, so both paths below choose
-        # as a min over names would
+        # as a min over names would; the earlier evidence's time descending (the latest first): its distance back
+        # from the report's time in the packed key, its bitwise complement in the struct (no overflow either way)
         arr = f"array({_strs(asserted_names(self.tables))})"
         nis = f"array({', '.join(f'array({_strs(p)})' for p in ni_pair_ids(self.tables))})"
         pk = self._packing()
         if pk is not None:
             sb, pb, db, ab = pk
-            w = int(self.window)
             at = Packing.of(pk)
-            s_e2, s_d2, s_a1, s_d1, s_p, s_s = at.a2, at.d2, at.a1, at.d1, at.pid, at.stage
-
-            def enc(e, shift_a, shift_d):
-                return (f"shiftleft(CAST({e}.aid AS BIGINT), {shift_a}) + "
-                        f"shiftleft(CAST({e}.time - (time - {w}) AS BIGINT), {shift_d})")
-
-            key = (f"shiftleft(CAST(stage AS BIGINT), {s_s}) + shiftleft(CAST(pid AS BIGINT), {s_p}) + "
-                   f"{enc('e1', s_a1, s_d1)} + {enc('e2', s_e2, s_d2)}")
+            key = (f"shiftleft(CAST(pid AS BIGINT), {at.pid}) + shiftleft(time - e1.time, {at.back}) + "
+                   f"shiftleft(CAST(e1.aid AS BIGINT), {at.a1}) + shiftleft(CAST(e2.aid AS BIGINT), {at.a2}) + "
+                   f"shiftleft(CAST(stage AS BIGINT), {at.stage})")
 
             def field(shift, bits):
                 return f"(shiftright(k, {shift}) & {(1 << bits) - 1})"
 
-            def dec(shift_a, shift_d):
-                return (f"named_struct('concept', element_at({arr}, CAST({field(shift_a, ab)} AS INT) + 1), "
-                        f"'time', time - {w} + {field(shift_d, db)})")
+            def concept(shift):
+                return f"element_at({arr}, CAST({field(shift, ab)} AS INT) + 1)"
 
-            return (f"SELECT CAST({field(s_s, sb)} AS INT) AS stage, subject, time, "
-                    f"element_at({nis}, CAST({field(s_p, pb)} AS INT) + 1) AS ni, "
-                    f"array_distinct(array({dec(s_a1, s_d1)}, {dec(s_e2, s_d2)})) AS evidence "
+            return (f"SELECT CAST({field(at.stage, sb)} AS INT) AS stage, subject, time, "
+                    f"element_at({nis}, CAST({field(at.pid, pb)} AS INT) + 1) AS ni, "
+                    f"array_distinct(array(named_struct('concept', {concept(at.a1)}, 'time', "
+                    f"time - {field(at.back, db)}), named_struct('concept', {concept(at.a2)}, 'time', time))) "
+                    f"AS evidence "
                     f"FROM (SELECT subject, time, min({key}) AS k FROM ({matches}) m GROUP BY subject, time)")
         return (f"SELECT x.stage AS stage, subject, time, element_at({nis}, x.pid + 1) AS ni, "
-                f"transform(array_distinct(array(x.e1, x.e2)), e -> named_struct('concept', "
-                f"element_at({arr}, e.aid + 1), 'time', e.time)) AS evidence FROM (SELECT subject, time, "
-                f"min(named_struct('stage', stage, 'pid', pid, 'e1', e1, 'e2', e2)) AS x FROM ({matches}) m "
-                f"GROUP BY subject, time)")
+                f"array_distinct(array(named_struct('concept', element_at({arr}, x.a1 + 1), 'time', ~(x.back)), "
+                f"named_struct('concept', element_at({arr}, x.a2 + 1), 'time', time))) AS evidence "
+                f"FROM (SELECT subject, time, min(named_struct('pid', pid, 'back', ~(e1.time), 'a1', e1.aid, "
+                f"'a2', e2.aid, 'stage', stage)) AS x FROM ({matches}) m GROUP BY subject, time)")
 
     def batch_cache_sql(self, parsed: str) -> str:
         """The parsed batch as cached for the batch's jobs: the asserted concept as its id (``aid``, NULL for a
@@ -407,7 +438,8 @@ class SqlBuilder:
         """Whether a tuple is late and why, given the floor and the largest time of its source before it (SQL;
         ``row``: the qualifier of the tuple's columns)."""
         L, time = int(self.lateness), f"{row}time"
-        below, behind = f"{time} < {floor}", f"{time} < {latest} - {L}"
+        # NULL (nothing is behind) where latest - L is below the 64-bit range
+        below, behind = f"{time} < {floor}", f"{time} < try_subtract({latest}, {L})"
         late = f"{row}ik = 't' AND coalesce({below} OR {behind}, false)"
         why = (f"CASE WHEN coalesce({below}, false) THEN concat('late: event time ', CAST({time} AS STRING), "
                f"' is below ', CAST({floor} AS STRING), ', the punctuation of its source') "
@@ -464,24 +496,24 @@ class SqlBuilder:
     def window_sql(self, b: BatchBounds, with_new: bool = True) -> str:
         """The rows the closing join reads: previous state UNION the batch's accepted cached rows (< hi)."""
         n = self.n
-        prev = f"SELECT stage, subject, cid, aid, time, b_lo, b_hi FROM {n['prev']}"
+        prev = f"SELECT stage, subject, cid, aid, time, b_lo, b_last, b_reach FROM {n['prev']}"
         if not with_new:
             return prev
         # both plans: the batch's cached stage rows by the broadcast lookup (the staged chain derives exactly these
         # rows; re-running its per-stage exchanges for the closing join measured slower)
         new = (f"SELECT /*+ BROADCAST(m) */ m.stage, a.subject, m.cid, m.aid, a.time, a.b_lo, "
-               f"a.b_hi FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
-               f"WHERE a.ik = 't' AND NOT a.late AND a.time < a.b_hi AND m.cached")
+               f"a.b_last, a.b_reach FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
+               f"WHERE a.ik = 't' AND NOT a.late AND a.time <= a.b_last AND m.cached")
         return f"{prev} UNION ALL {new}"
 
     def driver_rows_sql(self) -> str:
         """What closing a batch on the driver reads (``spark.sweep``): the previous state, and the batch's
         accepted cached stage rows the window reaches or the state keeps (``fresh``)."""
-        n, w = self.n, int(self.window)
+        n = self.n
         return (f"SELECT false AS fresh, stage, subject, cid, aid, time FROM {n['prev']} UNION ALL "
                 f"SELECT /*+ BROADCAST(m) */ true AS fresh, m.stage, a.subject, m.cid, m.aid, a.time "
                 f"FROM {n['new']} a JOIN {n['cmap']} m ON m.aid = a.aid "
-                f"WHERE a.ik = 't' AND NOT a.late AND m.cached AND a.time >= a.b_lo - {w}")
+                f"WHERE a.ik = 't' AND NOT a.late AND m.cached AND a.time >= a.b_reach")
 
     def kept_sql(self, b: BatchBounds) -> str:
         return f"SELECT stage, subject, cid, aid, time FROM {self.n['prev']} WHERE time >= b_keep"

@@ -5,10 +5,10 @@ It computes what the Spark plan's closing statement computes (``runners.spark.sq
 fused plan with a bounded window): for every closing row c (time in [lo, hi)) and every row o of the same stage
 and subject with c.time - w <= o.time <= c.time (c itself and its peers of the same time included), a match
 when the stage has a conjunction op on (c's concept, o's concept); the report of (subject, time) is the match
-with the smallest packed key (stage, NI pair, the earlier evidence, the later one), the key the Spark plan's
-aggregate takes the minimum of. Rows are swept in (stage, subject, time) order, one offset at a time: the rows
-k places back that still lie in the window, so the work is the number of pairs in reach, as the Spark plan's
-framed window.
+with the smallest packed key (NI pair, how far back the earlier evidence is, its concept, the later one's, stage:
+``sql.Packing``), the key the Spark plan's aggregate takes the minimum of. Rows are swept in (stage, subject, time)
+order, one offset at a time: the rows k places back that still lie in the window, so the work is the number of
+pairs in reach, as the Spark plan's framed window.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from srtopo.io.tnt import TIME_MIN
 from srtopo.runners.spark.sql import Packing
 
 NO_KEY = np.iinfo(np.int64).max
@@ -63,13 +64,17 @@ class Closed:
 def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: PairTable,
           packing: Packing) -> Closed:
     """Reports closing in [lo, hi) among the rows (int arrays; ``subject`` as codes): rows outside
-    [lo - window, hi) are ignored."""
+    [lo - window, hi) are ignored. Times take the whole 64-bit range and ``lo``, ``hi`` are Python integers in
+    [-2^63, 2^63]: nothing here computes a time outside 64 bits (numpy's int64 wraps without a word)."""
     w = int(window)
-    inside = (time >= lo - w) & (time < hi)
+    empty = np.zeros(0, dtype=np.int64)
+    if lo >= hi:
+        return Closed(empty, empty, empty)
+    time = np.asarray(time)
+    inside = (time >= max(lo - w, TIME_MIN)) & (time <= hi - 1)
     stage, subject, cid, aid, time = (np.asarray(a)[inside].astype(np.int64) for a in (stage, subject, cid, aid, time))
     n = len(time)
     if not n:
-        empty = np.zeros(0, dtype=np.int64)
         return Closed(empty, empty, empty)
     order = _order(stage, subject, time)
     stage, subject, cid, aid, time = stage[order], subject[order], cid[order], aid[order], time[order]
@@ -77,6 +82,8 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
     starts[1:] = (stage[1:] != stage[:-1]) | (subject[1:] != subject[:-1])
     group = np.cumsum(starts)
     closing = time >= lo
+    # as unsigned integers the difference of a later time and an earlier one is exact, however far apart they are
+    unsigned = time.view(np.uint64)
     best = np.full(n, NO_KEY, dtype=np.int64)
 
     def match(c, o):
@@ -90,12 +97,12 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
         c, o, pid = c[found], o[found], pid[found]
         if not len(c):
             return
-        # evidence (time, asserted concept) in the order of the Spark plan's struct: the earlier one first
+        # evidence (time, asserted concept) in the order of the Spark plan's struct: the earlier one first; the
+        # later one is at the report's time, the earlier one is kept as its distance back from it (in [0, w])
         first = (time[o] < time[c]) | ((time[o] == time[c]) & (aid[o] <= aid[c]))
         e1, e2 = np.where(first, o, c), np.where(first, c, o)
-        base = time[c] - w
-        key = ((stage[c] << packing.stage) + (pid << packing.pid) + (aid[e1] << packing.a1)
-               + ((time[e1] - base) << packing.d1) + (aid[e2] << packing.a2) + ((time[e2] - base) << packing.d2))
+        key = ((pid << packing.pid) + ((time[c] - time[e1]) << packing.back) + (aid[e1] << packing.a1)
+               + (aid[e2] << packing.a2) + (stage[c] << packing.stage))
         np.minimum.at(best, c, key)
 
     active = np.arange(n)
@@ -104,7 +111,7 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
     active = active[active >= k]
     while len(active):
         back = active - k
-        near = (group[active] == group[back]) & (time[active] - time[back] <= w)
+        near = (group[active] == group[back]) & (unsigned[active] - unsigned[back] <= np.uint64(w))
         active, back = active[near], back[near]
         if not len(active):
             break
@@ -128,7 +135,7 @@ def close(stage, subject, cid, aid, time, lo: int, hi: int, window: int, pairs: 
 def _order(stage, subject, time):
     """The rows' order by (stage, subject, time): one sort of a packed key where it fits in 63 bits, else a sort
     on the three keys (three times slower on 2M rows)."""
-    span = int(time.max() - time.min()) if len(time) else 0
+    span = int(time.max()) - int(time.min()) if len(time) else 0      # Python integers: the span may exceed 64 bits
     groups = (int(stage.max()) + 1) * (int(subject.max()) + 1) if len(time) else 1
     bits = span.bit_length()
     if groups.bit_length() + bits <= 62:
@@ -136,12 +143,11 @@ def _order(stage, subject, time):
     return np.lexsort((time, subject, stage))
 
 
-def unpack(key, time, window: int, packing: Packing, bits: tuple[int, int, int, int]):
+def unpack(key, time, packing: Packing, bits: tuple[int, int, int, int]):
     """(stage, pid, aid1, time1, aid2, time2) arrays of packed keys of reports at ``time``."""
     sb, pb, db, ab = bits
 
     def field(shift, width):
         return (key >> shift) & ((1 << width) - 1)
-    base = time - int(window)
-    return (field(packing.stage, sb), field(packing.pid, pb), field(packing.a1, ab), base + field(packing.d1, db),
-            field(packing.a2, ab), base + field(packing.d2, db))
+    return (field(packing.stage, sb), field(packing.pid, pb), field(packing.a1, ab), time - field(packing.back, db),
+            field(packing.a2, ab), time)
