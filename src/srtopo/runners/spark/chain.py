@@ -29,6 +29,7 @@ from typing import ClassVar, Sequence
 from srtopo.concepts import RDF_TYPE
 from srtopo.errors import UnsupportedByRunner
 from srtopo.io.sources import Lines, SocketLines, TntFiles
+from srtopo.io.tnt import TIME_MIN
 from srtopo.ir.records import Model, Report
 from srtopo.ir.run import StageCounters
 from srtopo.ir.topology import ConsistencyStage, RuleStage, SaturationStage, Topology
@@ -212,12 +213,19 @@ class ChainJob(MicroBatchJob):
                 empty_frame(spark, PENDING_COLUMNS).createOrReplaceTempView(n["pending"])
         every = f"SELECT * FROM {n['pending']}" + (f" UNION ALL {statements}" if statements else "")
         spark.sql(every).createOrReplaceTempView(n["all"])
-        # the bound as data, not a literal in the SQL (``spark.sql.bounds_sql`` says why)
-        spark.sql(f"SELECT * FROM VALUES (CAST({int(hi)} AS BIGINT)) AS t(c_hi)").createOrReplaceTempView(n["bound"])
-        split = f"SELECT /*+ BROADCAST(h) */ a.* FROM {n['all']} a CROSS JOIN {n['bound']} h WHERE a.time {{}} h.c_hi"
+        if hi > TIME_MIN:
+            # the last released time as data, not a literal in the SQL (``spark.sql.bounds_sql`` says why); the
+            # last, not ``hi``: the end of input's ``hi`` is 2^63, beyond a BIGINT
+            spark.sql(f"SELECT * FROM VALUES (CAST({int(hi) - 1} AS BIGINT)) AS t(c_last)").createOrReplaceTempView(
+                n["bound"])
+            split = (f"SELECT /*+ BROADCAST(h) */ a.* FROM {n['all']} a CROSS JOIN {n['bound']} h "
+                     f"WHERE a.time {{}} h.c_last")
+            later, below = split.format(">"), split.format("<=")
+        else:       # nothing is released
+            later, below = f"SELECT * FROM {n['all']}", f"SELECT * FROM {n['all']} WHERE FALSE"
         if target is not None:
-            spark.sql(split.format(">=")).write.mode("overwrite").json(f"{target}/kind=pending")
-        spark.sql(split.format("<")).createOrReplaceTempView(n["released"])
+            spark.sql(later).write.mode("overwrite").json(f"{target}/kind=pending")
+        spark.sql(below).createOrReplaceTempView(n["released"])
         if self.saturation.inconsistent == "drop" and fs.exists(reports):
             spark.read.schema(REPORT_KEY_COLUMNS).json(reports).createOrReplaceTempView(n["rep"])
             withheld = "(x.subject IS NOT NULL OR y.subject IS NOT NULL)"
