@@ -268,9 +268,11 @@ def _sorted_rows(rows):
     return None if rows is None else sorted(json.dumps(r, sort_keys=True) for r in rows)
 
 
-def campaign(kind: str, trials: int, seed: int) -> dict:
+def campaign(kind: str, trials: int, seed: int, save=None) -> dict:
+    """``trials`` kills and restarts of ``kind``; ``save``, if given, receives the campaign so far after each
+    trial (a long campaign's results survive its own interruption)."""
     if kind == "choice":
-        return choice_campaign(trials, seed)
+        return choice_campaign(trials, seed, save)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix=f"srtopo-kill-{kind}-") as tmp:
         folder = Path(tmp)
@@ -308,6 +310,10 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
                 row["in_time_order"] = times == sorted(set(times))
                 row["identical"] = row["identical"] and row["in_time_order"]
             rows.append(row)
+            if save is not None:
+                save({"kind": kind, "trials": len(rows), "of": trials, "identical": sum(r["identical"] for r in rows),
+                      "reference_lines": sum(reference.values()), **extra,
+                      "seconds": round(time.perf_counter() - started, 1), "rows": rows})
         return {"kind": kind, "trials": trials, "identical": sum(r["identical"] for r in rows),
                 "reference_lines": sum(reference.values()), **extra,
                 "seconds": round(time.perf_counter() - started, 1), "rows": rows}
@@ -356,7 +362,8 @@ def main(argv=None) -> int:
             results.append(choice_campaign(args.trials, args.seed, save=lambda partial: write_json(
                 args.out, {"seed": args.seed, "campaigns": results + [partial]})))
         else:
-            results.append(campaign(kind, args.trials, args.seed))
+            results.append(campaign(kind, args.trials, args.seed, save=lambda partial: write_json(
+                args.out, {"seed": args.seed, "campaigns": results + [partial]})))
     for r in results:
         if r["kind"] == "choice":
             print(f"choice: {r['passed']}/{r['trials']} restarts answered each of {r['time_points']} time points "
