@@ -86,3 +86,14 @@ def test_reports_out_may_not_be_an_input_or_another_output(files, capsys):
     assert "--reports-out" in capsys.readouterr().err and (files / "s.tnt").read_text().startswith("0\t")
     assert _exit(chain_args(files, "--reports-out", str(files / "o.jsonl"), "--out", str(files / "o.jsonl"))) == 2
     assert "--reports-out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("output", [["--reports-out", "u.ttl"], ["--out", "u.ttl"], ["--rejected-out", "p.idlvsr"],
+                                    ["--reports-out", "ck/reports.jsonl", "--checkpoint", "ck"]])
+def test_no_output_may_be_the_tbox_the_program_or_another_output(files, capsys, output):
+    given = [str(files / x) if not x.startswith("-") else x for x in output]
+    tbox, program = (files / "u.ttl").read_text(), (files / "p.idlvsr").read_text()
+    assert _exit(chain_args(files, *given)) == 2
+    err = capsys.readouterr().err
+    assert output[0] in err and err.count("\n") == 1
+    assert (files / "u.ttl").read_text() == tbox and (files / "p.idlvsr").read_text() == program
