@@ -91,7 +91,7 @@ class BatchSinks:
                 rejected = WrittenFiles(dest, REJECTED_COLUMNS)
             else:
                 rejected = parts[0] if len(parts) == 1 else parts
-        if rejected is not None and self.rejected_out:
+        elif rejected is not None and self.rejected_out:      # (a list is copied above: once, not onto itself)
             dest = f"{self.rejected_out}/batch={label}"
             if isinstance(rejected, WrittenFiles):
                 self.fs.copy_files(rejected.path, dest)
