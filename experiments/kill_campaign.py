@@ -4,6 +4,7 @@
     python -m experiments.kill_campaign --kinds consistency-executors   # the columnar plan in executor tasks
     python -m experiments.kill_campaign --trials 3 --kinds rules
     python -m experiments.kill_campaign --kinds choice   # n-Queens Completion, a choice part on Spark
+    python -m experiments.kill_campaign --kinds chain    # a consistency check, then a program over what it keeps
 
 A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch),
 ``srtopo reason`` (a window program over 210 time points in 6 files) or ``srtopo streamlog`` (a per-sensor
@@ -13,7 +14,10 @@ plus a random delay of up to a second, so that some kills fall into a batch's si
 the same checkpoint and lets it finish. Its output directory, as a multiset of lines, must equal that of one
 uninterrupted run of the same command; for ``streamlog``, whose models are written once their timestamp is
 complete, the models read in batch order must also come in increasing time, each once, and the uninterrupted
-run must equal the local runner's. Results: ``results/kill_campaign.json``.
+run must equal the local runner's. ``chain`` runs ``srtopo reason --tbox`` (the LUBM DL-Lite TBox, a program over
+students, courses and advisors, 240 time points of university statements in 6 files, some individuals
+inconsistent): its models (``--out``) and its reports (``--reports-out``) must both equal the uninterrupted
+run's, and the uninterrupted run must equal the local runner's. Results: ``results/kill_campaign.json``.
 
 ``choice`` runs ``srtopo reason`` on an n-Queens Completion stream (a choice part: 48 time points, 4 of them
 unsatisfiable, 6 files) with ``--strategy incremental`` and ``rl`` in turn. The kept solver is rebuilt from
@@ -134,14 +138,69 @@ def _consistency_executors_input(folder: Path, rng: random.Random) -> list[str]:
     return _consistency_input(folder, rng) + ["--physical-plan", "columnar", "--driver-tuples", "0"]
 
 
+UB = "http://www.lehigh.edu/~zhp2/2004/0401/univ-bench.owl#"
+#: the chain's program: students taking two courses within 5 time points, professors advising two students
+CHAIN_PROGRAM = f"""student(X) :- triple(X, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "{UB}Student").
+professor(P) :- triple(P, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "{UB}Professor").
+recent(X, C) :- triple(X, "{UB}takesCourse", C) in [5].
+busy(X) :- student(X) in [5], #count{{C : recent(X, C)}} >= 2.
+advisee(P, S) :- triple(S, "{UB}advisor", P) in [5].
+mentor(P) :- professor(P) in [5], #count{{S : advisee(P, S)}} >= 2.
+#show busy/1.
+#show mentor/1.
+"""
+
+
+def university_lines(rng: random.Random, points: int) -> list[str]:
+    """.tnt lines of students (typed by their subclass), their courses and advisors (typed only by the advisor
+    statement's range), teachers of courses; now and then an individual typed into a class disjoint with
+    another of its classes at that time point (a report: its statements there are withheld)."""
+    from srtopo.concepts import RDF_TYPE
+    from srtopo.io.tnt import format_tnt
+    data = "http://ex.org/u/"
+    lines = []
+    for t in range(points):
+        for _ in range(8):
+            s = f"{data}student{rng.randrange(150)}"
+            lines.append(format_tnt(t, s, RDF_TYPE, UB + rng.choice(["UndergraduateStudent", "GraduateStudent"])))
+            for _ in range(rng.randint(0, 2)):
+                lines.append(format_tnt(t, s, UB + "takesCourse", f"{data}course{rng.randrange(20)}"))
+            if rng.random() < 0.5:
+                lines.append(format_tnt(t, s, UB + "advisor", f"{data}prof{rng.randrange(10)}"))
+            if rng.random() < 0.01:
+                lines.append(format_tnt(t, s, RDF_TYPE, UB + rng.choice(["Course", "Publication"])))
+        if rng.random() < 0.3:
+            lines.append(format_tnt(t, f"{data}prof{rng.randrange(10)}", UB + "teacherOf",
+                                    f"{data}course{rng.randrange(20)}"))
+    return lines
+
+
+def _chain_input(folder: Path, rng: random.Random, points: int = 240) -> list[str]:
+    from importlib.resources import files
+    from srtopo.io.tnt import write_tnt
+    (folder / "p.idlvsr").write_text(CHAIN_PROGRAM, encoding="utf-8")
+    lines = university_lines(rng, points)
+    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
+    tbox = str(files("srtopo.consistency") / "data" / "lubm-dllite.ttl")
+    return ["reason", "--tbox", tbox, "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"),
+            "--window", "5", "--lateness", "0", "--partitions", "2"]
+
+
 INPUTS = {"consistency": _consistency_input, "consistency-executors": _consistency_executors_input,
-          "rules": _rules_input, "streamlog": _streamlog_input, "choice": _choice_input}
+          "rules": _rules_input, "streamlog": _streamlog_input, "choice": _choice_input, "chain": _chain_input}
+
+
+def reports_dir(out: Path) -> Path:
+    """Where a chain's run that writes its models to ``out`` writes its reports (``--reports-out``)."""
+    return Path(str(out) + "-reports")
 
 
 def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
-    """The arguments of ``srtopo`` for a run of ``base`` on Spark, a file per micro-batch, with a checkpoint."""
+    """The arguments of ``srtopo`` for a run of ``base`` on Spark, a file per micro-batch, with a checkpoint (a
+    chain's reports to ``reports_dir(out)``)."""
+    extra = ["--reports-out", str(reports_dir(out))] if "--tbox" in base and base[0] == "reason" else []
     return [*base, "--engine", "spark", "--once", "--files-per-batch", "1", "--master", "local[2]", "--checkpoint",
-            str(checkpoint), "--out", str(out)]
+            str(checkpoint), "--out", str(out), *extra]
 
 
 def _store_entries(checkpoint: Path) -> int:
@@ -150,10 +209,12 @@ def _store_entries(checkpoint: Path) -> int:
 
 
 def output_lines(out: Path) -> Counter:
+    """The lines of every batch's outputs under ``out`` (and, for a chain, of its reports beside it)."""
     lines: Counter = Counter()
-    for path in glob.glob(os.path.join(str(out), "batch=*", "*.json")):
-        with open(path, encoding="utf-8") as handle:
-            lines.update(line.strip() for line in handle if line.strip())
+    for directory, mark in ((str(out), ""), (str(reports_dir(Path(out))), "report ")):
+        for path in glob.glob(os.path.join(directory, "batch=*", "*.json")):
+            with open(path, encoding="utf-8") as handle:
+                lines.update(mark + line.strip() for line in handle if line.strip())
     return lines
 
 
@@ -178,8 +239,8 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
     """One kill at a random point, a restart to the end; what was killed when, the final output (compared by
     the caller) and the answers of the batches committed before the restart, then and after it."""
     checkpoint, out = folder / "ck", folder / "out"
-    shutil.rmtree(checkpoint, ignore_errors=True)
-    shutil.rmtree(out, ignore_errors=True)
+    for directory in (checkpoint, out, reports_dir(out)):
+        shutil.rmtree(directory, ignore_errors=True)
     after, delay = rng.randint(0, FILES - 2), round(rng.uniform(0.0, 1.0), 2)
     proc = subprocess.Popen([sys.executable, "-m", "srtopo", *_command(base, checkpoint, out)], env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -212,9 +273,11 @@ def _sorted_rows(rows):
     return None if rows is None else sorted(json.dumps(r, sort_keys=True) for r in rows)
 
 
-def campaign(kind: str, trials: int, seed: int) -> dict:
+def campaign(kind: str, trials: int, seed: int, save=None) -> dict:
+    """``trials`` kills and restarts of ``kind``; ``save``, if given, receives the campaign so far after each
+    trial (a long campaign's results survive its own interruption)."""
     if kind == "choice":
-        return choice_campaign(trials, seed)
+        return choice_campaign(trials, seed, save)
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix=f"srtopo-kill-{kind}-") as tmp:
         folder = Path(tmp)
@@ -229,6 +292,19 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
             extra["reference_in_time_order"] = ordered == sorted(set(ordered))
             extra["reference_equals_local"] = _local_models(base) == Counter(
                 json.dumps(json.loads(x), sort_keys=True) for x in reference.elements())
+        if kind == "chain":     # the models and the reports of the local runner, with the same flags
+            local = folder / "local-reports.jsonl"
+            at = base.index("--partitions")     # a Spark flag
+            models = _local_models([*base[:at], *base[at + 2:], "--reports-out", str(local)])
+            # a report's NI and evidence may differ between runners: reports compared by (subject, time)
+            reports = Counter((r["subject"], r["time"]) for r in map(
+                json.loads, local.read_text(encoding="utf-8").splitlines()))
+            spark_models = Counter(json.dumps(json.loads(x), sort_keys=True) for x in reference.elements()
+                                   if not x.startswith("report "))
+            spark_reports = Counter((r["subject"], r["time"]) for r in (
+                json.loads(x[len("report "):]) for x in reference.elements() if x.startswith("report ")))
+            extra["reference_equals_local"] = spark_models == models and spark_reports == reports
+            extra["reference_reports"] = sum(spark_reports.values())
         rows = []
         for _ in progress(range(trials), desc=f"kill -9 ({kind})"):
             row = trial(base, folder, rng)
@@ -239,6 +315,10 @@ def campaign(kind: str, trials: int, seed: int) -> dict:
                 row["in_time_order"] = times == sorted(set(times))
                 row["identical"] = row["identical"] and row["in_time_order"]
             rows.append(row)
+            if save is not None:
+                save({"kind": kind, "trials": len(rows), "of": trials, "identical": sum(r["identical"] for r in rows),
+                      "reference_lines": sum(reference.values()), **extra,
+                      "seconds": round(time.perf_counter() - started, 1), "rows": rows})
         return {"kind": kind, "trials": trials, "identical": sum(r["identical"] for r in rows),
                 "reference_lines": sum(reference.values()), **extra,
                 "seconds": round(time.perf_counter() - started, 1), "rows": rows}
@@ -287,7 +367,8 @@ def main(argv=None) -> int:
             results.append(choice_campaign(args.trials, args.seed, save=lambda partial: write_json(
                 args.out, {"seed": args.seed, "campaigns": results + [partial]})))
         else:
-            results.append(campaign(kind, args.trials, args.seed))
+            results.append(campaign(kind, args.trials, args.seed, save=lambda partial: write_json(
+                args.out, {"seed": args.seed, "campaigns": results + [partial]})))
     for r in results:
         if r["kind"] == "choice":
             print(f"choice: {r['passed']}/{r['trials']} restarts answered each of {r['time_points']} time points "
@@ -295,7 +376,10 @@ def main(argv=None) -> int:
                   f"{r['seconds']} s)", file=sys.stderr)
             continue
         also = ""
-        if "reference_equals_local" in r:
+        if r["kind"] == "chain":
+            also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
+                    f"local runner's ({r['reference_reports']} reports)")
+        elif "reference_equals_local" in r:
             also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
                     f"local runner's, {'in' if r['reference_in_time_order'] else 'NOT in'} time order")
         print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "

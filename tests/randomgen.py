@@ -197,3 +197,87 @@ def random_tnt_line(rng: random.Random) -> str:
             + (rng.choice(LINE_SEPS) if rng.random() < 0.1 else "\t") + term() + sep()
             + (term() if rng.random() < 0.5 else f"<{RDF_TYPE}>") + sep() + obj
             + (rng.choice(LINE_ENDINGS) if rng.random() < 0.2 else " ."))
+
+
+# --- random OWL TBoxes with roles, and RDF statement streams over them (chains) ------------------------------
+
+RX = "http://ex.org/r#"
+OWL_PREFIXES = ("@prefix : <http://ex.org/r#> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+                "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n")
+
+
+def random_owl_tbox(rng: random.Random) -> tuple[str, dict]:
+    """A random OWL 2 QL ontology in Turtle and its axioms as data: subclasses (a layered DAG, sometimes an
+    equivalence), disjoint classes, C ⊑ ∃p, object properties with sub-properties, inverses, symmetric ones,
+    domains and ranges, and a data property with a domain. Axioms: {"classes", "properties", "data",
+    "sub": [(C, D)], "disjoint": [(C, D)], "some": [(C, p)], "subprop": [(p, q)], "inverse": [(p, q)],
+    "symmetric": [p], "domain": [(p, C)], "range": [(p, C)]} (local names)."""
+    classes = [f"C{i}" for i in range(rng.randint(3, 8))]
+    props = [f"p{i}" for i in range(rng.randint(1, 4))]
+    ax = {"classes": classes, "properties": props, "data": ["u0"], "sub": [], "disjoint": [], "some": [],
+          "subprop": [], "inverse": [], "symmetric": [], "domain": [], "range": []}
+    for i in range(1, len(classes)):
+        for j in rng.sample(range(i), min(i, rng.choice([0, 1, 1, 2]))):
+            ax["sub"].append((classes[i], classes[j]))
+    if rng.random() < 0.3:
+        a, b = rng.sample(classes, 2)
+        ax["sub"] += [(a, b), (b, a)]
+    for _ in range(rng.randint(1, 3)):
+        a, b = rng.sample(classes, 2)
+        ax["disjoint"].append((a, b))
+    if rng.random() < 0.4:
+        ax["some"].append((rng.choice(classes), rng.choice(props)))
+    for p in props:
+        if rng.random() < 0.6:
+            ax["domain"].append((p, rng.choice(classes)))
+        if rng.random() < 0.6:
+            ax["range"].append((p, rng.choice(classes)))
+    if len(props) >= 2:
+        for _ in range(rng.randint(0, 2)):
+            p, q = rng.sample(props, 2)
+            ax["subprop"].append((p, q))
+        if rng.random() < 0.5:
+            p, q = rng.sample(props, 2)
+            ax["inverse"].append((p, q))
+    if rng.random() < 0.2:
+        ax["symmetric"].append(rng.choice(props))
+    lines = [OWL_PREFIXES, "<http://ex.org/r> a owl:Ontology ."]
+    lines += [f":{c} a owl:Class ." for c in classes] + [f":{p} a owl:ObjectProperty ." for p in props]
+    lines += [":u0 a owl:DatatypeProperty ; rdfs:domain :C0 ."]
+    lines += [f":{a} rdfs:subClassOf :{b} ." for a, b in ax["sub"]]
+    lines += [f":{a} owl:disjointWith :{b} ." for a, b in ax["disjoint"]]
+    lines += [f":{a} rdfs:subClassOf [ a owl:Restriction ; owl:onProperty :{p} ; owl:someValuesFrom owl:Thing ] ."
+              for a, p in ax["some"]]
+    lines += [f":{p} rdfs:subPropertyOf :{q} ." for p, q in ax["subprop"]]
+    lines += [f":{p} owl:inverseOf :{q} ." for p, q in ax["inverse"]]
+    lines += [f":{p} a owl:SymmetricProperty ." for p in ax["symmetric"]]
+    lines += [f":{p} rdfs:domain :{c} ." for p, c in ax["domain"]]
+    lines += [f":{p} rdfs:range :{c} ." for p, c in ax["range"]]
+    return "\n".join(lines) + "\n", ax
+
+
+def random_statements(rng: random.Random, ax: dict, n: int = 40, individuals: int = 5, horizon: int = 12,
+                      lateness: int = 0) -> list[str]:
+    """.tnt lines over the axioms' classes and properties (and a class, a property the TBox does not know, a data
+    property with literals, blank nodes), in time order shuffled within ``lateness``."""
+    from srtopo.io.tnt import format_tnt
+    people = [f"{RX}i{k}" for k in range(individuals)] + ["_:b0"]
+    classes = ax["classes"] + ["Unknown"]
+    props = ax["properties"] + ["unknown"]
+    items = []
+    for _ in range(n):
+        t = rng.randrange(horizon)
+        kind = rng.random()
+        if kind < 0.5:
+            items.append((t, format_tnt(t, rng.choice(people), RDF_TYPE, RX + rng.choice(classes))))
+        elif kind < 0.9:
+            items.append((t, format_tnt(t, rng.choice(people), RX + rng.choice(props), rng.choice(people))))
+        else:
+            items.append((t, format_tnt(t, rng.choice(people), RX + "u0", f'"v{rng.randrange(3)}"')))
+    ordered = [text for _t, text in sorted(items, key=lambda x: x[0])]
+    if lateness > 0:       # swap neighbours no more than the lateness apart: nothing is late
+        for i in range(len(ordered) - 1):
+            a, b = int(ordered[i].split("\t")[0]), int(ordered[i + 1].split("\t")[0])
+            if b - a <= lateness and rng.random() < 0.3:
+                ordered[i], ordered[i + 1] = ordered[i + 1], ordered[i]
+    return ordered

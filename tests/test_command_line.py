@@ -116,7 +116,7 @@ def test_flags_that_would_do_nothing_are_refused(tmp_path, capsys, argv, said):
 
 
 @pytest.mark.parametrize("argv,line", [
-    (["compile"], "give either --tbox (a consistency topology) or --program (a rules or Streamlog topology)"),
+    (["compile"], "give --tbox (a consistency topology), --program (a rules or Streamlog topology), or both (a chain)"),
     (["reason", "--program", "PROGRAM", "--stream", "LOG", "--lateness", "-1"], "--lateness must be >= 0, got -1"),
     (["reason", "--program", "PROGRAM"],
      "give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)"),

@@ -56,6 +56,9 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("streamlog", "a Streamlog program (Datalog over explicitly timestamped streams), timestamp by timestamp",
          compiler="srtopo.streamlog.compile:topology_from_file", local="srtopo.streamlog.local",
          spark="srtopo.runners.spark.streamlog", program_suffixes=(".sl",)),
+    Kind("chain", "a consistency check, then an I-DLV-sr program over the statements it keeps and what the TBox "
+                  "entails from them", compiler="srtopo.chain.compile:topology_from_files",
+         local="srtopo.chain.local", spark="srtopo.runners.spark.chain"),
 )}
 
 

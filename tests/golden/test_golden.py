@@ -126,3 +126,36 @@ def test_rules_topology_of_content_caching(golden):
     data = check_round_trip(topology)
     data["notes"]["program"] = "ContentCaching/.../cat_w05.idlvsr"    # no machine-specific path in the fixture
     golden("rules-content-caching-w5.json", pretty(data))
+
+
+CHAIN_PROGRAM = "examples/tex-people.idlvsr"
+
+
+def test_chain_of_tex_and_a_program(golden, monkeypatch, capsys):
+    """The chain of T_ex's default topology and a program (``srtopo compile --tbox --program``), in JSON, text and
+    dot: its consistency stages, saturation stage (T_ex's class entailments) and rule stages."""
+    from srtopo.cli import main
+    monkeypatch.chdir(ROOT)
+    outputs = {}
+    for fmt in ("json", "text", "dot"):
+        assert main(["compile", "--tbox", "examples/tex.ttl", "--program", CHAIN_PROGRAM, "--format", fmt]) == 0
+        outputs[fmt] = capsys.readouterr().out
+    data = json.loads(outputs["json"])
+    for key in ("loader_report", "unsatisfiable"):
+        data.pop(key)
+    assert Topology.from_dict(data).to_dict() == data
+    golden("chain-tex-people.json", pretty(data))
+    golden("chain-tex-people.txt", outputs["text"])
+    golden("chain-tex-people.dot", outputs["dot"])
+
+
+def test_chain_saturation_of_univ_bench(golden):
+    """univ-bench (swat-lehigh) as loaded into DL-Lite: its saturation stage's tables of class and property
+    entailments (inverses, sub-properties, domains and ranges)."""
+    from srtopo.chain import saturation_stage
+    path = DATA / "lubm" / "swat-lehigh" / "univ-bench.owl"
+    if not path.exists():
+        pytest.skip("shared data not available")
+    stage = saturation_stage(load_tbox(str(path)))
+    golden("chain-univ-bench-saturation.json",
+           pretty(json.loads(json.dumps({"types": stage.types, "properties": stage.properties}))))

@@ -62,3 +62,26 @@ def test_standalone_cluster_gives_local_reports_and_models(standalone, tmp_path)
                            "--checkpoint", str(tmp_path / "ck-rules")], timeout=600)
     assert local.returncode == 0 and res.returncode == 0, res.stderr[-3000:]
     assert res.stdout == local.stdout and "alarm(" in local.stdout
+
+    # a chain with every batch on the executors: the reports closed in a Spark write, the statements withheld and
+    # saturated by Spark joins, the program in key-partitioned clingo tasks; no statement passes the driver
+    from tests.spark.helpers import TEX
+    (tmp_path / "people.idlvsr").write_text(
+        f'person(X) :- triple(X, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "{TEX}Person").\n'
+        "regular(X) :- person(X) at least 2 in [5].\n#show regular/1.\n", encoding="utf-8")
+    common = ["reason", "--tbox", str(tmp_path / "tex.ttl"), "--program", str(tmp_path / "people.idlvsr"), "--stream",
+              str(tmp_path / "in"), "--window", "6", "--reports-out"]
+    local = srtopo(common + [str(tmp_path / "local-reports.jsonl")], timeout=300)
+    metrics = tmp_path / "metrics.jsonl"
+    res = srtopo(common + [str(tmp_path / "reports"), "--engine", "spark", "--master", master, "--once",
+                           "--files-per-batch", "1", "--driver-tuples", "0", "--driver-lines", "0", "--partitions",
+                           "2", "--metrics-out", str(metrics), "--checkpoint", str(tmp_path / "ck-chain")],
+                 timeout=900)
+    assert local.returncode == 0 and res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout == local.stdout and "regular(" in local.stdout
+    got = sorted(key(x) for part in (tmp_path / "reports").glob("batch=*/*.json")
+                 for x in part.read_text().splitlines() if x.strip())
+    assert got == sorted(key(x) for x in (tmp_path / "local-reports.jsonl").read_text().splitlines())
+    batches = [json.loads(x) for x in metrics.read_text().splitlines()]
+    assert batches and {(b["closed_on"], b["saturated_on"], b["evaluated_on"]) for b in batches} == {
+        ("spark", "spark", "executors")}

@@ -1,5 +1,6 @@
 """``srtopo compile``: a DL-Lite TBox (consistency), an I-DLV-sr program (rules) or a Streamlog program (``.sl``)
-into a topology."""
+into a topology; a TBox and an I-DLV-sr program together into a chain (the check, then the program over what the
+TBox keeps and entails)."""
 from __future__ import annotations
 
 import json
@@ -118,7 +119,10 @@ def register(subparsers, parents=()) -> None:
     add_topology_arguments(parser, tbox_required=False)
     add_cost_arguments(parser)
     parser.add_argument("--program", help="I-DLV-sr program (.idlvsr), or Streamlog program (.sl): compile its "
-                                          "topology instead")
+                                          "topology instead; with --tbox, the chain of both")
+    parser.add_argument("--inconsistent", choices=("drop", "keep"), default="drop",
+                        help="with --tbox and --program: what the chain's saturation stage does with the statements "
+                             "of individuals with a report (default drop)")
     add_program_arguments(parser)
     add_graph_argument(parser)
     parser.add_argument("--format", choices=["text", "json", "dot"], default="text", help="output format")
@@ -182,13 +186,33 @@ def rules_topology(args):
     return compile_program(program, strategy=args.strategy, options=rules_options(args))
 
 
+def refuse_idle_strategy(args, topology) -> None:
+    """A strategy that only a choice part uses, on a program without one, would do nothing."""
+    from srtopo.errors import UsageError
+    from srtopo.solving import STRATEGIES as STRATIFIED_STRATEGIES
+    base = args.strategy.split(":", 1)[0]
+    if base not in STRATIFIED_STRATEGIES and not any(getattr(s, "choice", False) for s in topology.stages):
+        raise UsageError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
+                         f"unstratified negation); {args.program} has none",
+                         hint="leave --strategy out, or give auto, incremental or restart")
+
+
 def run(args) -> int:
     from srtopo.errors import UsageError
     from srtopo.kinds import program_kind
-    if bool(args.tbox) == bool(args.program):
-        raise UsageError("give either --tbox (a consistency topology) or --program (a rules or Streamlog "
-                         "topology)")
-    if args.program and program_kind(args.program).name == "streamlog":
+    if not args.tbox and not args.program:
+        raise UsageError("give --tbox (a consistency topology), --program (a rules or Streamlog topology), or both "
+                         "(a chain)")
+    if "inconsistent" in getattr(args, "given", {}) and not (args.tbox and args.program):
+        raise UsageError("--inconsistent acts on a chain: it needs --tbox and --program", hint="give both, or leave "
+                                                                                              "--inconsistent out")
+    if args.tbox and args.program:
+        from srtopo.chain import chain
+        tbox, analysis, consistency = consistency_topology(args)
+        topology = chain(consistency, rules_topology(args), tbox, args.inconsistent)
+        report = tbox.report
+        extra = {"loader_report": report.to_dict(), "unsatisfiable": sorted(analysis.unsatisfiable)}
+    elif args.program and program_kind(args.program).name == "streamlog":
         topology = program_kind(args.program).compile(args.program)
         report, extra = None, {}
     elif args.program:

@@ -1,10 +1,11 @@
-"""``srtopo reason``: run an I-DLV-sr program over a stream with clingo, one JSON line per time point."""
+"""``srtopo reason``: run an I-DLV-sr program over a stream with clingo, one JSON line per time point (with
+--tbox, over what a DL-Lite TBox keeps and entails of an RDF stream: ``cli.chain``)."""
 from __future__ import annotations
 
 import sys
 
-from srtopo.cli import running
-from srtopo.cli.compile import add_graph_argument, add_program_arguments, rules_topology
+from srtopo.cli import chain, running
+from srtopo.cli.compile import add_graph_argument, add_program_arguments, refuse_idle_strategy, rules_topology
 from srtopo.cli.parsing import Refused
 from srtopo.errors import UsageError
 from srtopo.io.sources import AtomLog
@@ -58,6 +59,7 @@ def register(subparsers, parents=()) -> None:
     running.add_runner_arguments(parser, "rules")
     parser.add_argument("--parallelism", dest="partitions", type=positive, default=None,
                         help="as I-DLV-sr: the same as --partitions (spark)")
+    chain.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -74,16 +76,6 @@ def _measured(stage) -> str:
     return ", ".join(parts)
 
 
-def refuse_idle_strategy(args, topology) -> None:
-    """A strategy that only a choice part uses, on a program without one, would do nothing."""
-    from srtopo.solving import STRATEGIES as STRATIFIED_STRATEGIES
-    base = args.strategy.split(":", 1)[0]
-    if base not in STRATIFIED_STRATEGIES and not any(getattr(s, "choice", False) for s in topology.stages):
-        raise UsageError(f"--strategy {base} is a strategy for a program's choice part (choices, constraints, "
-                         f"unstratified negation); {args.program} has none",
-                         hint="leave --strategy out, or give auto, incremental or restart")
-
-
 def run(args) -> int:
     if args.stream is None and args.port is None:
         raise UsageError("give the stream: --stream FILE|DIR|-|tcp://HOST:PORT (or --log FILE, or --port-number N)")
@@ -91,6 +83,9 @@ def run(args) -> int:
         args.stream = f"tcp://{args.hostname}:{args.port}"
     if args.lateness < 0:
         raise UsageError(f"--lateness must be >= 0, got {args.lateness}")
+    if args.tbox:
+        return chain.run(args)
+    chain.refuse_without_tbox(args)
     topology = rules_topology(args)
     refuse_idle_strategy(args, topology)
     if args.explain:

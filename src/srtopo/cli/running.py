@@ -107,19 +107,22 @@ def refuse_idle_flags(args, kind: str) -> None:
 
 
 def start(args, window: int | None = None, lateness: int | None = None, print_empty: bool = False,
-          max_gap: int | None = None, kind: str = "consistency"):
+          max_gap: int | None = None, kind: str = "consistency", reports_apart: bool = False):
     """(runner, config, sink) for a command's arguments. Rejected records are shown on stderr (the first 20)
-    unless --rejected-out takes them: then one line counts them."""
+    unless --rejected-out takes them: then one line counts them. ``reports_apart`` (a run that outputs reports
+    and models): the models go to --out (standard output by default), the reports to --reports-out only, in the
+    runner's durable form, never to standard output."""
     refuse_idle_flags(args, kind)
     runner = get_runner(args.engine)
     options = type(runner).options_from_args(args)
     to_stdout = args.out in (None, "", "-")
     config = RunConfig(window=window, lateness=lateness, checkpoint=args.checkpoint,
                        out=None if to_stdout else args.out, rejected_out=args.rejected_out, options=options,
-                       print_empty=print_empty, max_gap=max_gap)
+                       print_empty=print_empty, max_gap=max_gap,
+                       reports_out=getattr(args, "reports_out", None) if reports_apart else None)
     echo = None if args.rejected_out else sys.stderr
     sink = JsonLinesSink(sys.stdout if to_stdout else None, echo=echo, flush=to_stdout,
-                         echo_limit=20, strict=args.fail_on_bad_input)
+                         echo_limit=20, strict=args.fail_on_bad_input, reports_apart=reports_apart)
     return runner, config, sink
 
 

@@ -19,6 +19,7 @@ import re
 
 from rdflib import Graph
 
+from srtopo.concepts import is_exists, role_of
 from srtopo.consistency.owl_accounting import Leftovers
 from srtopo.consistency.owl_axioms import AxiomMapper
 from srtopo.consistency.owl_expressions import Vocabulary
@@ -153,9 +154,15 @@ def load_graph(graph: Graph, source: str, name: str | None = None) -> TBox:
         pi_counts=tuple(sorted(mapper.pi_kinds.items())), ni_counts=tuple(sorted(mapper.ni_kinds.items())),
         skipped=tuple(mapper.skipped + leftovers.skipped), triples=accounting.counts(), accounting=accounting,
     )
+    concepts = {c for pair in mapper.pis for c in pair} | {c for ni in mapper.nis for c in ni.pair}
+    # object properties: declared, or read as roles (∃P, ∃P⁻) by an axiom, and no data property
+    data = {str(p) for p in vocabulary.data_properties} | {str(p) for p in mapper.parser.data_roles}
+    used = {role_of(c)[0] for c in concepts if is_exists(c)}
+    objects = ({str(p) for p in vocabulary.object_properties} | used) - data
     return TBox.build(mapper.pis, mapper.nis, concepts={str(c) for c in vocabulary.classes},
                       role_inclusions=mapper.role_inclusions,
-                      name=name or os.path.splitext(os.path.basename(source))[0], report=report)
+                      name=name or os.path.splitext(os.path.basename(source))[0], report=report,
+                      roles=mapper.role_pis, object_properties=objects)
 
 
 def load_tbox(path: str, name: str | None = None) -> TBox:

@@ -65,6 +65,8 @@ class AxiomMapper:
         self.ni_kinds: Counter = Counter()
         self.skipped: list[SkippedAxiom] = []
         self.role_inclusions: list[tuple[str, str]] = []
+        #: inclusions R ⊑ S between object role expressions (inverses included), as their ∃ concepts
+        self.role_pis: list[tuple[str, str]] = []
         self.used: set = set()
         self.skipped_triples: set = set()
         self.annotations: set = set()     # axioms about annotation properties
@@ -246,6 +248,7 @@ class AxiomMapper:
             if any(not r.data and URIRef(r.iri) in declared for r in out):
                 return None, used, "a data property and an object property are related: not OWL 2 DL"
             out = [Role(r.iri, r.inverse, True) for r in out]
+            self.parser.data_roles.update(r.iri for r in out)
             if any(r.inverse for r in out):
                 return None, used, "the inverse of a data property: not a DL-Lite role"
         return out, used, ""
@@ -323,6 +326,7 @@ class AxiomMapper:
             ax.pi(exists_of(r), exists_of(s), kind)
             if not r.data:
                 ax.pi(exists_of(r.flipped()), exists_of(s.flipped()), kind)
+                self.role_pis.append((exists_of(r), exists_of(s)))
             if not (r.inverse or s.inverse):
                 self.role_inclusions.append((r.iri, s.iri))
         self.record(ax)
@@ -340,6 +344,7 @@ class AxiomMapper:
         for x, y in ((exists_of(r), exists_of(s.flipped())), (exists_of(r.flipped()), exists_of(s))):
             ax.pi(x, y, "inverseOf")
             ax.pi(y, x, "inverseOf")
+        self.role_pis += [(exists_of(r), exists_of(s.flipped())), (exists_of(s.flipped()), exists_of(r))]
         self.record(ax)
 
     def domain_or_range(self, triple, p, c, kind: str) -> None:
@@ -377,6 +382,8 @@ class AxiomMapper:
         ax = _Axiom("SymmetricProperty", text, used)
         ax.pi(exists_of(roles[0]), exists_of(roles[0].flipped()), "SymmetricProperty")
         ax.pi(exists_of(roles[0].flipped()), exists_of(roles[0]), "SymmetricProperty")
+        self.role_pis += [(exists_of(roles[0]), exists_of(roles[0].flipped())),
+                          (exists_of(roles[0].flipped()), exists_of(roles[0]))]
         self.record(ax)
 
     def chain(self, p, chain) -> None:

@@ -125,6 +125,9 @@ class ExpressionParser:
         #: the named classes and properties met where an axiom expects one (a file need not declare them)
         self.classes: set = set()
         self.properties: set = set()
+        #: properties an axiom's context makes data properties though the file does not declare them (beside a
+        #: declared one, or with a datatype filler)
+        self.data_roles: set = set()
 
     # lists and properties ----------------------------------------------------------------------
     def items(self, node) -> tuple[list | None, frozenset]:
@@ -264,6 +267,7 @@ class ExpressionParser:
         data = (role is not None and role.data) or data_filler is not None
         if role is not None and data_filler is not None and not role.data:
             role = Role(role.iri, role.inverse, True)
+            self.data_roles.add(role.iri)
 
         def make(kind, filler=None, n=None, value=None, extra=frozenset()):
             triples = frozenset(used) | extra | (filler.triples if filler is not None else frozenset())
@@ -275,6 +279,7 @@ class ExpressionParser:
                 filler = self.cls(value, data=data)
                 if isinstance(filler, DataRange) and role is not None and not role.data:
                     role = Role(role.iri, role.inverse, True)   # an undeclared property with a datatype filler
+                    self.data_roles.add(role.iri)
                 return make(kind, filler, extra=frozenset({(node, predicate, value)}))
         value = g.value(node, OWL.hasValue)
         if value is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from srtopo.concepts import EXISTS_INV, exists, role_of
+
 
 @dataclass(frozen=True, order=True)
 class NegativeInclusion:
@@ -121,7 +123,11 @@ class TBox:
 
     ``pis`` are concept inclusions (sub, super) between basic concepts; role inclusions are already
     expanded into the concept inclusions they entail (P ⊑ Q gives exists P ⊑ exists Q and
-    exists P^- ⊑ exists Q^-), and ``role_inclusions`` keeps them for reference.
+    exists P^- ⊑ exists Q^-), and ``role_inclusions`` keeps them for reference. ``roles`` are the inclusions
+    R ⊑ S between object role expressions as stated (sub-properties, equivalent, inverse and symmetric
+    properties), each role written as its ∃ concept (``exists:P`` for P, ``exists-:P`` for P⁻): the role
+    hierarchy, which the concept inclusions alone do not give back (∃P ⊑ ∃Q may come from ∃P ⊑ A ⊑ ∃Q).
+    ``object_properties`` are the properties that take individuals as objects.
     """
     concepts: frozenset[str]
     pis: tuple[tuple[str, str], ...]
@@ -129,11 +135,15 @@ class TBox:
     role_inclusions: tuple[tuple[str, str], ...] = ()
     name: str = "tbox"
     report: LoaderReport | None = field(default=None, compare=False)
+    roles: tuple[tuple[str, str], ...] = ()
+    object_properties: frozenset[str] = frozenset()
 
     @staticmethod
     def build(pis=(), nis=(), concepts=(), role_inclusions=(), name: str = "tbox",
-              report: LoaderReport | None = None) -> "TBox":
-        """Normalise inputs: NIs may be pairs or NegativeInclusion; concepts are collected from axioms."""
+              report: LoaderReport | None = None, roles=None, object_properties=None) -> "TBox":
+        """Normalise inputs: NIs may be pairs or NegativeInclusion; concepts are collected from axioms. Without
+        ``roles``, the role hierarchy is ``role_inclusions`` (P ⊑ Q between named properties); without
+        ``object_properties``, they are the properties of the role hierarchy and of the ∃P⁻ concepts."""
         ni_objs = tuple(n if isinstance(n, NegativeInclusion) else NegativeInclusion(n[0], n[1]) for n in nis)
         pi_list = tuple(dict.fromkeys((str(a), str(b)) for a, b in pis))
         all_concepts = set(concepts)
@@ -141,5 +151,11 @@ class TBox:
             all_concepts.update((a, b))
         for n in ni_objs:
             all_concepts.update((n.left, n.right))
+        if roles is None:
+            roles = [(exists(p), exists(q)) for p, q in role_inclusions]
+        roles = tuple(dict.fromkeys((str(a), str(b)) for a, b in roles))
+        if object_properties is None:
+            object_properties = {role_of(r)[0] for pair in roles for r in pair}
+            object_properties |= {role_of(c)[0] for c in all_concepts if c.startswith(EXISTS_INV)}
         return TBox(frozenset(all_concepts), pi_list, tuple(dict.fromkeys(ni_objs)),
-                    tuple(role_inclusions), name, report)
+                    tuple(role_inclusions), name, report, roles, frozenset(object_properties))

@@ -109,7 +109,8 @@ def source_paths(sources) -> list[Named]:
 
 def config_outputs(config) -> list[Named]:
     """The outputs a run configuration names, by the flag that sets each."""
-    named = [("--out", config.out), ("--rejected-out", config.rejected_out), ("--checkpoint", config.checkpoint)]
+    named = [("--out", config.out), ("--rejected-out", config.rejected_out), ("--checkpoint", config.checkpoint),
+             ("--reports-out", getattr(config, "reports_out", None))]
     metrics = getattr(config.options, "metrics_out", None)
     if metrics:
         named.append(("--metrics-out", metrics))

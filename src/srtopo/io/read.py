@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, Sequence
 from srtopo import interrupt
 from srtopo.errors import StreamInputError, UnsupportedByRunner
 from srtopo.io.sources import Lines, RdfFiles, SocketLines, TntFiles, TupleFiles, Tuples, stream_files
-from srtopo.io.tnt import Punctuation, decoded_lines, fd_lines, file_lines, tnt_records
+from srtopo.io.tnt import Punctuation, decoded_lines, fd_lines, file_lines, tnt_records, tnt_statements
 from srtopo.io.tsv import tuple_records
 from srtopo.ir.records import RejectedRecord, StreamTuple
 
@@ -114,6 +114,35 @@ def tuple_batches(source, index: int = 0) -> Iterator[Iterator]:
             start += len(chunk)
         return iter(batches)
     raise UnsupportedByRunner(f"the local runner does not read {type(source).__name__} sources")
+
+
+#: the sources of RDF statements this module reads (timestamped N-Triples)
+STATEMENT_SOURCES = (TntFiles, SocketLines, Lines)
+
+
+def statement_batches(source, index: int = 0, first_time: int | None = None) -> Iterator[Iterator]:
+    """The batches of a source of statements (``tnt_statements``, with ``first_time``): each an iterator of
+    (statement, source name, line, ``index``), RejectedRecord or Punctuation (whose ``line`` is ``index``), in the
+    source's order."""
+    def statements(lines, name):
+        return tnt_statements(lines, name, True, first_time)
+    if isinstance(source, TntFiles) and source.path == "-":
+        return iter([_located(statements(decoded_lines(fd_lines(sys.stdin.fileno(), idle=interrupt.check)),
+                                         "<stdin>"), "<stdin>", 0, index)])
+    if isinstance(source, TntFiles):
+        return _file_batches(source, lambda f: _located(statements(file_lines(f), f), f, 0, index))
+    if isinstance(source, SocketLines):
+        name = source.describe()
+        return iter([_unnumbered(_located(statements(_socket_lines(source.host, source.port), name), name, 0,
+                                          index))])
+    if isinstance(source, Lines):
+        batches, start = [], 0
+        for chunk in _chunks(source.lines, source.batches):
+            batches.append(_located(statements(chunk, source.name), source.name, start, index))
+            start += len(chunk)
+        return iter(batches)
+    raise UnsupportedByRunner(f"{type(source).__name__} sources hold no RDF statements",
+                              hint="give timestamped N-Triples: a .tnt file or directory, tcp://HOST:PORT or lines")
 
 
 def merged(batches: list) -> Iterable:

@@ -65,9 +65,15 @@ class JsonLinesSink:
     given), and the first ``echo_limit`` of them as one line each on ``echo`` (stderr by default)."""
 
     def __init__(self, out: TextIO | None, rejected: TextIO | None = None, echo: TextIO | None = sys.stderr,
-                 echo_limit: int = 20, flush: bool = False, strict: bool = False):
-        """``strict``: the first rejected record stops the run (a StreamInputError at its source and line)."""
+                 echo_limit: int = 20, flush: bool = False, strict: bool = False, reports: TextIO | None = None,
+                 reports_apart: bool = False):
+        """``strict``: the first rejected record stops the run (a StreamInputError at its source and line).
+        ``reports_apart``: reports are kept out of ``out`` (a run that outputs reports and models: models go to
+        ``out``), written to ``reports`` if given, and counted (``reports_count``)."""
         self.strict = strict
+        self.reports_apart = reports_apart
+        self.reports_out = reports
+        self.reports_count = 0
         self.out = out
         self.rejected_out = rejected
         self.echo = echo
@@ -77,6 +83,11 @@ class JsonLinesSink:
         self.rejected = 0
 
     def emit(self, output: Report | Model) -> None:
+        if self.reports_apart and isinstance(output, Report):
+            self.reports_count += 1
+            if self.reports_out is not None:
+                _write(self.reports_out, output.to_json() + "\n")
+            return
         self.outputs += 1
         if self.out is None:       # written elsewhere (RunConfig.out): only counted here
             return

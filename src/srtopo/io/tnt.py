@@ -17,7 +17,7 @@ from typing import Iterable, Iterator, NamedTuple
 
 from srtopo.concepts import RDF_TYPE, exists, exists_inverse, is_exists
 from srtopo.errors import StreamInputError
-from srtopo.ir.records import RejectedRecord, StreamTuple
+from srtopo.ir.records import RejectedRecord, Statement, StreamTuple
 
 # Every class below is spelled out in ASCII so that Python's ``re`` and Java's ``java.util.regex`` accept
 # exactly the same lines: ``\s`` is Unicode whitespace in Python but ASCII in Java, ``$`` also matches before
@@ -167,6 +167,53 @@ def tnt_records(lines: Iterable[str], source: str = "<stream>",
             continue
         for item in tuples:
             yield item, number
+
+
+#: why a chain rejects a statement before an event time of 0 (the program's time points start there)
+NEGATIVE_TIME = "event time before 0: a program's time points start at 0"
+
+
+def tnt_statements(lines: Iterable[str], source: str = "<stream>", punctuation: bool = False,
+                   first_time: int | None = None) -> Iterator[tuple[Statement, int] | RejectedRecord | Punctuation]:
+    """(statement, line number) for every statement of a stream, a RejectedRecord for every line the consistency
+    reader rejects (``tnt_records``: the same lines, the same reasons), in order; with ``punctuation`` also a
+    Punctuation for every ``# watermark T`` line; with ``first_time`` a statement before it is rejected too
+    (``NEGATIVE_TIME``: a chain's program has no time point before 0)."""
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if isinstance(raw, NotUtf8) or REPLACEMENT in line:
+            yield RejectedRecord(source, number, line, NOT_UTF8)
+            continue
+        stripped = line.strip(WS_CHARS)
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            if punctuation and (found := _PUNCT.match(line)) is not None \
+                    and TIME_MIN <= (time := int(found.group(1))) <= TIME_MAX:
+                yield Punctuation(time, number)
+            continue
+        match = _LINE.match(line)
+        if match is None:
+            yield RejectedRecord(source, number, line, reject_reason(line))
+            continue
+        time, s_iri, s_bnode, predicate, o_iri, o_bnode, literal = match.groups()
+        time = int(time)
+        if not TIME_MIN <= time <= TIME_MAX:
+            yield RejectedRecord(source, number, line, OUT_OF_RANGE)
+            continue
+        obj = o_iri if o_iri is not None else o_bnode
+        if obj is None and predicate == RDF_TYPE:
+            yield RejectedRecord(source, number, line, LITERAL_TYPE)
+            continue
+        if first_time is not None and time < first_time:
+            yield RejectedRecord(source, number, line, NEGATIVE_TIME)
+            continue
+        yield Statement(time, s_iri if s_iri is not None else s_bnode, predicate, obj, literal), number
+
+
+def statement_tuples(statement: Statement) -> list[StreamTuple]:
+    """The stream tuples of a statement (the mapping of the module docstring)."""
+    return _tuples(statement.time, statement.subject, statement.predicate, statement.object)
 
 
 def parse_tnt_lines(lines: Iterable[str], source_name: str = "<stream>",

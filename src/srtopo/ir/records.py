@@ -33,6 +33,17 @@ class StreamTuple(NamedTuple):
     asserted: str
 
 
+class Statement(NamedTuple):
+    """An RDF statement at an event time: subject (an IRI without brackets, or ``_:b``), predicate IRI, and
+    either an individual object (IRI or blank node) or a literal as written in N-Triples (quoted, with its
+    language tag or datatype)."""
+    time: int
+    subject: str
+    predicate: str
+    object: str | None
+    literal: str | None = None
+
+
 @dataclass(frozen=True)
 class RejectedRecord:
     """A stream record that could not be used: where it was, what it said, and why."""

@@ -26,7 +26,9 @@ class RunConfig:
     run outputs every time point (True) or only those some record reached (False: ``srtopo reason`` without
     ``--print-empty``; empty time points are evaluated either way, and long empty stretches cost nothing);
     max_gap: a rules run rejects a record more than this many time points after the last evaluated one (a
-    mistyped timestamp; None: any gap is accepted)."""
+    mistyped timestamp; None: any gap is accepted); reports_out: where a run whose topology outputs reports and
+    models apart (a chain: ``ModelOutput`` and ``ReportOutput`` both, ``records`` of its output) writes the
+    reports in the runner's durable form (None: they are kept out of ``out``, and only reach the sink)."""
     window: int | None = None
     lateness: int | None = None
     checkpoint: str | None = None
@@ -35,6 +37,7 @@ class RunConfig:
     options: Any = None
     print_empty: bool = True
     max_gap: int | None = MAX_GAP
+    reports_out: str | None = None
 
     def __post_init__(self):
         if self.window is not None and (not isinstance(self.window, int) or self.window < 0):

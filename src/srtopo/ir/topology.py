@@ -11,7 +11,11 @@ parallelism (the balancer's tasks for it):
   the stream and the stages before it, one time point at a time; unkeyed stages run in one partition;
 * a **Streamlog stage** evaluates a Streamlog program over explicitly timestamped facts, one complete timestamp
   at a time (one stage; keyed when every temporal predicate carries one variable at one argument, else in one
-  partition).
+  partition);
+* a **saturation stage** sits in a **chain** (a DL-Lite consistency check, then an I-DLV-sr program over what
+  the TBox entails from the statements the check did not reject): between the consistency stages and the rule
+  stages, it withholds the statements of individuals with a report at their time point and adds what the TBox
+  entails from each kept statement, by lookup tables (``Topology.parts`` gives a chain's three parts).
 
 Runners honour the key and the parallelism or say, up front, that they cannot (``UnsupportedByRunner``).
 Concepts are strings (``srtopo.concepts``); rule predicates are written ``name/arity``.
@@ -173,8 +177,27 @@ class StreamlogStage(Stage):
     retain: int | None = None
 
 
+#: what a saturation stage does with a statement at a time point that has a report for one of its individuals
+INCONSISTENT = ("drop", "keep")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SaturationStage(Stage):
+    """Between the consistency stages and the rule stages of a chain: it withholds the statements of a closed
+    time point whose individuals have a report there (``inconsistent`` drop; keep withholds nothing), and gives
+    each kept statement with what the TBox entails from it alone, as lookup tables (never one operation per
+    axiom): ``types`` maps a named class C to the named classes D with C ⊑* D (D ≠ C); ``properties`` maps an
+    object property P to (the named Q with P ⊑* Q, Q ≠ P; the named Q with P ⊑* Q⁻; the named classes D with
+    ∃P ⊑* D, its domains; those with ∃P⁻ ⊑* D, its ranges)."""
+    kind: ClassVar[str] = "saturation"
+    key: PartitionKey = BY_SUBJECT
+    inconsistent: str = "drop"
+    types: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    properties: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = ()
+
+
 STAGE_KINDS: dict[str, type[Stage]] = {ConsistencyStage.kind: ConsistencyStage, RuleStage.kind: RuleStage,
-                                       StreamlogStage.kind: StreamlogStage}
+                                       StreamlogStage.kind: StreamlogStage, SaturationStage.kind: SaturationStage}
 
 
 # --- sources and outputs ---------------------------------------------------------------------------------
@@ -221,6 +244,8 @@ class FactSource:
 class ReportOutput:
     """One report per (subject, time) at which some NI is violated."""
     kind: ClassVar[str] = "reports"
+    #: the kinds of records the output holds; an output of several writes each apart (``RunConfig.reports_out``)
+    records: ClassVar[tuple[str, ...]] = ("reports",)
 
 
 @dataclass(frozen=True)
@@ -228,17 +253,40 @@ class ModelOutput:
     """One model per time point: its atoms (``shows``: only these predicates; None: all). Atoms of a
     ``temporary`` (``#temp``) predicate enter the history only with a ``keep`` atom or as stream atoms."""
     kind: ClassVar[str] = "models"
+    records: ClassVar[tuple[str, ...]] = ("models",)
     shows: tuple[str, ...] | None = None
     temporary: tuple[str, ...] = ()
     keep: str = ""
 
 
-Source = Union[ConceptSource, AtomSource, FactSource]
-Output = Union[ReportOutput, ModelOutput]
+@dataclass(frozen=True)
+class StatementSource:
+    """RDF statements with an event time (a chain): their tuples feed the consistency stages (``consistency``),
+    and the statements a saturation stage keeps and entails reach the rule stages as ``triple/3`` atoms, the
+    time point being the event time (``rules``)."""
+    kind: ClassVar[str] = "statements"
+    NESTED: ClassVar[dict] = {"consistency": ConceptSource, "rules": AtomSource}    # fields of these types (JSON)
+    consistency: ConceptSource
+    rules: AtomSource
+
+
+@dataclass(frozen=True)
+class ChainOutput:
+    """A chain's two outputs: the consistency stages' reports and the rule stages' models."""
+    kind: ClassVar[str] = "reports and models"
+    records: ClassVar[tuple[str, ...]] = ("reports", "models")
+    NESTED: ClassVar[dict] = {"reports": ReportOutput, "models": ModelOutput}
+    reports: ReportOutput = ReportOutput()
+    models: ModelOutput = ModelOutput()
+
+
+Source = Union[ConceptSource, AtomSource, FactSource, StatementSource]
+Output = Union[ReportOutput, ModelOutput, ChainOutput]
 #: the source and output each kind of topology reads and writes
 KIND_IO = {"consistency": (ConceptSource, ReportOutput), "rules": (AtomSource, ModelOutput),
-           "streamlog": (FactSource, ModelOutput)}
-SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules", FactSource: "streamlog"}
+           "streamlog": (FactSource, ModelOutput), "chain": (StatementSource, ChainOutput)}
+SOURCE_KINDS = {ConceptSource: "consistency", AtomSource: "rules", FactSource: "streamlog",
+                StatementSource: "chain"}
 
 
 # --- what the compilers found (printed, not executed) -----------------------------------------------------
@@ -272,8 +320,18 @@ class StreamlogNotes:
     findings: tuple[str, ...] = ()
 
 
-Notes = Union[ConsistencyNotes, RulesNotes, StreamlogNotes, None]
-NOTES_KINDS = {"consistency": ConsistencyNotes, "rules": RulesNotes, "streamlog": StreamlogNotes}
+@dataclass(frozen=True)
+class ChainNotes:
+    """What the compilers of a chain's parts found, and the TBox its saturation stage's tables come from."""
+    NESTED: ClassVar[dict] = {"consistency": ConsistencyNotes, "rules": RulesNotes}
+    tbox: str = ""
+    consistency: ConsistencyNotes | None = None
+    rules: RulesNotes | None = None
+
+
+Notes = Union[ConsistencyNotes, RulesNotes, StreamlogNotes, ChainNotes, None]
+NOTES_KINDS = {"consistency": ConsistencyNotes, "rules": RulesNotes, "streamlog": StreamlogNotes,
+               "chain": ChainNotes}
 
 
 # --- the topology ----------------------------------------------------------------------------------------
@@ -289,7 +347,8 @@ class Topology:
 
     @property
     def kind(self) -> str:
-        """``consistency``, ``rules`` or ``streamlog``: what the source feeds (every stage is of this kind)."""
+        """``consistency``, ``rules``, ``streamlog`` or ``chain``: what the source feeds (every stage is of this
+        kind, but for a chain's: ``parts``)."""
         return SOURCE_KINDS[type(self.source)]
 
     def stage(self, stage_id: str) -> Stage:
@@ -302,6 +361,8 @@ class Topology:
     def partial(self) -> str:
         """What a partial consistency topology leaves unchecked, in words; empty when it checks the whole NI closure
         (as far as its notes know: ``consistency.coverage.check_coverage`` measures it against a TBox)."""
+        if isinstance(self.notes, ChainNotes):
+            return self.parts()[0].partial
         unchecked = getattr(self.notes, "unchecked", 0)
         if not unchecked:
             return ""
@@ -403,16 +464,57 @@ class Topology:
             if not isinstance(stage.parallelism, int) or stage.parallelism < 1:
                 raise TopologyError(f"stage '{stage.id}': parallelism must be a whole number >= 1, "
                                     f"got {stage.parallelism!r}")
+        output_type = KIND_IO[self.kind][1]
+        if not isinstance(self.output, output_type):
+            raise TopologyError(f"a {self.kind} topology writes {output_type.kind}, not {self.output.kind}")
+        if self.kind == "chain":
+            self._validate_chain()
+            return self
         for stage in self.stages:
             if stage.kind != self.kind:
                 raise TopologyError(f"stage '{stage.id}' is a {stage.kind} stage in a {self.kind} topology",
                                     hint="a topology has stages of one kind")
-        output_type = KIND_IO[self.kind][1]
-        if not isinstance(self.output, output_type):
-            raise TopologyError(f"a {self.kind} topology writes {output_type.kind}, not {self.output.kind}")
         {"consistency": self._validate_consistency, "rules": self._validate_rules,
          "streamlog": self._validate_streamlog}[self.kind]()
         return self
+
+    # --- a chain: consistency stages, one saturation stage, rule stages ----------------------------------
+    def parts(self) -> tuple["Topology", SaturationStage, "Topology"]:
+        """A chain's consistency topology, its saturation stage and its rules topology (each part as the
+        topology of its own kind, so that each kind's executor runs it as it runs a topology of that kind)."""
+        if self.kind != "chain":
+            raise TopologyError(f"a {self.kind} topology is no chain")
+        kinds = [stage.kind for stage in self.stages]
+        if kinds.count(SaturationStage.kind) != 1:
+            raise TopologyError(f"a chain has one saturation stage, not {kinds.count(SaturationStage.kind)}",
+                                hint="build it with srtopo.chain.chain(consistency, rules, tbox)")
+        at = kinds.index(SaturationStage.kind)
+        notes = self.notes if isinstance(self.notes, ChainNotes) else ChainNotes()
+        label, _, rules_label = self.label.partition("+")
+        consistency = Topology(self.source.consistency, self.stages[:at], self.output.reports,
+                               name=self.name, label=label, notes=notes.consistency)
+        rules = Topology(self.source.rules, self.stages[at + 1:], self.output.models, name=self.name,
+                         label=rules_label or "rules", notes=notes.rules)
+        return consistency, self.stages[at], rules
+
+    def _validate_chain(self) -> None:
+        consistency, saturation, rules = self.parts()
+        for part, kind in ((consistency, "consistency"), (rules, "rules")):
+            for stage in part.stages:
+                if stage.kind != kind:
+                    raise TopologyError(f"stage '{stage.id}' is a {stage.kind} stage where a chain has its "
+                                        f"{kind} stages", hint="a chain is consistency stages, one saturation "
+                                                               "stage, then rule stages")
+        if not rules.stages:
+            raise TopologyError("a chain needs at least one rule stage", hint="give a program that derives something")
+        if saturation.inconsistent not in INCONSISTENT:
+            raise TopologyError(f"stage '{saturation.id}': inconsistent must be drop or keep, not "
+                                f"{saturation.inconsistent!r}")
+        ids = [s.id for s in self.stages]
+        consistency.validate()
+        rules.validate()
+        if len(set(ids)) != len(ids):
+            raise TopologyError("a chain's stage ids must differ", hint="do you have two stages with the same id?")
 
     def _validate_consistency(self) -> None:
         received = frozenset(self.source.concepts)
@@ -517,7 +619,12 @@ class Topology:
     # --- printing ----------------------------------------------------------------------------------------
     def to_text(self) -> str:
         head = f"topology {self.name}" + (f" ({self.label})" if self.label else "")
-        lines = [head + f": {len(self.stages)} {self.kind} stage(s)"]
+        if self.kind == "chain":
+            counts = [sum(1 for s in self.stages if s.kind == k) for k in ("consistency", "rules")]
+            lines = [head + f": a chain of {counts[0]} consistency stage(s), a saturation stage and {counts[1]} "
+                            "rule stage(s)"]
+        else:
+            lines = [head + f": {len(self.stages)} {self.kind} stage(s)"]
         lines += _notes_text(self.notes)
         lines.append("  " + _source_text(self.source))
         for stage in self.stages:
@@ -537,8 +644,17 @@ class Topology:
             lines.append(f"  {q(previous)} -> {q(stage.id)} [label={q('key: ' + str(stage.key))}];")
             previous = stage.id
         lines.append(f"  output [label={q(self.output.kind)}, shape=ellipse];")
-        for stage in self.stages:
-            if not isinstance(stage, ConsistencyStage) or stage.conjunction_ops:
+        last_rules = max((i for i, s in enumerate(self.stages) if isinstance(s, RuleStage)), default=None)
+        for index, stage in enumerate(self.stages):
+            # what writes the output: consistency stages with conjunction ops (reports), every rule or Streamlog
+            # stage, a chain's last rule stage (models)
+            if isinstance(stage, ConsistencyStage):
+                writes = bool(stage.conjunction_ops)
+            elif isinstance(stage, SaturationStage):
+                writes = False
+            else:
+                writes = self.kind != "chain" or index == last_rules
+            if writes:
                 lines.append(f"  {q(stage.id)} -> output [style=dashed];")
         lines.append("}")
         return "\n".join(lines)
@@ -575,12 +691,23 @@ _DECODE = {
 
 
 def _untag(cls, data: dict):
-    return cls(**{f.name: _DECODE.get(f.name, _tuples)(data[f.name]) for f in fields(cls) if f.name in data})
+    nested = getattr(cls, "NESTED", {})
+
+    def decode(name, value):
+        if name in nested:
+            return None if value is None else _untag(nested[name], value)
+        return _DECODE.get(name, _tuples)(value)
+    return cls(**{f.name: decode(f.name, data[f.name]) for f in fields(cls) if f.name in data})
 
 
 # --- text helpers ----------------------------------------------------------------------------------------
 
 def _source_text(source: Source) -> str:
+    if isinstance(source, StatementSource):
+        return (f"source: RDF statements with an event time; their tuples reach {len(source.consistency.concepts)} "
+                f"concepts ({len(source.consistency.aliases)} aliases), the statements kept and entailed reach the "
+                f"program as triple/3 at time points of 1 {source.rules.unit} ({len(source.rules.background)} "
+                "background facts)")
     if isinstance(source, ConceptSource):
         return f"source: {len(source.concepts)} concepts, {len(source.aliases)} aliases"
     if isinstance(source, FactSource):
@@ -590,6 +717,8 @@ def _source_text(source: Source) -> str:
 
 
 def _output_text(output: Output) -> str:
+    if isinstance(output, ChainOutput):
+        return f"{_output_text(output.reports)}; {_output_text(output.models)}"
     if isinstance(output, ReportOutput):
         return "output: reports"
     shows = "every atom" if output.shows is None else ", ".join(output.shows) or "nothing"
@@ -597,6 +726,11 @@ def _output_text(output: Output) -> str:
 
 
 def _notes_text(notes: Notes) -> list[str]:
+    if isinstance(notes, ChainNotes):
+        lines = ["  consistency part" + (f", TBox {notes.tbox}:" if notes.tbox else ":")]
+        lines += ["  " + line for line in _notes_text(notes.consistency)]
+        lines += ["  program part:"] + ["  " + line for line in _notes_text(notes.rules)]
+        return lines
     if isinstance(notes, ConsistencyNotes):
         lines = [f"  NI closure: {notes.ni_closure_size} pairs; NI roots: {len(notes.ni_roots)}; "
                  f"NI groups: {len(notes.ni_groups)}"]
@@ -630,6 +764,9 @@ def _notes_text(notes: Notes) -> list[str]:
 
 
 def _stage_summary(stage: Stage) -> list[str]:
+    if isinstance(stage, SaturationStage):
+        return [f"{stage.inconsistent} statements of inconsistent individuals",
+                f"entailments of {len(stage.types)} classes, {len(stage.properties)} properties"]
     if isinstance(stage, ConsistencyStage):
         return [f"{len(stage.conjunction_ops)} conjunction ops", f"{len(stage.inference_ops)} inference ops"]
     if isinstance(stage, RuleStage):
@@ -663,6 +800,25 @@ def _stage_text(stage: Stage) -> list[str]:
                          + f" of {window.observed} in {window.written or list(window.distances)}"
                          + f" (distances {','.join(map(str, window.distances))})")
         lines += [f"    {rule}" for rule in stage.rules.splitlines()]
+    elif isinstance(stage, SaturationStage):
+        withheld = "withholds nothing (keep)" if stage.inconsistent == "keep" else \
+            "withholds a statement at t whose subject, or individual object of a property, has a report at t (drop)"
+        lines[0] += f", {withheld}; entails from each kept statement alone, by lookup tables:"
+        lines.append(f"    types of {len(stage.types)} classes ({sum(len(d) for _, d in stage.types)} superclass "
+                     f"entries), {len(stage.properties)} object properties ("
+                     f"{sum(len(p[1]) + len(p[2]) for p in stage.properties)} superproperty entries, "
+                     f"{sum(len(p[3]) for p in stage.properties)} domain and {sum(len(p[4]) for p in stage.properties)} "
+                     "range entries)")
+        for cls, supers in stage.types[:10]:
+            lines.append(f"    x a {display(cls)} ⊨ x a " + ", ".join(display(d) for d in supers))
+        if len(stage.types) > 10:
+            lines.append(f"    ... {len(stage.types) - 10} more classes")
+        for prop, forward, inverse, domains, ranges in stage.properties[:10]:
+            said = [f"a {display(q)} b" for q in forward] + [f"b {display(q)} a" for q in inverse]
+            said += [f"a a {display(d)}" for d in domains] + [f"b a {display(d)}" for d in ranges]
+            lines.append(f"    a {display(prop)} b ⊨ " + ", ".join(said))
+        if len(stage.properties) > 10:
+            lines.append(f"    ... {len(stage.properties) - 10} more properties")
     elif isinstance(stage, StreamlogStage):
         lines[0] += (f", derives {', '.join(stage.heads) or 'nothing'}"
                      + (f", keeps {', '.join(stage.history)} of earlier timestamps" if stage.history else "")

@@ -169,8 +169,33 @@ def _literal_symbol(text: str) -> Symbol:
     return String(lexical)
 
 
-def triple_atom(subject: str, predicate: str, obj: str | None, literal: str | None) -> Symbol:
+def triple_atom(subject: str, predicate: str, obj: str | None, literal: str | None,
+                strings: dict | None = None) -> Symbol:
     """The atom of an RDF statement: ``triple(S, P, O)``, IRIs (without brackets) and blank nodes (``_:b``) as
-    strings, literals as ``_literal_symbol``."""
-    return Function("triple", [String(subject), String(predicate),
-                               _literal_symbol(literal) if obj is None else String(obj)])
+    strings, literals as ``_literal_symbol``. ``strings``: the String symbols of IRIs made before (a caller that
+    makes many atoms of few predicates and classes keeps them; each String is a call into clingo)."""
+    if strings is None:
+        return Function("triple", [String(subject), String(predicate),
+                                   _literal_symbol(literal) if obj is None else String(obj)])
+    if len(strings) > PRINTED_LIMIT:
+        strings.clear()
+    terms = []
+    for text in (subject, predicate, obj):
+        if text is None:
+            terms.append(_literal_symbol(literal))
+            continue
+        found = strings.get(text)
+        if found is None:
+            found = strings[text] = String(text)
+        terms.append(found)
+    return Function("triple", terms)
+
+
+def statement_atom(subject: str, predicate: str, obj: str | None, literal: str | None,
+                   strings: dict | None = None) -> Symbol:
+    """``triple_atom`` of a statement, or a RecordError when its literal has an escape that is no character (one
+    beyond Unicode, a surrogate): clingo cannot hold it."""
+    try:
+        return triple_atom(subject, predicate, obj, literal, strings)
+    except (ValueError, OverflowError, UnicodeError, RuntimeError):
+        raise RecordError(f"the literal {short(literal or '')} has an escape that is not a character") from None

@@ -10,7 +10,8 @@ from typing import Callable, Iterable, Iterator
 
 from srtopo.io.tnt import LINE_PATTERN, NOT_UTF8, REPLACEMENT, NotUtf8
 from srtopo.ir.records import RejectedRecord
-from srtopo.logic.atoms import RecordError, atom_fields, canonical_fields, parse_atom, short, split_atoms, triple_atom
+from srtopo.logic.atoms import (
+    RecordError, atom_fields, canonical_fields, parse_atom, split_atoms, statement_atom)
 from srtopo.rules.timestamps import GIVEN, NUMBER, TimeBase, parse_timestamp, stamp_kind, stamp_value
 
 _TNT_LINE = re.compile(LINE_PATTERN)
@@ -96,10 +97,12 @@ def _tnt_record(line: str):
     if abs(time) >= 2 ** 62:
         raise RecordError(f"time point {time} is beyond 2^62")
     obj = o_iri if o_iri is not None else o_bnode
-    try:
-        return time, triple_atom(s_iri if s_iri is not None else s_bnode, predicate, obj, literal)
-    except (ValueError, OverflowError, UnicodeError, RuntimeError):    # an escape beyond Unicode, a surrogate
-        raise RecordError(f"the literal {short(literal or '')} has an escape that is not a character") from None
+    return time, statement_atom(s_iri if s_iri is not None else s_bnode, predicate, obj, literal, _STRINGS)
+
+
+#: the String symbols of the IRIs of statements read so far (``logic.atoms.triple_atom``: predicates and classes
+#: recur on nearly every line)
+_STRINGS: dict = {}
 
 
 def record_row(raw: str, fmt: str, duplicates: bool = False):

@@ -261,6 +261,8 @@ class BatchPlan:
     snapshot: bool = True
     #: the stream's first time point, its earliest accepted record's (None: no record accepted yet)
     first: int | None = None
+    #: evaluate up to here, the batch's records judged as usual (a chain, which closes time points itself)
+    upto: int | None = None
 
 
 def record_order(src, fo, source, line) -> tuple:
@@ -303,6 +305,8 @@ def judge(plan: BatchPlan, records, stats) -> tuple[int, dict, dict]:
     hi = plan.closed
     if plan.fixed_hi is not None:
         hi = plan.fixed_hi
+    elif plan.upto is not None:
+        hi = max(plan.closed, plan.upto)
     elif plan.lateness is not None and sum(c.latest is not None for c in clocks.values()) >= plan.n_sources:
         hi = max(plan.closed, min(c.bound(plan.lateness) for c in clocks.values()) - 1)
     meta = {"hi": hi, "first": first, "clocks": {str(k): c.to_json() for k, c in sorted(clocks.items())}, **counts}

@@ -44,7 +44,7 @@ class LocalRunner:
     name: ClassVar[str] = "local"
     summary: ClassVar[str] = "one process, the reference semantics"
     #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
-    flag_kinds: ClassVar[dict] = {"local_plan": ("consistency",)}
+    flag_kinds: ClassVar[dict] = {"local_plan": ("consistency", "chain")}
     options_type: ClassVar[type] = LocalOptions
 
     @staticmethod
@@ -104,8 +104,11 @@ class LocalRunner:
         strict = getattr(sink, "strict", False)
         try:
             out, rejected_out = opened(config.out, "outputs"), opened(config.rejected_out, "rejected records")
-            if out is not None or rejected_out is not None:   # the runner's durable form: JSON-lines files
-                sink = _Fanout([sink, JsonLinesSink(out, rejected_out, echo=None)])
+            reports_out = opened(config.reports_out, "reports")
+            if out is not None or rejected_out is not None or reports_out is not None:
+                # the runner's durable form: JSON-lines files (an output of reports and models: each apart)
+                sink = _Fanout([sink, JsonLinesSink(out, rejected_out, echo=None, reports=reports_out,
+                                                    reports_apart=len(topology.output.records) > 1)])
             held = _Held(sink) if strict and not any(map(_live, sources)) else None
             started = _time.perf_counter()
             with interrupt.deferred():     # stop between records and time points, never inside one

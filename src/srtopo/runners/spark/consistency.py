@@ -84,8 +84,10 @@ class ConsistencyJob(MicroBatchJob):
     output_columns = REPORT_COLUMNS
 
     def __init__(self, spark, topology: Topology, window: int | None, lateness: int | None, physical_plan: str,
-                 n_sources: int, history: int = 10000, driver_tuples: int = 0):
+                 n_sources: int, history: int = 10000, driver_tuples: int = 0, carry: tuple[str, ...] = ()):
         super().__init__(spark, history)
+        #: columns of the parsed batch its cache keeps besides its own (``SqlBuilder.carry``)
+        self.carry = tuple(carry)
         self.topology = topology
         self.window = window
         self.lateness = lateness
@@ -125,7 +127,7 @@ class ConsistencyJob(MicroBatchJob):
         if self._sql is None:
             self._sql = SqlBuilder(self.names, self.tables, self.topology, self.window, self.physical_plan,
                                    partitions=int(self.spark.conf.get("spark.sql.shuffle.partitions")),
-                                   lateness=self.lateness)
+                                   lateness=self.lateness, carry=self.carry)
         return self._sql
 
     def start(self, frames, checkpoint, sinks, **kwargs):
@@ -192,8 +194,13 @@ class ConsistencyJob(MicroBatchJob):
         return obs
 
     # --- the micro-batch --------------------------------------------------------------------------------
-    def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+    def batch(self, df, batch_id: int, spark, previous, then=None) -> BatchOutcome:
+        """The micro-batch's store entry; ``then(spark, bounds, on_driver)``, when given, runs after the entry is
+        written and before the batch's views (``new``: its records, each marked late or not) are dropped;
+        ``on_driver``: the batch closed on the driver (it is small). A chain, which gives ``then``, reads its
+        statements as rows: it never runs the columnar plan (``ChainOnSpark.options_for``)."""
         if "path" in df.columns:        # a list of files: the columnar plan (``frames``)
+            assert then is None, "the columnar plan carries no statements on to a chain"
             return self._columnar_batch(df, batch_id, spark, previous)
         started = _time.perf_counter()
         if spark.conf.get(CONCURRENT_WRITERS, "0") == "0":
@@ -242,6 +249,8 @@ class ConsistencyJob(MicroBatchJob):
                     self._state_view(previous, spark)
                     self._prev_view(spark)
                 observations, planned = self._close_on_spark(spark, b, target)
+            if then is not None:
+                then(spark, b, on_driver)
         finally:
             for name in ("lif", "new", "newc"):
                 spark.sql(f"UNCACHE TABLE IF EXISTS {n[name]}")

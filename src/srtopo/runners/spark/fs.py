@@ -149,26 +149,29 @@ class HadoopFS:
         """The data files of a directory written by Spark, in name order ([] if it does not exist)."""
         return [f"{directory.rstrip('/')}/{name}" for name in sorted(self.list_names(directory)) if _data_file(name)]
 
-    def copy_files(self, source: str, target: str) -> None:
+    def copy_files(self, source: str, target: str, prefix: str = "", replace: bool = True) -> None:
         """Replace directory ``target`` by a copy of the data files of directory ``source`` (a replayed batch
-        rewrites the same files). Local directories: a hard link where both are on one file system (the store
-        never rewrites a file in place: a replay writes new files), else a copy; others through Hadoop."""
+        rewrites the same files); ``replace`` False adds them to what ``target`` holds, each name after
+        ``prefix``. Local directories: a hard link where both are on one file system (the store never rewrites a
+        file in place: a replay writes new files), else a copy; others through Hadoop."""
         src, dst = local_path(source), local_path(target)
         if src is not None and dst is not None:
-            shutil.rmtree(dst, ignore_errors=True)
-            os.makedirs(dst)
+            if replace:
+                shutil.rmtree(dst, ignore_errors=True)
+            os.makedirs(dst, exist_ok=True)
             for name in sorted(os.listdir(src)) if os.path.isdir(src) else []:
                 if _data_file(name):
                     try:
-                        os.link(os.path.join(src, name), os.path.join(dst, name))
+                        os.link(os.path.join(src, name), os.path.join(dst, prefix + name))
                     except OSError:
-                        shutil.copyfile(os.path.join(src, name), os.path.join(dst, name))
+                        shutil.copyfile(os.path.join(src, name), os.path.join(dst, prefix + name))
             return
-        self.delete(target)
+        if replace:
+            self.delete(target)
         self.mkdirs(target)
         util = self._jvm.org.apache.hadoop.fs.FileUtil
         for path in self.data_files(source):
-            (s, sfs), (d, dfs) = self._p(path), self._p(f"{target.rstrip('/')}/{path.rsplit('/', 1)[1]}")
+            (s, sfs), (d, dfs) = self._p(path), self._p(f"{target.rstrip('/')}/{prefix}{path.rsplit('/', 1)[1]}")
             util.copy(sfs, s, dfs, d, False, True, self._conf)
 
     def read_lines(self, directory: str):

@@ -153,6 +153,15 @@ def collect_small(df, fields, lines: int, size: int) -> list[tuple] | None:
     return [tuple(r[f] for f in fields) for r in rows]
 
 
+def line_frame(spark, rows: list[tuple]):
+    """Lines held on the driver (``LINE_FIELDS`` tuples) as a DataFrame of ``LINE_COLUMNS`` (through Arrow)."""
+    import pyarrow as pa
+    schema = arrow_schema(LINE_COLUMNS)
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    table = pa.Table.from_arrays([pa.array(v, type=f.type) for v, f in zip(columns, schema)], schema=schema)
+    return spark.createDataFrame(table)
+
+
 #: rows per Arrow batch a parse task hands back
 _CHUNK = 20000
 
@@ -222,6 +231,8 @@ class RulesJob(MicroBatchJob):
         # on from an evaluator's own history only while it is marked with the entry they continue, ``rules.batch``)
         self.stage_keys = [hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for text in self.stage_json]
         self.names = {k: f"srtopo_r{k}_{self.uid}" for k in ("prev", "history", "out")}
+        #: its sources' records carry time points of their own (a chain's statements): no time point 0 to find
+        self.given_times = False
         self._broadcasts = None
         self._persisted: list = []
         self.driver = DriverPasses(self)
@@ -288,17 +299,22 @@ class RulesJob(MicroBatchJob):
             meta = dict(meta, first=0)
         return meta
 
-    def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None, snapshot: bool = False) -> BatchPlan:
+    def _plan(self, meta: dict, origin: dict, fixed_hi: int | None = None, snapshot: bool = False,
+              upto: int | None = None) -> BatchPlan:
         return BatchPlan(int(meta["closed"]), dict(meta["clocks"]), self.n_sources, self.lateness, fixed_hi,
-                         self._clock_origin(origin), self.max_gap, snapshot, meta.get("first"))
+                         self._clock_origin(origin), self.max_gap, snapshot, meta.get("first"), upto)
 
     # --- the micro-batch --------------------------------------------------------------------------------
-    def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
+    def batch(self, df, batch_id: int, spark, previous, upto: int | None = None,
+              given: list[tuple] | None = None) -> BatchOutcome:
         """One Spark job: parse and time the records, route them with the previous entry's pending records and
         history through the segments, and write the new entry. The bounds of what is evaluated are computed
         inside the first segment's tasks from statistics rows that every partition receives, so the driver
         never waits for an intermediate result (a statistics job and the DataFrames built after it cost
-        ~0.3 s per micro-batch). A small batch is evaluated on the driver instead (``rules.batch``)."""
+        ~0.3 s per micro-batch). A small batch is evaluated on the driver instead (``rules.batch``).
+        ``upto``: evaluate up to this time point, whatever the sources completed (a chain closes its time points
+        itself; the records are judged all the same). ``given``: the batch's lines (``LINE_FIELDS`` tuples)
+        already on the driver, instead of ``df``."""
         started = _time.perf_counter()
         meta = self._meta(previous)
         closed = int(meta["closed"])
@@ -307,21 +323,28 @@ class RulesJob(MicroBatchJob):
         token = uuid.uuid4().hex
         chain = history_chain(previous)
         snapshot = len(chain) >= CHAIN_LIMIT
-        lines = collect_small(df, LINE_FIELDS, self.driver_lines, DRIVER_BYTES)
+        if given is not None:
+            small = len(given) <= self.driver_lines and sum(len(r[3] or "") for r in given) <= DRIVER_BYTES
+            lines = given if small else None
+            if not small:
+                df = line_frame(spark, given)
+        else:
+            lines = collect_small(df, LINE_FIELDS, self.driver_lines, DRIVER_BYTES)
+        needs_origin = len(origin) < self.n_sources and not self.given_times
         if lines is not None:
-            if len(origin) < self.n_sources:
+            if needs_origin:
                 for src, found in first_records(lines).items():
                     origin.setdefault(int(src), [found[3], int(found[4])])
-            outcome = self.driver.run(self._plan(meta, origin, snapshot=snapshot), lines, origin, batch_id, previous,
-                                      chain, target, token)
+            outcome = self.driver.run(self._plan(meta, origin, snapshot=snapshot, upto=upto), lines, origin, batch_id,
+                                      previous, chain, target, token)
         else:
             try:
                 with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(self.partitions)})):
-                    if len(origin) < self.n_sources:      # until every source's time point 0 is known: parsed twice
+                    if needs_origin:      # until every source's time point 0 is known: parsed twice
                         for src, value in origins(df).items():
                             origin.setdefault(int(src), value)
                     self._previous(spark, previous, chain)
-                    plan = self._plan(meta, origin, snapshot=snapshot)
+                    plan = self._plan(meta, origin, snapshot=snapshot, upto=upto)
                     records = df.mapInArrow(parse_task({k: tuple(v) for k, v in origin.items()}, self.unit,
                                                         self.number_scale, self.specs[0].partitions, int(batch_id)),
                                              SEGMENT_COLUMNS)

@@ -199,6 +199,9 @@ class SparkRun:
                                   self.runner.stage_tasks(self.topology, self.config))
         if emitted is not None:      # the reports closed at the end of input are in no batch's metrics
             counters.outputs = emitted
+        finished = getattr(self.kind, "final_counters", None)
+        if finished is not None:     # what the end of input added to a kind's own counters
+            finished(self.job, counters, None if emitted is None else records)
         memory = self.sink if isinstance(self.sink, MemorySink) else None
         return RunResult(
             runner="spark", physical_plan=self.runner.describe(self.topology, self.config),
@@ -251,10 +254,11 @@ class SparkRunner:
     summary: ClassVar[str] = "Spark Structured Streaming (local[*] or a cluster master URL)"
     options_type: ClassVar[type] = SparkOptions
     #: this runner's flags (their destinations) and the topology kinds each acts on (None: every kind)
-    flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None, "physical_plan": ("consistency",), "out_format": None,
+    flag_kinds: ClassVar[dict] = {"checkpoint": None, "master": None, "once": None,
+                                  "physical_plan": ("consistency", "chain"), "out_format": None,
                                   "trigger": None, "metrics_out": None, "shuffle_partitions": None,
-                                  "partitions": ("rules", "streamlog"), "driver_lines": ("rules",),
-                                  "driver_tuples": ("consistency",)}
+                                  "partitions": ("rules", "streamlog", "chain"), "driver_lines": ("rules", "chain"),
+                                  "driver_tuples": ("consistency", "chain")}
 
     def __init__(self, spark=None):
         self._spark = spark
@@ -366,7 +370,10 @@ class SparkRunner:
         job = kind.job(spark, topology, config, lateness, len(sources), options)
         out = qualify(config.out) if config.out else checkpoint.rstrip("/") + "/out"
         rejected_out = qualify(config.rejected_out) if config.rejected_out else checkpoint.rstrip("/") + "/rejected"
-        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out, spark)
+        reports_out = None
+        if len(topology.output.records) > 1:     # reports and models apart: the models in out
+            reports_out = qualify(config.reports_out) if config.reports_out else checkpoint.rstrip("/") + "/reports"
+        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out, spark, reports_out=reports_out)
         sink = sink if sink is not None else MemorySink()
         hand_over = None
         if not options.once:   # a query that keeps running hands each batch's records over as they are written

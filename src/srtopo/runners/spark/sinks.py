@@ -37,9 +37,12 @@ class WrittenFiles:
 
 
 class BatchSinks:
-    def __init__(self, fs, out: str | None, out_format: str, rejected_out: str | None, spark=None):
+    def __init__(self, fs, out: str | None, out_format: str, rejected_out: str | None, spark=None,
+                 reports_out: str | None = None):
         self.fs = fs
         self.spark = spark
+        #: where the reports of a run that outputs reports and models apart go (``out``: the models)
+        self.reports_out = reports_out
         self.out = out
         self.out_format = out_format
         self.rejected_out = rejected_out
@@ -47,25 +50,48 @@ class BatchSinks:
 
     def start(self) -> None:
         """A run starts: outputs closed at the end of an earlier run are no longer final (more input may come)."""
-        if self.out:
-            self.fs.delete(self.out.rstrip("/") + "/batch=final")
+        for directory in (self.out, self.reports_out):
+            if directory:
+                self.fs.delete(directory.rstrip("/") + "/batch=final")
 
-    def write(self, batch_id, outputs, rejected, schema: str | None = None) -> float:
+    def _copy(self, directory: str | None, label: str, outputs, schema: str | None):
+        """A batch's outputs written into ``directory``/batch=label; what the listeners read (the copy, where it
+        is JSON lines)."""
+        if outputs is None or not directory:
+            return outputs
+        dest = f"{directory}/batch={label}"
+        if isinstance(outputs, WrittenFiles) and self.out_format == "json":
+            self.fs.copy_files(outputs.path, dest)
+        else:
+            frame = outputs.frame(self.spark) if isinstance(outputs, WrittenFiles) else outputs
+            writer = frame.write.mode("overwrite")
+            writer.parquet(dest) if self.out_format == "parquet" else writer.json(dest)
+        if self.out_format == "json" and schema is not None:
+            return WrittenFiles(dest, schema)
+        return outputs
+
+    def write(self, batch_id, outputs, rejected, schema: str | None = None, reports=None) -> float:
         """Write a batch's outputs (a DataFrame or ``WrittenFiles``; ``schema``: their columns) and rejected
         records, then call the listeners; returns when the files were written (``time.time()``, before the
-        listeners)."""
+        listeners). ``reports`` (``WrittenFiles`` of reports): a run that outputs reports and models apart
+        writes them to ``reports_out``; listeners get them first. ``rejected`` may be a list of
+        ``WrittenFiles``, written into one directory."""
         label = batch_label(batch_id)
-        if outputs is not None and self.out:
-            dest = f"{self.out}/batch={label}"
-            if isinstance(outputs, WrittenFiles) and self.out_format == "json":
-                self.fs.copy_files(outputs.path, dest)
+        outputs = self._copy(self.out, label, outputs, schema)
+        if reports is not None:
+            reports = self._copy(self.reports_out, label, reports, getattr(reports, "schema", None))
+        if isinstance(rejected, list):
+            parts = [r for r in rejected if r is not None]
+            if not parts:
+                rejected = None
+            elif self.rejected_out:
+                dest = f"{self.rejected_out}/batch={label}"
+                for i, part in enumerate(parts):
+                    self.fs.copy_files(part.path, dest, prefix=f"{i}-", replace=i == 0)
+                rejected = WrittenFiles(dest, REJECTED_COLUMNS)
             else:
-                frame = outputs.frame(self.spark) if isinstance(outputs, WrittenFiles) else outputs
-                writer = frame.write.mode("overwrite")
-                writer.parquet(dest) if self.out_format == "parquet" else writer.json(dest)
-            if self.out_format == "json" and schema is not None:
-                outputs = WrittenFiles(dest, schema)
-        if rejected is not None and self.rejected_out:
+                rejected = parts[0] if len(parts) == 1 else parts
+        elif rejected is not None and self.rejected_out:      # (a list is copied above: once, not onto itself)
             dest = f"{self.rejected_out}/batch={label}"
             if isinstance(rejected, WrittenFiles):
                 self.fs.copy_files(rejected.path, dest)
@@ -74,6 +100,8 @@ class BatchSinks:
             rejected = WrittenFiles(dest, REJECTED_COLUMNS)
         written_at = time.time()
         for listener in self.listeners:
+            if reports is not None:
+                listener(label, reports, None)
             listener(label, outputs, rejected)
         return written_at
 
@@ -87,10 +115,11 @@ class BatchSinks:
             return reader.parquet(path)
         return reader.schema(schema + ", batch STRING").json(path)
 
-    def written_rows(self, rejected: bool = False):
-        """Every output (JSON lines), or with ``rejected`` every rejected record (always JSON lines), written so
-        far, as dicts read on the driver, batch by batch."""
-        directory = self.rejected_out if rejected else self.out
+    def written_rows(self, rejected: bool = False, reports: bool = False):
+        """Every output (JSON lines), or with ``rejected`` every rejected record (always JSON lines), or with
+        ``reports`` every report of a run that writes them apart, written so far, as dicts read on the driver,
+        batch by batch."""
+        directory = self.rejected_out if rejected else self.reports_out if reports else self.out
         if not directory:
             return []
         return [json.loads(line) for name in self._batches(directory)

@@ -27,6 +27,7 @@ from srtopo.io.tnt import (
     IRI_ESCAPE_PATTERN,
     LINE_PATTERN,
     LITERAL_TYPE,
+    NEGATIVE_TIME,
     NO_DOT,
     NO_STATEMENT,
     NO_TIME,
@@ -53,7 +54,12 @@ _WS = _q(WS_CHARS)
 _TYPE = _q(RDF_TYPE)
 
 
-def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
+#: what a statement frame carries besides the records' columns (``parse_lines(statements=True)``): the
+#: statement of a tuple's line, on its first tuple (part 0) only
+STATEMENT_COLUMNS = ("predicate", "object", "literal")
+
+
+def parse_lines(df, pre_reason: bool = False, ordered: bool = False, statements: bool = False):
     r"""(src, file, line, raw[, pre_reason]) -> records (see module doc). Pure Spark SQL expressions.
 
     A matching line takes the fast path: one ``regexp_replace`` rewrites it into its five fields (time,
@@ -66,7 +72,11 @@ def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
     has each line's file order, file key, first-line flag and the time its previous line starts with; a
     file's first line is kept even when blank or a comment (as a record ``c`` that carries the file's name and
     order), and a line that is not a tuple at or after its previous line's time is marked as a possible
-    descent (``dsc``): a file without one is in time order."""
+    descent (``dsc``): a file without one is in time order.
+
+    ``statements`` (a chain): a line's first tuple also carries its statement (``STATEMENT_COLUMNS``: the
+    predicate, the object IRI or blank node, the literal as written), and a line with an event time below 0 is
+    rejected (``io.tnt.NEGATIVE_TIME``), as ``io.tnt.tnt_statements`` does."""
     pre = "pre_reason" if pre_reason else "CAST(NULL AS STRING) AS pre_reason"
     extra = list(ORDER_COLUMNS) if ordered else []
     df = df.selectExpr("src", "file", "line", "raw", pre, *extra,
@@ -81,14 +91,16 @@ def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
                        f"CASE WHEN rep <> raw THEN split(rep, '{SEP}', 5) END AS f")
     # f: 0 time, 1 subject, 2 predicate, 3 object IRI / blank node ('' for a literal), 4 literal ('' or quoted)
     df = df.selectExpr("src", "file", "line", "raw", *extra, "pre_reason", "ok", "try_cast(f[0] AS BIGINT) AS t",
-                       "f[1] AS s", "f[2] AS p", "f[3] AS o", f"f[2] = {_TYPE} AS tp", "f[4] <> '' AS lit")
+                       "f[1] AS s", "f[2] AS p", "f[3] AS o", f"f[2] = {_TYPE} AS tp", "f[4] <> '' AS lit",
+                       *(["f[4] AS l"] if statements else []))
+    timed = "t IS NOT NULL AND t >= 0" if statements else "t IS NOT NULL"
     # a role assertion gives two tuples (part 0 and 1); blank lines and comments other than punctuation give
     # none. Skipping them here rather than with a filter matters: Spark pushes a filter below the projections
     # and inlines them into it, which ran the line pattern twice per line (parse 2.3 s -> 1.3 s per 1M lines)
     keep = (f"ok OR pre_reason IS NOT NULL OR NOT (trim(BOTH {_WS} FROM raw) = '' "
             f"OR (startswith(trim(LEADING {_WS} FROM raw), '#') AND NOT raw rlike {_q(PUNCT_PATTERN)}))")
-    df = df.selectExpr("*", "ok AND t IS NOT NULL AND NOT (tp AND lit) AS good",
-                       "explode(CASE WHEN ok AND t IS NOT NULL AND NOT tp AND NOT lit THEN array(0, 1) "
+    df = df.selectExpr("*", f"ok AND {timed} AND NOT (tp AND lit) AS good",
+                       f"explode(CASE WHEN ok AND {timed} AND NOT tp AND NOT lit THEN array(0, 1) "
                        f"WHEN {keep}{' OR fst' if ordered else ''} THEN array(0) ELSE array() END) AS part")
     punct = f"(NOT ok AND pre_reason IS NULL AND startswith(trim(LEADING {_WS} FROM raw), '#'))"
     skipped = f"NOT ({keep})" if ordered else "false"      # a first line kept only for its file's name
@@ -109,7 +121,12 @@ def parse_lines(df, pre_reason: bool = False, ordered: bool = False):
            "ELSE concat('exists:', p) END AS concept",
            f"CASE WHEN good OR {skipped} OR {punct} THEN NULL ELSE trim(TRAILING '\\r' FROM raw) END AS raw",
            f"CASE WHEN good OR {skipped} OR {punct} THEN NULL WHEN ok AND t IS NULL THEN {_q(OUT_OF_RANGE)} "
-           f"WHEN ok THEN {_q(LITERAL_TYPE)} ELSE {reason} END AS reason"]
+           + (f"WHEN ok AND tp AND lit THEN {_q(LITERAL_TYPE)} WHEN ok THEN {_q(NEGATIVE_TIME)} " if statements else
+              f"WHEN ok THEN {_q(LITERAL_TYPE)} ") + f"ELSE {reason} END AS reason"]
+    if statements:
+        out += ["CASE WHEN good AND part = 0 THEN p END AS predicate",
+                "CASE WHEN good AND part = 0 AND o <> '' THEN o END AS object",
+                "CASE WHEN good AND part = 0 AND lit THEN l END AS literal"]
     if ordered:
         # any line but a file's first that is not a tuple at or after its previous line's time: a possible
         # descent (a malformed line or punctuation too, conservatively: a file without one is in time order)
@@ -183,22 +200,22 @@ def _file_lines(spark, source, index: int, order: bool = False, previous: bool =
                         *(["fo"] if order else []))
 
 
-def _tnt(spark, source: TntFiles, index: int, ordered: bool = False):
-    return parse_lines(_file_lines(spark, source, index, previous=ordered), ordered=ordered)
+def _tnt(spark, source: TntFiles, index: int, ordered: bool = False, statements: bool = False):
+    return parse_lines(_file_lines(spark, source, index, previous=ordered), ordered=ordered, statements=statements)
 
 
-def _socket(spark, source: SocketLines, index: int, ordered: bool = False):
+def _socket(spark, source: SocketLines, index: int, ordered: bool = False, statements: bool = False):
     F = _F()
     raw = _socket_reader(spark, source.host, str(source.port))
     lines = raw.select(F.lit(index).alias("src"), F.lit(source.describe()).alias("file"),
                        F.lit(None).cast("bigint").alias("line"), F.col("value").alias("raw"))
     if not ordered:
-        return parse_lines(lines)
+        return parse_lines(lines, statements=statements)
     # no line numbers: the batch numbers the rows of its one partition in arrival order (``SqlBuilder``); every
     # row names the socket and is a possible descent
     lines = lines.selectExpr("*", "CAST(0 AS BIGINT) AS fo", "CAST(0 AS BIGINT) AS fk", "true AS fst",
                              "CAST(NULL AS BIGINT) AS pt")
-    return parse_lines(lines, ordered=True)
+    return parse_lines(lines, ordered=True, statements=statements)
 
 
 def _rate(spark, source: Rate, index: int, ordered: bool = False):
@@ -319,6 +336,16 @@ def frame(spark, source, index: int, ordered: bool = False):
     (``io.sources``); ``ordered``: with what judging lateness in the source's order needs
     (``parse_lines``)."""
     return READERS[type(source)](spark, source, index, ordered)
+
+
+def statement_frame(spark, source, index: int, ordered: bool = False):
+    """The streaming DataFrame of a ``.tnt`` source's records with their statements (a chain's input:
+    ``parse_lines(statements=True)``)."""
+    readers = {TntFiles: _tnt, SocketLines: _socket}
+    if type(source) not in readers:
+        raise UnsupportedByRunner(f"{type(source).__name__} sources hold no RDF statements",
+                                  hint="give timestamped N-Triples: a .tnt file or directory, or tcp://HOST:PORT")
+    return readers[type(source)](spark, source, index, ordered, statements=True)
 
 
 def refuse_pipe(path: str | None, socket: str) -> None:

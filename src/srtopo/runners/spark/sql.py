@@ -134,8 +134,12 @@ class SqlBuilder:
     """Builds the one SQL statement of a micro-batch for the fused or the staged physical plan."""
 
     def __init__(self, names: dict, tables: Tables, topology: Topology, window: int | None,
-                 physical_plan: str = "fused", partitions: int = 4, lateness: int | None = None):
+                 physical_plan: str = "fused", partitions: int = 4, lateness: int | None = None,
+                 carry: tuple[str, ...] = ()):
         self.n = names
+        #: columns of the parsed batch the cache and the batch's view keep besides their own (a chain's
+        #: statements: ``spark.sources.STATEMENT_COLUMNS``)
+        self.carry = tuple(carry)
         self.tables = tables
         self.topology = topology
         self.window = window
@@ -254,6 +258,15 @@ class SqlBuilder:
         first row its name and order, and a tuple of a concept no stage reads its concept name (a late one's
         text needs it)."""
         amap = (f"FROM {parsed} n LEFT JOIN {self.n['amap']} m ON n.ik = 't' AND m.asserted = n.concept")
+        carried = "".join(f", n.{c}" for c in self.carry)
+        if self.carry:      # a statement names its file and line (the program's side may reject it)
+            first = " OR n.fst" if self.lateness is not None else ""
+            return (f"SELECT /*+ BROADCAST(m) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
+                    f"CASE WHEN n.ik = 'x' OR n.part = 0{first} THEN n.file END AS file, "
+                    f"coalesce(n.line, monotonically_increasing_id()) AS line, "
+                    f"CASE WHEN n.ik = 't' AND m.aid IS NULL THEN n.concept END AS concept, n.raw, n.reason"
+                    + (", CASE WHEN n.fst THEN n.fo END AS fo, n.fk, n.dsc" if self.lateness is not None else "")
+                    + f"{carried} {amap}")
         if self.lateness is None:
             return (f"SELECT /*+ BROADCAST(m) */ n.src, n.part, n.ik, n.time, n.subject, m.aid, "
                     f"CASE WHEN n.ik = 'x' THEN n.file END AS file, CASE WHEN n.ik = 'x' THEN n.line END AS line, "
@@ -329,7 +342,7 @@ class SqlBuilder:
                     f"FROM {n['newc']} r CROSS JOIN {n['bnd']} bnd")
         late, why = self._late("e.e_floor", "e.e_max", "r.")
         cols = ("r.src, r.part, r.ik, r.time, r.subject, r.aid, r.line, r.concept, r.raw, r.reason, r.fk, "
-                "coalesce(r.file, e.name) AS file")
+                "coalesce(r.file, e.name) AS file" + "".join(f", r.{c}" for c in self.carry))
         if late_in_files is None:
             return (f"SELECT /*+ BROADCAST(e), BROADCAST(bnd) */ {cols}, bnd.*, {late} AS late, "
                     f"CASE WHEN {late} THEN {why} END AS why FROM {n['newc']} r LEFT JOIN {entries} e "

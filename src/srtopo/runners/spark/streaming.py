@@ -24,11 +24,13 @@ from srtopo.runners.spark.store import BatchStore
 @dataclass
 class BatchOutcome:
     """What a kind's ``batch`` hands back: the meta of its store entry, its metrics record, and the outputs and
-    rejected records to sink (DataFrames read back from the entry, or None when there are none)."""
+    rejected records to sink (DataFrames read back from the entry, or None when there are none); ``reports``: the
+    reports of a topology that outputs reports and models apart (a chain: ``outputs`` are its models)."""
     meta: dict
     record: dict
     outputs: object = None
     rejected: object = None
+    reports: object = None
 
 
 @contextmanager
@@ -203,7 +205,8 @@ class MicroBatchJob:
         written = _time.perf_counter()
         # the entry is complete before anything reaches the sinks: what they receive is what a replay hands over
         self.store.complete(batch_id, outcome.meta, previous)
-        written_at = self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns)
+        written_at = self.sinks.write(batch_id, outcome.outputs, outcome.rejected, self.output_columns,
+                                      reports=outcome.reports)
         done = _time.perf_counter()
         record = {"batch": int(batch_id), "written_at": round(written_at, 4), "finished_at": round(_time.time(), 4),
                   "duration_s": round(done - started, 4),

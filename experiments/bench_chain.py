@@ -1,0 +1,226 @@
+"""A chain against its two commands run apart: a LUBM stream through the LUBM DL-Lite TBox, then a program over
+university classes, on the local runner and on Spark.
+
+    python -m experiments.bench_chain                     # local and Spark local[2], 8 copies of the UBA data
+    python -m experiments.bench_chain --copies 2 --engines local
+
+The stream is the two UBA universities (``../shared/data/lubm``) replayed subject by subject
+(``experiments.streams.uba_replay``: 50 subjects a time point, 2% of the typed ones given a disjoint type at
+that time point), ``--copies`` times over with the individuals renamed per copy, as ``.tnt`` files. The program
+(``PROGRAM``) finds students taking two courses within 10 time points and professors advising two students
+within 10 time points: students are typed only by their subclasses in the data (the TBox says they are
+Students), professors mostly by the range of ``advisor``.
+
+Side by side, in one process per engine, on the same files:
+
+* **chain**: ``srtopo reason --tbox`` as one topology (the local runner: one process; Spark: one query);
+* **apart**: ``srtopo check`` (its reports), then the stream withheld and saturated with the same lookup tables
+  (the chain's saturation stage, in this process: the step a user would have to write between the two
+  commands), written as a ``.tnt`` stream, then ``srtopo reason --stream-format tnt`` over it.
+
+Both read the stream with lateness 0 and a consistency window of 10, on Spark in one micro-batch each (the
+saturated stream the program reads apart is one file). Each way runs ``--repeats`` times, in turns, and the best
+run counts (a session's first rules job also warms its Python workers). Reported: statements/s (the stream's
+statements over the wall time of the whole pipeline) and the share of the time spent in each part
+(consistency; withholding and saturation; the program); the reports and the non-empty models of the two ways
+must be equal. Results: ``results/bench_chain.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from experiments.common import LUBM_TBOX, RESULTS, UBA, machine, md_table
+from experiments.streams import UB, uba_replay, uba_triples
+
+TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+PROGRAM = f"""student(X) :- triple(X, "{TYPE}", "{UB}Student").
+professor(P) :- triple(P, "{TYPE}", "{UB}Professor").
+recent(X, C) :- triple(X, "{UB}takesCourse", C) in [10].
+busy(X) :- student(X) in [10], #count{{C : recent(X, C)}} >= 2.
+advisee(P, S) :- triple(S, "{UB}advisor", P) in [10].
+mentor(P) :- professor(P) in [10], #count{{S : advisee(P, S)}} >= 2.
+#show busy/1.
+#show mentor/1.
+"""
+WINDOW = 10
+
+
+def stream(folder: Path, copies: int, per_file: int) -> tuple[str, int]:
+    """The replayed UBA stream, ``copies`` times with renamed individuals, as .tnt files; (directory, lines)."""
+    from srtopo.consistency.nis import analyse
+    from srtopo.consistency.owl import load_tbox
+    from srtopo.io.tnt import write_tnt
+    triples = uba_triples(UBA)
+    renamed = []
+    for copy in range(copies):
+        def name(term: str) -> str:
+            return term if term.startswith('"') or term.startswith(UB) or term == TYPE else f"{term}-c{copy}"
+        renamed += [(name(s), p, name(o)) for s, p, o in triples]
+    replay = uba_replay(analyse(load_tbox(LUBM_TBOX)), renamed, per_time=50, violation=0.02, seed=7)
+    directory = folder / "stream"
+    write_tnt(str(directory), replay.lines, per_file=per_file)
+    return str(directory), len(replay.lines)
+
+
+def topologies():
+    from srtopo.chain import chain
+    from srtopo.consistency import choose_topology, load_tbox
+    from srtopo.rules.compile import compile_program
+    from srtopo.rules.parse import parse_program
+    tbox = load_tbox(LUBM_TBOX)
+    consistency = choose_topology(tbox, method="ntm")
+    rules = compile_program(parse_program(PROGRAM, "bench-chain"))
+    return consistency, rules, chain(consistency, rules, tbox)
+
+
+def saturate_apart(directory: str, reports, topology, out: Path) -> float:
+    """The step between the two commands: read the stream, withhold the statements of reported individuals,
+    add what the TBox entails, write a .tnt stream; its seconds."""
+    from srtopo.chain.entail import Entailment
+    from srtopo.chain.local import statement_text
+    from srtopo.io.sources import stream_files
+    from srtopo.io.tnt import file_lines, tnt_statements
+    from srtopo.ir.records import RejectedRecord, Statement
+    started = time.perf_counter()
+    entail = Entailment(topology.parts()[1])
+    reported: dict = {}
+    for report in reports:
+        reported.setdefault(report.time, set()).add(report.subject)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as handle:
+        for path in stream_files(directory):
+            for item in tnt_statements(file_lines(path), path):
+                if isinstance(item, RejectedRecord):
+                    continue
+                statement = item[0]
+                if entail.withheld(statement, reported.get(statement.time)):
+                    continue
+                for triple in dict.fromkeys(entail.saturate(statement)):
+                    handle.write(statement_text(Statement(statement.time, *triple)) + "\n")
+    return time.perf_counter() - started
+
+
+def non_empty(models) -> dict:
+    return {m.time: m.atoms for m in models if m.atoms}
+
+
+def run_engine(engine: str, directory: str, lines: int, folder: Path, files_per_batch: int | None, master: str,
+               repeats: int) -> list:
+    """The chain and the two commands apart, in turns, ``repeats`` times each: the best run of each way (a
+    first run in a session also pays for warming the JVM and the Python workers)."""
+    from srtopo.runners import LocalOptions, SparkOptions, get_runner
+    runner = get_runner(engine)
+
+    def options():
+        return SparkOptions(master=master) if engine == "spark" else LocalOptions()
+    if engine == "spark":
+        runner.session(options())
+    best: dict = {}
+    for turn in range(repeats):
+        for mode in ("chain", "apart"):
+            run = run_chain if mode == "chain" else run_apart
+            row, reports, models = run(runner, options(), engine, directory, lines,
+                                       folder / f"{engine}-{mode}-{turn}", files_per_batch)
+            row["turn"] = turn
+            print(json.dumps({k: row[k] for k in ("engine", "mode", "turn", "seconds", "parts_s")}), file=sys.stderr)
+            if mode not in best or row["seconds"] < best[mode][0]["seconds"]:
+                best[mode] = (row, reports, models)
+    (chain_row, chain_reports, chain_models), (apart_row, apart_reports, apart_models) = best["chain"], best["apart"]
+    same_reports = sorted(r.key for r in chain_reports) == sorted(r.key for r in apart_reports)
+    same_models = non_empty(chain_models) == non_empty(apart_models)
+    for row in (chain_row, apart_row):
+        row["same_reports"], row["same_models"] = same_reports, same_models
+    chain_row["apart_over_chain"] = round(apart_row["seconds"] / chain_row["seconds"], 3)
+    return [chain_row, apart_row]
+
+
+def run_chain(runner, options, engine, directory, lines, folder: Path, files_per_batch):
+    from srtopo.io.sources import TntFiles
+    from srtopo.runners import RunConfig
+    _consistency, _rules, chained = topologies()
+    started = time.perf_counter()
+    result = runner.run(chained, [TntFiles(directory, files_per_batch=files_per_batch)], RunConfig(
+        window=WINDOW, lateness=0, print_empty=False, options=options, checkpoint=str(folder / "ck")))
+    seconds = time.perf_counter() - started
+    extra = result.counters.extra
+    parts = {k: extra.get(f"{k}_s", 0.0) for k in ("consistency", "saturation", "program")}
+    row = _row(engine, "chain", lines, seconds, parts, result.reports, result.models, extra.get("withheld", 0),
+               result.physical_plan)
+    if engine == "spark":
+        row["batches"] = [{k: b.detail.get(k) for k in ("phases_s", "closed_on", "saturated_on", "evaluated_on",
+                                                         "tuples")} for b in result.batches]
+    return row, result.reports, result.models
+
+
+def run_apart(runner, options, engine, directory, lines, folder: Path, files_per_batch):
+    from srtopo.io.sources import AtomLog, TntFiles
+    from srtopo.runners import RunConfig
+    consistency, rules, chained = topologies()
+    started = time.perf_counter()
+    checked = runner.run(consistency, [TntFiles(directory, files_per_batch=files_per_batch)], RunConfig(
+        window=WINDOW, lateness=0, options=options, checkpoint=str(folder / "ck-check")))
+    check_s = time.perf_counter() - started
+    saturated = folder / "saturated" / "stream.tnt"
+    saturate_s = saturate_apart(directory, checked.reports, chained, saturated)
+    began = time.perf_counter()
+    reasoned = runner.run(rules, [AtomLog(str(saturated.parent), "tnt")], RunConfig(
+        lateness=0, max_gap=None, print_empty=False, options=options, checkpoint=str(folder / "ck-reason")))
+    reason_s = time.perf_counter() - began
+    seconds = time.perf_counter() - started
+    row = _row(engine, "apart", lines, seconds, {"consistency": check_s, "saturation": saturate_s,
+                                                 "program": reason_s},
+               checked.reports, reasoned.models, None, f"{checked.physical_plan}; {reasoned.physical_plan}")
+    return row, checked.reports, reasoned.models
+
+
+def _row(engine, mode, lines, seconds, parts, reports, models, withheld, plan) -> dict:
+    total = sum(parts.values()) or 1.0
+    return {"engine": engine, "mode": mode, "statements": lines, "seconds": round(seconds, 3),
+            "statements_per_s": round(lines / seconds, 1),
+            "parts_s": {k: round(v, 3) for k, v in parts.items()},
+            "shares": {k: round(v / total, 3) for k, v in parts.items()},
+            "reports": len(reports), "models_non_empty": len(non_empty(models)), "withheld": withheld,
+            "plan": plan}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=8, help="copies of the two UBA universities (default 8)")
+    parser.add_argument("--engines", default="local,spark")
+    parser.add_argument("--per-file", type=int, default=15_000, help="statements per .tnt file")
+    parser.add_argument("--files-per-batch", type=int, default=None,
+                        help="Spark: files per micro-batch (default: every file in one, as the saturated stream the "
+                             "two commands run apart read is one file)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each way, in turns (the best is kept)")
+    parser.add_argument("--out", default=os.path.join(RESULTS, "bench_chain.json"))
+    args = parser.parse_args(argv)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srtopo-bench-chain-") as tmp:
+        folder = Path(tmp)
+        directory, lines = stream(folder, args.copies, args.per_file)
+        for engine in args.engines.split(","):
+            rows += run_engine(engine, directory, lines, folder, args.files_per_batch, args.master, args.repeats)
+            for row in rows[-2:]:
+                print(json.dumps(row), file=sys.stderr)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"experiment": "bench_chain", "machine": machine(),
+                                          "copies": args.copies, "window": WINDOW, "rows": rows}, indent=1) + "\n",
+                              encoding="utf-8")
+    print(md_table(["engine", "mode", "statements", "s", "statements/s", "consistency", "withhold+saturate",
+                    "program", "reports", "models"],
+                   [[r["engine"], r["mode"], r["statements"], r["seconds"], r["statements_per_s"],
+                     f"{r['shares']['consistency']:.0%}", f"{r['shares']['saturation']:.0%}",
+                     f"{r['shares']['program']:.0%}", r["reports"], r["models_non_empty"]] for r in rows]))
+    return 0 if all(r["same_reports"] and r["same_models"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
