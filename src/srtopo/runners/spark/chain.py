@@ -527,7 +527,7 @@ class ChainOnSpark:
         job.set_print_empty(config.print_empty)
         return job
 
-    def frames(self, spark, sources: list, lateness) -> list:
+    def frames(self, spark, sources: list, lateness, options=None) -> list:
         return [statement_frame(spark, source, i, ordered=lateness is not None) for i, source in enumerate(sources)]
 
     def collect(self, job, options) -> tuple:
