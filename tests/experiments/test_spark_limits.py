@@ -17,11 +17,14 @@ def test_the_limit_queries_count_the_stream(spark, tmp_path):
     with open(files[1], "a", encoding="utf-8") as handle:
         handle.write("not a statement\n")          # a malformed line: read and parsed, not a tuple
     rows = {r["query"]: r for r in measure_limits(spark, files, 301, window=10, repeats=1)}
-    assert rows["scan and count"]["count"] == 301
-    assert rows["parse"]["count"] == 300
-    assert rows["parse and group by subject (one shuffle)"]["count"] == len({s for _, s, _, _ in tuples})
+    assert rows["Spark: scan and count"]["count"] == 301
+    assert rows["Spark: parse (the fused plan's parser)"]["count"] == 300
+    assert rows["Spark: parse and group by subject IRI (one shuffle)"]["count"] == len({s for _, s, _, _ in tuples})
     buckets: dict = {}
     for t, s, _, _ in tuples:
         buckets[(s, t // 10)] = buckets.get((s, t // 10), 0) + 1
-    assert rows["parse and self-join on (subject, time bucket)"]["count"] == sum(n * n for n in buckets.values())
+    assert rows["Spark: parse and self-join on (subject, time bucket)"]["count"] == sum(n * n for n in buckets.values())
+    # the columnar reader in one process and in two reads the same tuples, the malformed line left out
+    assert rows["pyarrow, one process: read, validate (RE2), parse"]["count"] == 300
+    assert rows["pyarrow, two processes: the same"]["count"] == 300
     assert all(r["lines_per_s"] > 0 and r["lines"] == 301 for r in rows.values())

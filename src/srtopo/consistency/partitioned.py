@@ -484,9 +484,14 @@ def _write(path: str, data) -> None:
     if local is not None:
         os.makedirs(os.path.dirname(local), exist_ok=True)
         aside = f"{os.path.dirname(local)}/.{os.path.basename(local)}.{os.getpid()}.tmp"
-        with open(aside, "wb") as handle:
-            handle.write(data)
-        os.replace(aside, local)
+        try:
+            with open(aside, "wb") as handle:
+                handle.write(data)
+            os.replace(aside, local)
+        except OSError as refused:      # a full disk, a quota: say which file, and leave no partial one
+            if os.path.exists(aside):
+                os.unlink(aside)
+            raise OSError(refused.errno, refused.strerror, refused.filename or local) from refused
         return
     from pyarrow import fs
     uri = "s3://" + path[len("s3a://"):] if path.startswith("s3a://") else path
