@@ -53,15 +53,13 @@ def runner_variant(request):
 
 
 def _starts_spark(item) -> bool:
-    """The test needs a SparkSession: it asks for the ``spark`` fixture, is a Spark runner variant, or takes the
-    runner or engine named ``spark`` as a parameter."""
+    """The test needs a SparkSession: it asks for the ``spark`` fixture, or takes the runner or engine named
+    ``spark``, or a Spark variant (``spark-...``, ``RUNNER_VARIANTS``), as a parameter."""
     if "spark" in getattr(item, "fixturenames", ()):
         return True
     params = getattr(getattr(item, "callspec", None), "params", {})
-    variant = params.get("runner_variant")
-    if variant in RUNNER_VARIANTS:
-        return "spark" in RUNNER_VARIANTS[variant][2]
-    return "spark" in params.values()
+    # a runner, or a variant of it, under any parameter name: "spark", "spark-fused", a chain's "spark-executors"
+    return any(isinstance(v, str) and (v == "spark" or v.startswith("spark-")) for v in params.values())
 
 
 def pytest_collection_modifyitems(config, items):
