@@ -138,35 +138,13 @@ def tnt_records(lines: Iterable[str], source: str = "<stream>",
                 punctuation: bool = False) -> Iterator[tuple[StreamTuple, int] | RejectedRecord | Punctuation]:
     """(tuple, line number) for every tuple of a stream, a RejectedRecord for every malformed line, in order;
     with ``punctuation`` also a Punctuation for every ``# watermark T`` line (T within 64 bits)."""
-    for number, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
-        if isinstance(raw, NotUtf8) or REPLACEMENT in line:
-            yield RejectedRecord(source, number, line, NOT_UTF8)
-            continue
-        stripped = line.strip(WS_CHARS)
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            if punctuation and (found := _PUNCT.match(line)) is not None \
-                    and TIME_MIN <= (time := int(found.group(1))) <= TIME_MAX:
-                yield Punctuation(time, number)
-            continue
-        match = _LINE.match(line)
-        if match is None:
-            yield RejectedRecord(source, number, line, reject_reason(line))
-            continue
-        time, s_iri, s_bnode, predicate, o_iri, o_bnode, _literal = match.groups()
-        time = int(time)
-        if not TIME_MIN <= time <= TIME_MAX:
-            yield RejectedRecord(source, number, line, OUT_OF_RANGE)
-            continue
-        tuples = _tuples(time, s_iri if s_iri is not None else s_bnode, predicate,
-                         o_iri if o_iri is not None else o_bnode)
-        if tuples is None:
-            yield RejectedRecord(source, number, line, LITERAL_TYPE)
-            continue
-        for item in tuples:
-            yield item, number
+    for item in tnt_statements(lines, source, punctuation):
+        if item.__class__ is tuple:        # (statement, line number): its tuples, by the mapping
+            statement, number = item
+            for found in statement_tuples(statement):
+                yield found, number
+        else:
+            yield item
 
 
 #: why a chain rejects a statement before an event time of 0 (the program's time points start there)
