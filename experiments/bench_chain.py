@@ -1,30 +1,5 @@
-"""A chain against its two commands run apart: a LUBM stream through the LUBM DL-Lite TBox, then a program over
-university classes, on the local runner and on Spark.
-
-    python -m experiments.bench_chain                     # local and Spark local[2], 8 copies of the UBA data
-    python -m experiments.bench_chain --copies 2 --engines local
-
-The stream is the two UBA universities (``../shared/data/lubm``) replayed subject by subject
-(``experiments.streams.uba_replay``: 50 subjects a time point, 2% of the typed ones given a disjoint type at
-that time point), ``--copies`` times over with the individuals renamed per copy, as ``.tnt`` files. The program
-(``PROGRAM``) finds students taking two courses within 10 time points and professors advising two students
-within 10 time points: students are typed only by their subclasses in the data (the TBox says they are
-Students), professors mostly by the range of ``advisor``.
-
-Side by side, in one process per engine, on the same files:
-
-* **chain**: ``srtopo reason --tbox`` as one topology (the local runner: one process; Spark: one query);
-* **apart**: ``srtopo check`` (its reports), then the stream withheld and saturated with the same lookup tables
-  (the chain's saturation stage, in this process: the step a user would have to write between the two
-  commands), written as a ``.tnt`` stream, then ``srtopo reason --stream-format tnt`` over it.
-
-Both read the stream with lateness 0 and a consistency window of 10, on Spark in one micro-batch each (the
-saturated stream the program reads apart is one file). Each way runs ``--repeats`` times, in turns, and the best
-run counts (a session's first rules job also warms its Python workers). Reported: statements/s (the stream's
-statements over the wall time of the whole pipeline) and the share of the time spent in each part
-(consistency; withholding and saturation; the program); the reports and the non-empty models of the two ways
-must be equal. Results: ``results/bench_chain.json``.
-"""
+"""A chain against its two commands run apart (check, then reason over the withheld, saturated stream), local and
+Spark. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import argparse

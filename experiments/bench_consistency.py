@@ -1,34 +1,5 @@
-"""Consistency-check throughput through the runner protocol: the local runner (its default plan, the columnar
-one, and the record-by-record reference) and Spark (columnar, fused and staged physical plans), NTM and the least
-skewed LTM split, all reading the same files.
-
-    .venv/bin/python -m experiments.bench_consistency --tuples 8000000 --plans local-reference,local,spark \\
-        --methods ntm --files-per-batch 40 --jvm-warmup-tuples 2000000 --out bench.json
-
-``--plans local`` and ``spark`` are the runners' default plans, ``local-reference`` the local runner's
-record-by-record plan (``indexed``, the semantic reference). After the plans, the limits on the same stream
-(``experiments/spark_limits.py``, over one micro-batch's files, in the same session: pyarrow's read in one process
-and in two, the columnar plan's read and one shuffle, Spark's scan, parse, one shuffle and self-join) are printed
-beside each plan's steady rate and its ratio to the limit that bounds it.
-
-Stream: every subject has a home class H (a satisfiable named class); a tuple asserts a random superclass
-of H (consistent), except a fraction ``--noise`` that asserts a class disjoint with one of H's
-superclasses (each such tuple makes the subject inconsistent at that time). Event time = tuple index //
-``--rate``; ``--disorder F`` swaps a fraction F of the tuples with one up to ``--rate`` positions before (with
-``--lateness 0`` the one moved later is late: rejected and counted, the cost of judging lateness on a stream
-that is not in time order). The stream is written as timestamped N-Triples files (``--file-tuples`` lines each, modification
-times increasing) that every runner reads ``--files-per-batch`` at a time (the micro-batch size): the same
-input and the same batches for every variant, parsing included.
-
-Reported per variant: tuples/s (whole run, end of input included), steady tuples/s (batches after
-``--warmup-batches``; a Spark batch lasts its whole trigger: offsets log, file listing, the batch, commit log),
-batch latency p50/p95, cached tuples at the end (window rows), resident memory of the run's processes (Python
-and, for Spark, the JVM), the CPU seconds the driver's Python and the JVM used in the measured run (what moves
-least with other work on a shared machine), and each variant's ratio to the local runner in the same run. The report
-(subject, time) sets of all variants are compared. ``--jvm-warmup-tuples N`` first runs every variant on the
-stream's first N tuples and throws the result away: the measured runs then see a JVM whose JIT has compiled
-Spark's planner and generated code (what a long-running query sees after its first minutes).
-"""
+"""Consistency-check throughput through the runner protocol: the local runner's and Spark's physical plans, NTM
+and the least skewed LTM split, on the same files. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import json

@@ -1,22 +1,5 @@
-"""Report latency of the consistency check on Spark under a paced feed: from a tuple's arrival to its report
-being written, at 50% and 80% of the rate the query sustains, for micro-batches of 100k, 500k and 1M tuples.
-
-    .venv/bin/python -m experiments.bench_consistency_latency            # ~9 min on 2 cores
-    .venv/bin/python -m experiments.bench_consistency_latency --batch-tuples 100000 --fractions 0.5
-
-The stream is ``bench_consistency``'s (LUBM DL-Lite, NTM, window 30, 2,000 tuples per time unit), written as
-files of 50k tuples as there (``--file-tuples``; a file is read whole by one task, so a micro-batch of one
-100k-tuple file would parse on one core), a micro-batch being whole files. Per batch size: first the sustainable
-rate, measured in the same run on the same kind of running query (not ``--once``), the files all there from the
-start, steady batches only; then, for each fraction, a running query and a feeder that adds one batch's files to
-its input directory every ``batch / (fraction x rate)`` seconds, all of a batch's files at once (``_publish``).
-Before all of it, ~1M tuples through a query of their own warm the JVM. A report (subject, t) is written by the batch whose watermark passes t: its
-latency is when that batch's outputs were in the ``--out`` directory (``written_at``) minus when the last
-batch holding tuples of time t arrived. It includes the wait for the watermark (the tuples of a batch's last
-time unit are closed by the next batch) and any queueing behind earlier batches. A running query also hands
-every report to the Python sink (here a ``MemorySink``), on a thread of its own while the next batch runs.
-Results: ``results/bench_consistency_latency.json``.
-"""
+"""Report latency of the consistency check on Spark under a paced feed, at 50% and 80% of the rate the query
+sustains. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import argparse

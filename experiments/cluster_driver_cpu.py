@@ -1,16 +1,5 @@
-"""The driver's CPU as a micro-batch grows, on a standalone cluster of two one-core workers: Spark's columnar plan
-with every micro-batch read and closed in executor tasks (``--driver-tuples 0``).
-
-    .venv/bin/python -m experiments.cluster_driver_cpu                       # ~6 min on 2 cores
-    .venv/bin/python -m experiments.cluster_driver_cpu --files-per-batch 2,8,32 --batches 3
-
-For each batch size the stream is ``--batches`` micro-batches of ``--files-per-batch`` files of ``--file-tuples``
-lines (``bench_consistency``'s stream, NTM), run by ``bench_consistency`` in a process of its own whose driver is
-the cluster's client. The driver's CPU is its Python process's plus its JVM's (the executors run in the workers'
-JVMs and their Python workers): if no tuple passes through the driver, its CPU per batch stays flat while the
-tuples per batch grow. A warm-up run on the first batch's files comes first (not counted). Results:
-``results/cluster_driver_cpu.json``.
-"""
+"""The driver's CPU as a micro-batch grows, on a standalone cluster of two one-core workers: flat if no tuple
+passes through the driver. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import json

@@ -1,31 +1,5 @@
 """Exactly-once under kill -9: the Spark CLI killed at seeded random points and restarted, many times.
-
-    python -m experiments.kill_campaign                  # 20 trials of each kind
-    python -m experiments.kill_campaign --kinds consistency-executors   # the columnar plan in executor tasks
-    python -m experiments.kill_campaign --trials 3 --kinds rules
-    python -m experiments.kill_campaign --kinds choice   # n-Queens Completion, a choice part on Spark
-    python -m experiments.kill_campaign --kinds chain    # a consistency check, then a program over what it keeps
-
-A trial starts ``srtopo check`` (the T_ex TBox, 60,000 tuples in 6 files, one file per micro-batch),
-``srtopo reason`` (a window program over 210 time points in 6 files) or ``srtopo streamlog`` (a per-sensor
-program over two streams, readings and limits, 6 files each) on Spark with a checkpoint, kills its
-process group with SIGKILL at a random point (after a random number of batches have written their store entry,
-plus a random delay of up to a second, so that some kills fall into a batch's sink or commit), restarts it on
-the same checkpoint and lets it finish. Its output directory, as a multiset of lines, must equal that of one
-uninterrupted run of the same command; for ``streamlog``, whose models are written once their timestamp is
-complete, the models read in batch order must also come in increasing time, each once, and the uninterrupted
-run must equal the local runner's. ``chain`` runs ``srtopo reason --tbox`` (the LUBM DL-Lite TBox, a program over
-students, courses and advisors, 240 time points of university statements in 6 files, some individuals
-inconsistent): its models (``--out``) and its reports (``--reports-out``) must both equal the uninterrupted
-run's, and the uninterrupted run must equal the local runner's. Results: ``results/kill_campaign.json``.
-
-``choice`` runs ``srtopo reason`` on an n-Queens Completion stream (a choice part: 48 time points, 4 of them
-unsatisfiable, 6 files) with ``--strategy incremental`` and ``rl`` in turn. The kept solver is rebuilt from
-nothing on restart, so later answers may differ from an uninterrupted run's (any valid answer set is right);
-a trial passes when every time point is answered exactly once in the final output, every answer is valid
-(``queens.check``) and every time point without one has none by a fresh clingo, and the answers of the batches
-committed before the kill are unchanged after the restart. Results: ``results/kill_campaign.json``.
-"""
+experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import glob

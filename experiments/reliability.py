@@ -1,16 +1,5 @@
 """Every reliability figure in one table: writes RELIABILITY.md and results/reliability.json.
-
-    python -m experiments.reliability            # fuzz 10,000 examples per parser, hostile streams on
-                                                        # every runner, foreign checkpoints, kill -9 x 20 (~40 min)
-    python -m experiments.reliability --quick    # 300 examples per parser, 2 kills per kind (~4 min)
-
-Sections: ``fuzz`` (``experiments.fuzz``), ``hostile`` (``experiments.hostile``: a stream with hostile lines
-against the clean one, on the local runner and Spark's two plans, a real I-DLV-sr log and a Streamlog stream),
-``checkpoint`` (a checkpoint of another query is refused), ``kill`` (``experiments.kill_campaign``), ``interrupt``
-(``experiments.interrupt_campaign``: Ctrl-C and SIGTERM on every command and runner) and ``memory`` (what the
-choice-part benchmark measured over 10,000 time points, read from its results). The fast parts of each run in
-the test suite (tests/reliability, tests/spark).
-"""
+experiments/README.md, "What each benchmark measures", lists its sections."""
 from __future__ import annotations
 
 import os

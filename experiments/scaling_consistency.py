@@ -1,13 +1,5 @@
-"""Scaling of the consistency check on Spark: local[1], local[2] and a standalone cluster of two one-core workers,
-against the single-process runner, in one run on the same stream (``bench_consistency``'s, NTM, fused plan).
-
-    .venv/bin/python -m experiments.scaling_consistency                  # ~8 min on 2 cores
-    .venv/bin/python -m experiments.scaling_consistency --tuples 2000000
-
-Every configuration runs ``bench_consistency`` in a process of its own (a fresh JVM each, warmed on the stream's
-first ``--jvm-warmup-tuples``), so one configuration's JIT or caches never help another. Results:
-``results/scaling_consistency.json`` and a plot of steady tuples/s per configuration (``.png``).
-"""
+"""Scaling of the consistency check: local[1], local[2] and a standalone cluster against the single-process
+runner, on one stream. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 import json

@@ -1,27 +1,5 @@
 """What Spark and Arrow themselves do with a consistency stream on this machine: the limits a physical plan is
-measured against.
-
-Queries over the same files as the plan (one micro-batch's), best of ``repeats`` after a warm-up run:
-
-* **pyarrow, one process**: each file read and parsed by the columnar plans' reader (``io.tntarrow.read_block``:
-  cut into lines, every line validated by RE2, terms found, concepts looked up): what one Python process does
-  before any window is touched, the limit of the local runner's columnar plan;
-* **pyarrow, two processes**: the same, the files shared by two worker processes (a pool started beforehand);
-* **the columnar plan's read and one shuffle**: Spark's tasks read the files as the columnar plan's do and hand
-  their compact rows to one shuffle by subject key, a count per partition after it: the data path of Spark's
-  columnar plan without its windows, the limit of that plan;
-
-and Spark's own, batch queries read and parsed as the fused plan reads them (``wholetext``, split into numbered
-lines, ``runners.spark.sources.parse_lines``), in the plan's session with a warm JVM:
-
-* **scan and count**: the files read and split into lines;
-* **parse**: every line parsed, the tuples counted and their largest time taken (what the plan's counters need);
-* **parse and group by subject**: one shuffle, a count and the largest time per subject;
-* **parse and self-join**: each tuple joined with the subject's tuples in its time bucket of ``window`` units,
-  the shape of the problem as a self-join states it.
-
-Each row gives the lines and seconds of the query and its lines per second.
-"""
+measured against. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
 from experiments.common import timed
