@@ -10,20 +10,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.common import LUBM_TBOX, RESULTS, UBA, machine, md_table
+from experiments.common import LUBM_TBOX, RESULTS, UBA, machine, md_table, program
 from experiments.streams import UB, uba_replay, uba_triples
 
 TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
-PROGRAM = f"""student(X) :- triple(X, "{TYPE}", "{UB}Student").
-professor(P) :- triple(P, "{TYPE}", "{UB}Professor").
-recent(X, C) :- triple(X, "{UB}takesCourse", C) in [10].
-busy(X) :- student(X) in [10], #count{{C : recent(X, C)}} >= 2.
-advisee(P, S) :- triple(S, "{UB}advisor", P) in [10].
-mentor(P) :- professor(P) in [10], #count{{S : advisee(P, S)}} >= 2.
-#show busy/1.
-#show mentor/1.
-"""
 WINDOW = 10
+PROGRAM = program("university.idlvsr", window=WINDOW)
 
 
 def stream(folder: Path, copies: int, per_file: int) -> tuple[str, int]:

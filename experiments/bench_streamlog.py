@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from experiments.common import (
-    ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, progress, splits,
+    ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, program, progress, splits,
     stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
 from srtopo.io.sources import FactLines
 from srtopo.measure import rss_mb
@@ -28,30 +28,8 @@ NAME = "bench_streamlog"
 STREAM = "arcs"
 SHOWN = ("minpath", 4)
 
-#: "no minpath X->Z known before T is strictly shorter": a condition over earlier timestamps only
-_NOT_BEATEN = "#false : minpath(T0,X,Z,D0), T0 < T, D0 < D"
-
-#: minimal paths only: pruned against every earlier minpath as soon as generated (see the module's docstring)
-PRUNED = f"""\
-path(T,X,Z,D) :- arc(T,X,Z,D), {_NOT_BEATEN}.
-path(T,X,Z,D) :- path(T,X,Y,D1), path(T,Y,Z,D2), D = D1+D2, D <= B, bound(B), {_NOT_BEATEN}.
-path(T,X,Z,D) :- path(T,X,Y,D1), minpath(T2,Y,Z,D2), T2 < T, D = D1+D2, D <= B, bound(B), {_NOT_BEATEN}.
-path(T,X,Z,D) :- minpath(T1,X,Y,D1), T1 < T, path(T,Y,Z,D2), D = D1+D2, D <= B, bound(B), {_NOT_BEATEN}.
-shorter(T,X,Z,D) :- path(T,X,Z,D), path(T,X,Z,D1), D1 < D.
-minpath(T,X,Z,D) :- path(T,X,Z,D), not shorter(T,X,Z,D).
-#show minpath/4.
-"""
-
-#: the slides' program, path lengths bounded
-SLIDES = """\
-path(T,X,Y,D) :- arc(T,X,Y,D).
-path(T,X,Z,D) :- path(T1,X,Y,D1), path(T2,Y,Z,D2), lgr(T1,T2,T), D = D1+D2, D <= B, bound(B).
-shorter(T,X,Z,D) :- path(T,X,Z,D), path(T1,X,Z,D1), T1 <= T, D1 < D.
-minpath(T,X,Z,D) :- path(T,X,Z,D), not shorter(T,X,Z,D).
-#show minpath/4.
-"""
-
-PROGRAMS = {"pruned": PRUNED, "slides": SLIDES}
+#: minimal paths only, pruned as soon as generated (README, "Streamlog benchmarks"); the slides' program
+PROGRAMS = {"pruned": program("shortest-paths-pruned.sl"), "slides": program("shortest-paths-slides.sl")}
 
 
 def program_text(name: str, bound: int) -> str:

@@ -14,6 +14,7 @@ import os
 import platform
 import resource
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,14 @@ class ExperimentError(SrtopoError):
 
     def __init__(self, message: str):
         super().__init__(f"experiment check failed: {message}")
+
+
+def program(name: str, **values) -> str:
+    """A program of ``experiments/programs`` (programs are data), its ``%`` comment lines left out (a run prints
+    and stores the program it ran) and its ``$name`` placeholders filled from ``values``."""
+    with open(os.path.join(HERE, "programs", name), encoding="utf-8") as handle:
+        text = "".join(line for line in handle if not line.startswith("%"))
+    return string.Template(text).substitute(values) if values else text
 
 
 def log(message: str) -> None:

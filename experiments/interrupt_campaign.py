@@ -15,15 +15,12 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.common import arguments, cli_env, progress, read_json, splits, srtopo, write_json
+from experiments.common import arguments, cli_env, program, progress, read_json, splits, srtopo, write_json
 from experiments.hostile import EXAMPLES
 from experiments.kill_campaign import output_lines
 
 TEX_TBOX, SHORTEST_PATHS, SENSORS = (EXAMPLES / name for name in ("tex.ttl", "shortest-paths.sl", "sensors.sl"))
-PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
-warm(S) :- temp(S,V) in [5 sec], V > 25.
-alert(S) :- hot(S), warm(S).
-"""
+PROGRAM = program("sensors-alert.idlvsr")
 TAG = "SRTOPO_INTERRUPT_TRIAL"
 
 

@@ -15,19 +15,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from experiments.common import ROOT, arguments, cli_env, progress, splits, srtopo, write_json, write_parts
+from experiments.common import ROOT, arguments, cli_env, program, progress, splits, srtopo, write_json, write_parts
 from experiments.reconfig import queens
 from experiments.reconfig.validate import committed, out_batches, validate
+from experiments.streams import UB
 from srtopo.io.tnt import write_tnt
 
 FILES = 6
 TEX_TBOX = Path(ROOT) / "examples" / "tex.ttl"
-PROGRAM = """hot(S) :- temp(S,V) always in [3 sec], V > 20.
-warm(S) :- temp(S,V) in [5 sec], V > 25.
-#temp spike(S) :- temp(S,V), V > 28.
-alert(S) :- spike(S) in [4 sec], hot(S).
-hot_sensors(N) :- #count{S: hot(S)} = N.
-"""
+PROGRAM = program("sensors-window.idlvsr")
 
 
 def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
@@ -59,15 +55,8 @@ def _rules_input(folder: Path, rng: random.Random) -> list[str]:
     return ["reason", "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"), "--partitions", "2"]
 
 
-#: readings of sensors and, on a stream of their own, each sensor's limit, which changes now and then: a reading is
-#: over when it is above the latest limit of its sensor; a record when it is above every earlier reading
-STREAMLOG = """earlier(T,S) :- reading(T,S,_), reading(T0,S,_), T0 < T.
-record(T,S,V) :- reading(T,S,V), earlier(T,S), #count{ T0 : reading(T0,S,V0), T0 < T, V0 >= V } = 0.
-newer(T,S,T0) :- reading(T,S,_), limit(T0,S,_), limit(T1,S,_), T0 < T1, T1 <= T.
-over(T,S,V) :- reading(T,S,V), limit(T0,S,L), T0 <= T, not newer(T,S,T0), V > L.
-#show record/3.
-#show over/3.
-"""
+#: readings of sensors and each sensor's limit, on streams of their own
+STREAMLOG = program("sensors-limits.sl")
 
 
 def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
@@ -112,17 +101,8 @@ def _consistency_executors_input(folder: Path, rng: random.Random) -> list[str]:
     return _consistency_input(folder, rng) + ["--physical-plan", "columnar", "--driver-tuples", "0"]
 
 
-UB = "http://www.lehigh.edu/~zhp2/2004/0401/univ-bench.owl#"
 #: the chain's program: students taking two courses within 5 time points, professors advising two students
-CHAIN_PROGRAM = f"""student(X) :- triple(X, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "{UB}Student").
-professor(P) :- triple(P, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "{UB}Professor").
-recent(X, C) :- triple(X, "{UB}takesCourse", C) in [5].
-busy(X) :- student(X) in [5], #count{{C : recent(X, C)}} >= 2.
-advisee(P, S) :- triple(S, "{UB}advisor", P) in [5].
-mentor(P) :- professor(P) in [5], #count{{S : advisee(P, S)}} >= 2.
-#show busy/1.
-#show mentor/1.
-"""
+CHAIN_PROGRAM = program("university.idlvsr", window=5)
 
 
 def university_lines(rng: random.Random, points: int) -> list[str]:
