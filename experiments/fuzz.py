@@ -50,46 +50,13 @@ def _located(error: SrtopoError, file: str) -> None:
     assert named or f"{os.path.basename(file)}:" in str(error), f"error without its file: {error!r}"
 
 
-# --- the grammar's pieces ----------------------------------------------------------------------------------
+# --- the grammar's pieces (fuzz-pieces.json: valid and broken pieces of each format, and text written to be run) ---
 
-IRIS = ["<http://e.org/a>", "<http://e.org/b>", "_:b1", f"<{RDF_TYPE}>", "<http://e.org/C>", "<bad iri>", "<>",
-        "<http://e.org/\x00>", "<http://e.org/é>", "http://e.org/a", "<http://e.org/a\u00a0b>", "_:", "<a>"]
-LITERALS = ['"lit"', '"a \\"q\\" b"@en', '"5"^^<http://x.org/int>', '"bad', '"x"@', '"\\q"', '"\\u00e9"', '"é"']
-TIMES = ["5", "0", "-3", "x7", "99999999999999999999999", "9223372036854775807", "9223372036854775808", "1e3",
-         "2026-01-01T00:00:00", "", "007", "1.5"]
-SEPS = [" ", "\t", "  ", "", "\u00a0", "\r"]
-ENDINGS = [" .", ".", " . extra", "", " .\r", " . # comment", " ..", "\x00"]
-INJECTION = ['"); DROP TABLE t; --', "#script (python) import os; os.system('x') #end.", "${jndi:ldap://x}",
-             "'; }", "\\n. p(1).", "a :- b. #show."]
-
-LOG_TIMES = ["1", "2", "17", "0", "-1", "x", "1.5", "99999999999999999999", "2026-01-01T00:00:00",
-             "2026-01-01T00:00:00+01:00", "2026-13-45T99:00:00", "00:00:01", "12:30", "1e9", ""]
-ATOMS = ["p(1)", "q(a,b)", 'r("s;t")', 'r("x\\"y")', "café(1)", "p(1099511627776)", "p(-2147483648)",
-         "p(2147483647)", "p(2147483648)", "p(", "p(1))", "not p", "p(X)", "_x(1)", "-p(1)", "p((1,2))", "p(f(g(1)))",
-         "@end", "#inf", "p(#sup)", "P(1)", "p(1..3)", "p(1;2)", "a", '"str"', "p(1). #script (python)", "\x00",
-         "p(\u00e9)", "p(a b)", "p(1,)", "(1,2)", "p(()"]
-ATOM_SEPS = ["; ", ";", " ", ",", "\t", " ; ", ";;"]
-
-PROGRAM_TOKENS = ["a(X)", "b(X,Y)", "c", ":-", "not", " in ", "[", "]", "{", "}", ",", ".", ";", "X", "Y", "1", "3",
-                  "#count", "#sum", "#min", "@now", "#show", "#temp", "#minimize", "&ext(X;Y)", "&ext", "always",
-                  "count(", ")", "(", "=", "<", "!=", "+", "..", "|", ":~", "[1@2]", '"s"', "#external", "#const n=2.",
-                  " ", "\n", "% comment\n", "%*", "*%", "\u00e9", "\x00", "b(X) in [2 sec]", "a(X) :- b(X).",
-                  "#show a/1.", "a(X) :- b(X) in {1}.", "{ a(X) } :- b(X).", ":- a(X), b(X,_)."]
-
-SL_TOKENS = ["p(T,X)", "arc(T,X,Y,D)", ":-", "not", ",", ".", "T", "T1", "T2", "X", "lgr(T1,T2,T)", "uts(T)",
-             "D = D1+D2", "D <= 3", "#const maxlen = 20.", "#show p/2.", "(", ")", "1", "\n", "% c\n", "T1 < T",
-             "minpath(T,X,Z,D)", "{", "}", ";", "#count", "\u00e9", "\x00"]
-SL_LINES = ["arc(1,a,b,3).", "arc(2,b,c,1).", "arc(1,a,b,3)", "arc(x,a,b,3).", "arc(-5,a,b,1).", "#punctuation 7.",
-            "#punctuation x.", "#punct 3.", "% comment", "", "arc(99999999999,a,b,1).", "arc(3,a,b).", "foo.",
-            "arc(4,a,b,1). arc(5,b,c,1).", "arc(2,\"x\",b,1).", "\x00", "arc(1,café,b,1)."]
-
-TTL_PIECES = ["@prefix : <http://e.org/t#> .\n", "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n",
-              "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n", ":A a owl:Class .\n", ":B a owl:Class .\n",
-              ":A rdfs:subClassOf :B .\n", ":A owl:disjointWith :B .\n", ":p a owl:ObjectProperty .\n",
-              ":C owl:equivalentClass [ a owl:Restriction ; owl:onProperty :p ; owl:someValuesFrom :A ] .\n",
-              ":p rdfs:domain :A .\n", ":p owl:inverseOf :q .\n", ":A rdfs:subClassOf [ owl:unionOf ( :B :C ) ] .\n",
-              ":A owl:complementOf :B .\n", "[", "]", "(", ")", ";", ".", " ", "\n", ":", "<", ">", '"x"', "@prefix",
-              "\u00e9", "\x00", "a", "owl:Class", "rdfs:subClassOf"]
+with open(Path(__file__).with_name("fuzz-pieces.json"), encoding="utf-8") as _handle:
+    PIECES = {k: [x.replace("<RDF_TYPE>", f"<{RDF_TYPE}>") for x in v] for k, v in json.load(_handle).items()}
+(IRIS, LITERALS, TIMES, SEPS, ENDINGS, INJECTION, LOG_TIMES, ATOMS, ATOM_SEPS, PROGRAM_TOKENS, SL_TOKENS, SL_LINES,
+ TTL_PIECES) = (PIECES[k] for k in ("iris", "literals", "times", "seps", "endings", "injection", "log_times", "atoms",
+                                    "atom_seps", "program_tokens", "sl_tokens", "sl_lines", "ttl_pieces"))
 
 
 def _hypothesis():
