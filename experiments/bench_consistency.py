@@ -9,7 +9,8 @@ import shutil
 import tempfile
 import time
 
-from experiments.common import LUBM_TBOX, arguments, log, measure, models_digest, splits, text_table, write_json
+from experiments.common import (
+    LUBM_TBOX, arguments, log, measure, models_digest, read_json, splits, text_table, write_json)
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.balance import contiguous_splits
 from srtopo.consistency.compile import compile_ltm, compile_ntm
@@ -174,6 +175,14 @@ def best_ltm(analysis):
             if best is None or key < best[0]:
                 best = (key, topo)
     return best[1] if best else None
+
+
+def ntm_row(argv: list[str]) -> dict:
+    """The row of ``bench_consistency ARGV`` (NTM, one plan), run in this process: what scaling_consistency and
+    cluster_driver_cpu run in a process of their own per configuration."""
+    with tempfile.TemporaryDirectory() as tmp:
+        main(argv + ["--methods", "ntm", "--out", os.path.join(tmp, "out.json")])
+        return read_json(os.path.join(tmp, "out.json"))["results"][0]
 
 
 def main(argv=None) -> int:

@@ -7,15 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from experiments.common import arguments, in_own_process, log, read_json, splits, text_table, write_json
-
-
-def bench(argv: list[str]) -> dict:
-    """The row of ``bench_consistency ARGV`` (NTM, one plan), run in this process."""
-    from experiments import bench_consistency
-    with tempfile.TemporaryDirectory() as tmp:
-        bench_consistency.main(argv + ["--methods", "ntm", "--no-limits", "--out", os.path.join(tmp, "out.json")])
-        return read_json(os.path.join(tmp, "out.json"))["results"][0]
+from experiments.bench_consistency import ntm_row
+from experiments.common import arguments, in_own_process, log, splits, text_table, write_json
 
 
 def main(argv=None) -> int:
@@ -28,11 +21,11 @@ def main(argv=None) -> int:
         with standalone_cluster(workers=2, cores=1, memory="2g", workdir=str(Path(tmp) / "cluster")) as (url, _):
             for n in (int(x) for x in splits(args.files_per_batch)):
                 load = os.getloadavg()[0]
-                r = in_own_process(bench, argv=[
+                r = in_own_process(ntm_row, argv=[
                     "--tuples", str(n * args.file_tuples * args.batches), "--plans", "columnar-executors",
                     "--files-per-batch", str(n), "--file-tuples", str(args.file_tuples), "--warmup-batches", "0",
                     "--jvm-warmup-tuples", str(n * args.file_tuples), "--master", url,
-                    "--shuffle-partitions", "2"])
+                    "--shuffle-partitions", "2", "--no-limits"])
                 cpu = r["cpu_s"]
                 driver = (cpu.get("python") or 0) + (cpu.get("jvm") or 0)
                 rows.append({"files_per_batch": n, "batch_tuples": n * args.file_tuples, "batches": r["batches"],

@@ -278,6 +278,22 @@ def campaign(case: Case, trials: int, seed: int, restart: bool = True) -> dict:
             "seconds": round(time.perf_counter() - started, 1), "rows": rows}
 
 
+def summary_row(r: dict) -> tuple[str, str, int, str, bool]:
+    """A case's line of RELIABILITY.md: (test, what was tried, trials, outcome, whether every stop was clean)."""
+    case, n = CASES[r["case"]], r["trials"]
+    left = sum(x["left_processes"] for x in r["rows"])
+    outcome = f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes left"
+    if case.engine == "spark":
+        started = sum("before the query started" not in x["last_line"] for x in r["rows"])
+        outcome += f", the --once restart goes on from the checkpoint; {started} of {n} stopped a running query"
+        stops = [x["stop_s"] for x in r["rows"] if "stop_s" in x and not x["ended_before_signal"]]
+        if stops:       # a signal while Spark starts is acted on once it has started
+            outcome += f"; exit {max(stops):.0f} s after the signal at most"
+    return (f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} runner", f"seeded random moments in "
+            f"{case.moments[0]}-{case.moments[1]} s, SIGINT to the group and SIGTERM to the process in turn", n,
+            outcome, r["clean"] == n)
+
+
 def main(argv=None) -> int:
     parser = arguments(__doc__, trials=20, cases=(",".join(CASES), "comma-separated: " + ", ".join(CASES)), seed=130,
                        no_restart=(False, "skip the --once restart of Spark trials"), out="interrupt_campaign.json")
@@ -288,7 +304,7 @@ def main(argv=None) -> int:
     results = [dict(campaign(CASES[c], args.trials, args.seed, not args.no_restart), seed=args.seed,
                     date=time.strftime("%Y-%m-%d")) for c in splits(args.cases)]
     for r in results:
-        print(f"{r['case']}: {r['clean']}/{r['trials']} clean stops ({r['seconds']} s)", file=sys.stderr)
+        print(f"{r['case']}: {summary_row(r)[3]} ({r['seconds']} s)", file=sys.stderr)
     # the results of the cases not run now are kept from the last run, each with the date it was run
     last = read_json(args.out) if Path(args.out).exists() else {}
     kept = [dict(r, seed=r.get("seed", last.get("seed")), date=r.get("date", last.get("date")))

@@ -15,7 +15,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from experiments.common import ROOT, arguments, cli_env, program, progress, splits, srtopo, write_json, write_parts
+from experiments.common import (
+    ROOT, arguments, cli_env, log, program, progress, splits, srtopo, write_json, write_parts)
 from experiments.reconfig import queens
 from experiments.reconfig.validate import committed, out_batches, validate
 from experiments.streams import UB
@@ -227,120 +228,133 @@ def _sorted_rows(rows):
     return None if rows is None else sorted(json.dumps(r, sort_keys=True) for r in rows)
 
 
+def _against_reference(kind: str, base: list[str], folder: Path) -> tuple[dict, object, object]:
+    """What every kind but choice is judged by: one uninterrupted run's output (for streamlog and chain, also
+    compared with the local runner's). (summary fields, judge(row, i) of a trial, its tally over the rows)."""
+    srtopo(_command(base, folder / "ref-ck", folder / "ref"))
+    reference = output_lines(folder / "ref")
+    extra = {"reference_lines": sum(reference.values())}
+    if kind == "streamlog":
+        ordered = times_in_batch_order(folder / "ref")
+        extra["reference_in_time_order"] = ordered == sorted(set(ordered))
+        extra["reference_equals_local"] = _local_models(base) == Counter(
+            json.dumps(json.loads(x), sort_keys=True) for x in reference.elements())
+    if kind == "chain":     # the models and the reports of the local runner, with the same flags
+        local = folder / "local-reports.jsonl"
+        at = base.index("--partitions")     # a Spark flag
+        models = _local_models([*base[:at], *base[at + 2:], "--reports-out", str(local)])
+        # a report's NI and evidence may differ between runners: reports compared by (subject, time)
+        reports = Counter((r["subject"], r["time"]) for r in map(
+            json.loads, local.read_text(encoding="utf-8").splitlines()))
+        spark_models = Counter(json.dumps(json.loads(x), sort_keys=True) for x in reference.elements()
+                               if not x.startswith("report "))
+        spark_reports = Counter((r["subject"], r["time"]) for r in (
+            json.loads(x[len("report "):]) for x in reference.elements() if x.startswith("report ")))
+        extra["reference_equals_local"] = spark_models == models and spark_reports == reports
+        extra["reference_reports"] = sum(spark_reports.values())
+
+    def judge(row: dict, _i: int) -> None:
+        row.pop("answers")
+        row["identical"] = row.pop("output") == reference
+        if kind == "streamlog":       # each model once, in time order, over the batches of both runs
+            times = times_in_batch_order(folder / "out")
+            row["in_time_order"] = times == sorted(set(times))
+            row["identical"] = row["identical"] and row["in_time_order"]
+    return extra, judge, lambda rows: {"identical": sum(r["identical"] for r in rows)}
+
+
+def _validated(_kind: str, base: list[str], folder: Path) -> tuple[dict, object, object]:
+    """The choice kind: no reference run (a restarted solver may pick other valid answers); each trial's final
+    output validated, and the batches committed before the kill compared across the restart."""
+    lines = (folder / "stream.log").read_text(encoding="utf-8").splitlines()
+    extra = {"time_points": len(lines), "unsatisfiable_points": sum(1 for x in lines if "given(1,1); given(2,2)" in x),
+             "reference_lines": len(lines)}
+
+    def judge(row: dict, i: int) -> None:
+        row.pop("output")
+        problems = validate("qc", CHOICE_N, lines, row.pop("answers"))
+        row.update(problems=problems[:10], passed=not problems and not row["committed_changed"],
+                   load=list(os.getloadavg()))
+        log(f"trial {i} ({row['strategy']}): killed at store entry {row['store_entry_at_kill']}, "
+            f"{row['committed_at_kill']} batches committed, changed {row['committed_changed']}, "
+            f"{len(problems)} problems {problems[:3]}")
+
+    def tally(rows: list[dict]) -> dict:
+        passed = sum(r["passed"] for r in rows)
+        return {"passed": passed, "identical": passed,
+                "committed_batches_compared": sum(r["committed_at_kill"] for r in rows)}
+    return extra, judge, tally
+
+
 def campaign(kind: str, trials: int, seed: int, save=None) -> dict:
-    """``trials`` kills and restarts of ``kind``; ``save``, if given, receives the campaign so far after each
-    trial (a long campaign's results survive its own interruption)."""
-    if kind == "choice":
-        return choice_campaign(trials, seed, save)
+    """``trials`` kills and restarts of ``kind`` (choice: ``CHOICE_STRATEGIES`` in turn); ``save``, if given,
+    receives the campaign so far after each trial (a long campaign's results survive its own interruption)."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix=f"srtopo-kill-{kind}-") as tmp:
         folder = Path(tmp)
         base = INPUTS[kind](folder, random.Random(seed + 1))
         started = time.perf_counter()
-        srtopo(_command(base, folder / "ref-ck", folder / "ref"))
-        reference = output_lines(folder / "ref")
-        timed = kind == "streamlog"
-        extra = {}
-        if timed:
-            ordered = times_in_batch_order(folder / "ref")
-            extra["reference_in_time_order"] = ordered == sorted(set(ordered))
-            extra["reference_equals_local"] = _local_models(base) == Counter(
-                json.dumps(json.loads(x), sort_keys=True) for x in reference.elements())
-        if kind == "chain":     # the models and the reports of the local runner, with the same flags
-            local = folder / "local-reports.jsonl"
-            at = base.index("--partitions")     # a Spark flag
-            models = _local_models([*base[:at], *base[at + 2:], "--reports-out", str(local)])
-            # a report's NI and evidence may differ between runners: reports compared by (subject, time)
-            reports = Counter((r["subject"], r["time"]) for r in map(
-                json.loads, local.read_text(encoding="utf-8").splitlines()))
-            spark_models = Counter(json.dumps(json.loads(x), sort_keys=True) for x in reference.elements()
-                                   if not x.startswith("report "))
-            spark_reports = Counter((r["subject"], r["time"]) for r in (
-                json.loads(x[len("report "):]) for x in reference.elements() if x.startswith("report ")))
-            extra["reference_equals_local"] = spark_models == models and spark_reports == reports
-            extra["reference_reports"] = sum(spark_reports.values())
-        rows = []
-        for _ in progress(range(trials), desc=f"kill -9 ({kind})"):
-            row = trial(base, folder, rng)
-            row.pop("answers")
-            row["identical"] = row.pop("output") == reference
-            if timed:       # each model once, in time order, over the batches of both runs
-                times = times_in_batch_order(folder / "out")
-                row["in_time_order"] = times == sorted(set(times))
-                row["identical"] = row["identical"] and row["in_time_order"]
-            rows.append(row)
-            if save is not None:
-                save({"kind": kind, "trials": len(rows), "of": trials, "identical": sum(r["identical"] for r in rows),
-                      "reference_lines": sum(reference.values()), **extra,
-                      "seconds": round(time.perf_counter() - started, 1), "rows": rows})
-        return {"kind": kind, "trials": trials, "identical": sum(r["identical"] for r in rows),
-                "reference_lines": sum(reference.values()), **extra,
-                "seconds": round(time.perf_counter() - started, 1), "rows": rows}
-
-
-def choice_campaign(trials: int, seed: int, save=None) -> dict:
-    """The choice kind: no reference run (a restarted solver may pick other valid answers); each trial's final
-    output validated, and the committed batches compared across the restart. ``save`` receives the summary so
-    far after every trial (a long campaign leaves its trials behind if it is stopped)."""
-    rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="srtopo-kill-choice-") as tmp:
-        folder = Path(tmp)
-        base = _choice_input(folder, random.Random(seed + 1))
-        lines = (folder / "stream.log").read_text(encoding="utf-8").splitlines()
-        started = time.perf_counter()
-        rows: list = []
+        extra, judge, tally = (_validated if kind == "choice" else _against_reference)(kind, base, folder)
+        rows: list[dict] = []
 
         def summary() -> dict:
-            return {"kind": "choice", "trials": len(rows), "planned": trials, "passed": sum(r["passed"] for r in rows),
-                    "identical": sum(r["passed"] for r in rows), "time_points": len(lines),
-                    "unsatisfiable_points": sum(1 for x in lines if "given(1,1); given(2,2)" in x),
-                    "committed_batches_compared": sum(r["committed_at_kill"] for r in rows),
-                    "reference_lines": len(lines), "seconds": round(time.perf_counter() - started, 1),
-                    "rows": rows}
-        for i in progress(range(trials), desc="kill -9 (choice)"):
-            strategy = CHOICE_STRATEGIES[i % len(CHOICE_STRATEGIES)]
-            row = trial([*base, "--strategy", strategy], folder, rng)
-            row.pop("output")
-            problems = validate("qc", CHOICE_N, lines, row.pop("answers"))
-            row.update(strategy=strategy, problems=problems[:10],
-                       passed=not problems and not row["committed_changed"], load=list(os.getloadavg()))
+            return {"kind": kind, "trials": len(rows), "planned": trials, **tally(rows), **extra,
+                    "seconds": round(time.perf_counter() - started, 1), "rows": rows}
+        for i in progress(range(trials), desc=f"kill -9 ({kind})"):
+            strategy = CHOICE_STRATEGIES[i % len(CHOICE_STRATEGIES)] if kind == "choice" else None
+            row = trial([*base, "--strategy", strategy] if strategy else base, folder, rng)
+            if strategy:
+                row["strategy"] = strategy
+            judge(row, i)
             rows.append(row)
-            print(f"trial {i} ({strategy}): killed at store entry {row['store_entry_at_kill']}, "
-                  f"{row['committed_at_kill']} batches committed, changed {row['committed_changed']}, "
-                  f"{len(problems)} problems {problems[:3]}", file=sys.stderr)
             if save is not None:
                 save(summary())
         return summary()
+
+
+def summary_row(r: dict) -> tuple[str, str, int, str, bool]:
+    """A campaign's line of RELIABILITY.md: (test, what was tried, trials, outcome, whether it passed)."""
+    n, kind = r["trials"], r["kind"]
+    within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
+    tried = f"seeded random points ({within} of {n} before the run ended"
+    tried += f"; {n} of {r['planned']} planned trials run)" if r.get("planned", n) != n else ")"
+    if kind == "choice":
+        k = r["committed_batches_compared"]
+        return (f"kill -9 and restart, a choice part on Spark (n-Queens Completion, "
+                f"{' and '.join(CHOICE_STRATEGIES)} in turn)", tried, n,
+                f"{r['passed']}/{n} final outputs answer each of the {r['time_points']} time points once, every "
+                f"answer valid by queens.check and the {r['unsatisfiable_points']} without one confirmed by a "
+                f"fresh clingo; the answers of the {k} batch{'es' if k != 1 else ''} committed before the kills "
+                f"unchanged after the restarts", r["passed"] == n and n > 0)
+    outcome = (f"{r['identical']}/{n} final outputs identical to the uninterrupted run's "
+               f"({r['reference_lines']:,} lines)")
+    ok = r["identical"] == n
+    local = "equals" if r.get("reference_equals_local") else "DIFFERS from"
+    if kind == "chain":
+        tried += ", the LUBM DL-Lite TBox and a program over students, courses and advisors"
+        outcome = (f"{r['identical']}/{n} final outputs, models and reports, identical to the uninterrupted "
+                   f"run's ({r['reference_lines']:,} lines, {r['reference_reports']:,} of them reports); the "
+                   f"uninterrupted run {local} the local runner's (reports by subject and time)")
+        ok = ok and r["reference_equals_local"]
+    elif "reference_equals_local" in r:
+        tried += ", a per-sensor program over two streams"
+        outcome += (f", each model once and in time order over the batches; the uninterrupted run {local} the "
+                    "local runner's")
+        ok = ok and r["reference_equals_local"] and r["reference_in_time_order"]
+    return f"kill -9 and restart, {kind} on Spark", tried, n, outcome, ok
 
 
 def main(argv=None) -> int:
     args = arguments(__doc__, trials=20, kinds=",".join(INPUTS), seed=20, out="kill_campaign.json").parse_args(argv)
     results: list[dict] = []
     for kind in splits(args.kinds):
-        if kind == "choice":
-            results.append(choice_campaign(args.trials, args.seed, save=lambda partial: write_json(
-                args.out, {"seed": args.seed, "campaigns": results + [partial]})))
-        else:
-            results.append(campaign(kind, args.trials, args.seed, save=lambda partial: write_json(
-                args.out, {"seed": args.seed, "campaigns": results + [partial]})))
-    for r in results:
-        if r["kind"] == "choice":
-            print(f"choice: {r['passed']}/{r['trials']} restarts answered each of {r['time_points']} time points "
-                  f"once and validly, committed batches unchanged ({r['committed_batches_compared']} compared, "
-                  f"{r['seconds']} s)", file=sys.stderr)
-            continue
-        also = ""
-        if r["kind"] == "chain":
-            also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
-                    f"local runner's ({r['reference_reports']} reports)")
-        elif "reference_equals_local" in r:
-            also = (f"; the uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the "
-                    f"local runner's, {'in' if r['reference_in_time_order'] else 'NOT in'} time order")
-        print(f"{r['kind']}: {r['identical']}/{r['trials']} restarts gave the uninterrupted output "
-              f"({r['reference_lines']} lines, {r['seconds']} s){also}", file=sys.stderr)
+        results.append(campaign(kind, args.trials, args.seed, save=lambda partial: write_json(
+            args.out, {"seed": args.seed, "campaigns": results + [partial]})))
     write_json(args.out, {"seed": args.seed, "campaigns": results})
-    return 0 if all(r["identical"] == r["trials"] and r.get("reference_equals_local", True)
-                    and r.get("reference_in_time_order", True) for r in results) else 1
+    rows = [summary_row(r) for r in results]
+    for r, (test, _tried, _n, outcome, ok) in zip(results, rows):
+        log(f"{'ok  ' if ok else 'FAIL'} {test}: {outcome} ({r['seconds']} s)")
+    return 0 if all(ok for *_, ok in rows) else 1
 
 
 if __name__ == "__main__":

@@ -44,6 +44,21 @@ def _spark():
     return get_session(master="local[2]", app_name="srtopo-reliability", shuffle_partitions=2)
 
 
+def _hostile_row(test: str, tried: str, got: dict, outputs: str) -> dict:
+    """The row of one hostile case: ``outputs`` what the clean run gave, against which the hostile run is judged."""
+    ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
+    missed = "" if ok else f"; missed {got['missed']}"
+    return _row("hostile lines", test, f"{tried} + {got['hostile']} hostile lines of {got['kinds']} kinds",
+                got["hostile"], f"{got['what']} {'identical to' if got['identical'] else 'DIFFER from'} {outputs}; "
+                f"{got['rejected']} rejected records, one per hostile line{missed}", ok)
+
+
+def _alike(what: str, tried: str, reasons: dict) -> dict:
+    same = reasons["local"] == reasons["spark"]
+    return _row("hostile lines", f"{what}: local and Spark reject alike", tried, len(reasons["local"]),
+                "same lines, same reasons" if same else "DIFFERENT", same)
+
+
 def hostile_rows() -> list[dict]:
     _spark()
     rows = []
@@ -53,27 +68,17 @@ def hostile_rows() -> list[dict]:
         for i, (engine, options) in enumerate(progress(engines, desc="hostile lines")):
             label = engine + (f" ({options.physical_plan})" if engine == "spark" else "")
             got = hostile.consistency_case(engine, options, Path(tmp) / f"c{i}")
-            ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
-            rows.append(_row("hostile lines", f"consistency, {label}",
-                             f"4,000 statements + {got['hostile']} hostile lines of {got['kinds']} kinds",
-                             got["hostile"], f"reports {'identical to' if got['identical'] else 'DIFFER from'} the "
-                             f"clean stream's ({got['outputs']}); {got['rejected']} rejected records, one per "
-                             f"hostile line" + ("" if ok else f"; missed {got['missed']}"), ok))
+            rows.append(_hostile_row(f"consistency, {label}", "4,000 statements", got,
+                                     f"the clean stream's ({got['outputs']})"))
         reasons = {}
         for engine, options in (("local", None), ("spark", SparkOptions())):
             got = hostile.rules_case(engine, options, Path(tmp) / f"r-{engine}")
-            if got is None:
-                continue
-            reasons[engine] = got["reasons"]
-            ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
-            rows.append(_row("hostile lines", f"rules (ICLP 2021 Content Caching log), {engine}",
-                             f"60 time points + {got['hostile']} hostile lines of {got['kinds']} kinds", got["hostile"],
-                             f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean log's; "
-                             f"{got['rejected']} rejected records, one per hostile line", ok))
+            if got is not None:
+                reasons[engine] = got["reasons"]
+                rows.append(_hostile_row(f"rules (ICLP 2021 Content Caching log), {engine}", "60 time points", got,
+                                         "the clean log's"))
         if len(reasons) == 2:
-            same = reasons["local"] == reasons["spark"]
-            rows.append(_row("hostile lines", "rules: local and Spark reject alike", "the same hostile log",
-                             len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
+            rows.append(_alike("rules", "the same hostile log", reasons))
         rows += _streamlog_hostile_rows(Path(tmp))
     return rows
 
@@ -83,16 +88,10 @@ def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
     for engine, options in (("local", None), ("spark", SparkOptions())):
         got = hostile.streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
         reasons[engine] = got["reasons"]
-        ok = got["identical"] and got["rejected"] == got["hostile"] and got["rejected_at_the_hostile_lines"]
-        rows.append(_row("hostile lines", f"Streamlog (examples/sensors.sl), {engine}",
-                         f"4,000 fact lines + {got['hostile']} hostile lines of {got['kinds']} kinds", got["hostile"],
-                         f"models {'identical to' if got['identical'] else 'DIFFER from'} the clean stream's "
-                         f"({got['outputs']:,}); {got['rejected']} rejected records, one per hostile line"
-                         + ("" if ok else f"; missed {got['missed']}"), ok))
+        rows.append(_hostile_row(f"Streamlog (examples/sensors.sl), {engine}", "4,000 fact lines", got,
+                                 f"the clean stream's ({got['outputs']:,})"))
         far[engine] = hostile.far_ahead_case(engine, options, tmp / f"far-{engine}")
-    same = reasons["local"] == reasons["spark"]
-    rows.append(_row("hostile lines", "Streamlog: local and Spark reject alike", "the same hostile stream",
-                     len(reasons["local"]), "same lines, same reasons" if same else "DIFFERENT", same))
+    rows.append(_alike("Streamlog", "the same hostile stream", reasons))
     got = far["local"]
     ok = got["rejected_itself"] and got["good_lines_rejected"] == 0 and got["identical"]
     taken = ("rejected" if got["rejected_itself"] else "taken") + (", on both runners alike" if far["spark"] == got
@@ -154,86 +153,33 @@ def disk_rows() -> list[dict]:
     return rows
 
 
-def kill_rows(trials: int, saved: str | None = None) -> list[dict]:
-    """The kill campaign's rows: run now, or read from the campaign's own results file (``saved``, written by
-    ``python -m experiments.kill_campaign``) for the kinds it holds."""
-    done, date = {}, None
-    if saved is not None:
-        results = read_json(saved)
-        done, date = {r["kind"]: r for r in results["campaigns"]}, results.get("date")
-    rows = []
-    for kind in kill_campaign.INPUTS:
-        if saved is not None and kind not in done:
-            continue
-        r = done.get(kind) or kill_campaign.campaign(kind, trials, seed=20)
-        n = r["trials"]
-        within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
-        tried = f"seeded random points ({within} of {n} before the run ended)"
-        outcome = (f"{r['identical']}/{n} final outputs identical to the uninterrupted run's "
-                   f"({r['reference_lines']:,} lines)")
-        ok = r["identical"] == n
-        if kind == "chain":
-            tried += ", the LUBM DL-Lite TBox and a program over students, courses and advisors"
-            outcome = (f"{r['identical']}/{n} final outputs, models and reports, identical to the uninterrupted "
-                       f"run's ({r['reference_lines']:,} lines, {r['reference_reports']:,} of them reports); the "
-                       f"uninterrupted run {'equals' if r['reference_equals_local'] else 'DIFFERS from'} the local "
-                       "runner's (reports by subject and time)")
-            ok = ok and r["reference_equals_local"]
-        elif "reference_equals_local" in r:
-            tried += ", a per-sensor program over two streams"
-            outcome += (", each model once and in time order over the batches; the uninterrupted run "
-                        f"{'equals' if r['reference_equals_local'] else 'DIFFERS from'} the local runner's")
-            ok = ok and r["reference_equals_local"] and r["reference_in_time_order"]
-        rows.append(dict(_row("crashes", f"kill -9 and restart, {kind} on Spark", tried, n, outcome, ok),
-                         **({"date": date} if date and kind in done else {})))
-    return rows
+def _saved(path: str | None, key: str) -> tuple[dict, str | None]:
+    """A campaign's saved results (its own results file, ``path``) by kind or case (``key``), and their date."""
+    if path is None:
+        return {}, None
+    results = read_json(path)
+    return {r[key]: r for r in results["campaigns"]}, results.get("date")
 
 
-def kill_choice_rows(trials: int, saved: str | None = None) -> list[dict]:
-    """The choice kind of the kill campaign: run now, or read from a saved campaign (``saved``, written by
-    ``python -m experiments.kill_campaign --kinds choice``)."""
-    r = None
-    if saved is not None:
-        r = next((c for c in read_json(saved)["campaigns"]
-                  if c["kind"] == "choice"), None)
-    r = r or kill_campaign.choice_campaign(trials, seed=20)
-    n, k = r["trials"], r["committed_batches_compared"]
-    within = sum(1 for x in r["rows"] if not x["ended_before_kill"])
-    planned = r.get("planned", n)
-    tried = (f"seeded random points ({within} of {n} before the run ended; "
-             f"{n} of {planned} planned trials run)" if planned != n else
-             f"seeded random points ({within} of {n} before the run ended)")
-    return [_row("crashes", f"kill -9 and restart, a choice part on Spark (n-Queens Completion, "
-                            f"{' and '.join(kill_campaign.CHOICE_STRATEGIES)} in turn)", tried, n,
-                 f"{r['passed']}/{n} final outputs answer each of the {r['time_points']} time points once, every "
-                 f"answer valid by queens.check and the {r['unsatisfiable_points']} without one confirmed by a "
-                 f"fresh clingo; the answers of the {k} batch{'es' if k != 1 else ''} committed before the kills "
-                 f"unchanged after the restarts", r["passed"] == n and n > 0)]
+def kill_rows(trials: int, saved: str | None = None, kinds=None) -> list[dict]:
+    """The kill campaign's rows (``kinds``: every kind but choice, which has a section of its own): run now, or read
+    from the campaign's own results file (``saved``, written by ``python -m experiments.kill_campaign``), then only
+    for the kinds it holds."""
+    done, date = _saved(saved, "kind")
+    kinds = kinds or [k for k in kill_campaign.INPUTS if k != "choice" and (saved is None or k in done)]
+    return [dict(_row("crashes", *kill_campaign.summary_row(done.get(k) or kill_campaign.campaign(k, trials, seed=20))),
+                 **({"date": date} if date and k in done else {})) for k in kinds]
 
 
 def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
     """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
     by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
-    done, date = {}, None
-    if saved is not None:
-        results = read_json(saved)
-        done, date = {r["case"]: r for r in results["campaigns"]}, results.get("date")
+    done, date = _saved(saved, "case")
     rows = []
     for name, case in interrupt_campaign.CASES.items():
         r = done.get(name) or interrupt_campaign.campaign(case, trials, seed=130)
-        n = r["trials"]
-        left = sum(x["left_processes"] for x in r["rows"])
-        outcome = f"{r['clean']}/{n} clean: exit 130/143, one line, whole outputs, {left} processes left"
-        if case.engine == "spark":
-            started = sum("before the query started" not in x["last_line"] for x in r["rows"])
-            outcome += f", the --once restart goes on from the checkpoint; {started} of {n} stopped a running query"
-            stops = [x["stop_s"] for x in r["rows"] if "stop_s" in x and not x["ended_before_signal"]]
-            if stops:       # a signal while Spark starts is acted on once it has started
-                outcome += f"; exit {max(stops):.0f} s after the signal at most"
         measured = r.get("date", date) if name in done else None
-        rows.append(dict(_row("interrupts", f"Ctrl-C / SIGTERM, `{case.command}` on the {case.engine} runner",
-                              f"seeded random moments in {case.moments[0]}-{case.moments[1]} s, SIGINT to the group "
-                              "and SIGTERM to the process in turn", n, outcome, r["clean"] == n),
+        rows.append(dict(_row("interrupts", *interrupt_campaign.summary_row(r)),
                          **({"date": measured} if measured else {})))
     return rows
 
@@ -341,7 +287,7 @@ def main(argv=None) -> int:
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows,
                 "disk": disk_rows,
                 "kill": lambda: kill_rows(args.kills, args.kill_results),
-                "kill-choice": lambda: kill_choice_rows(args.kills, args.kill_choice_results),
+                "kill-choice": lambda: kill_rows(args.kills, args.kill_choice_results, kinds=["choice"]),
                 "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
                 "overload": overload_rows, "memory": memory_rows}
     for section in sections:

@@ -7,19 +7,12 @@ import os
 import tempfile
 from pathlib import Path
 
-from experiments.common import arguments, chart, in_own_process, log, read_json, splits, text_table, write_json
+from experiments.bench_consistency import ntm_row
+from experiments.common import arguments, chart, in_own_process, log, splits, text_table, write_json
 
 #: name -> (cores given to Spark's tasks, bench_consistency --plans, --master; "standalone": a cluster started here)
 CONFIGS = {"one process": (1, "local", None), "local[1]": (1, "fused", "local[1]"),
            "local[2]": (2, "fused", "local[2]"), "standalone 2x1": (2, "fused", "standalone")}
-
-
-def bench(argv: list[str]) -> dict:
-    """The row of ``bench_consistency ARGV`` (NTM, one plan), run in this process."""
-    from experiments import bench_consistency
-    with tempfile.TemporaryDirectory() as tmp:
-        bench_consistency.main(argv + ["--methods", "ntm", "--out", os.path.join(tmp, "out.json")])
-        return read_json(os.path.join(tmp, "out.json"))["results"][0]
 
 
 def main(argv=None) -> int:
@@ -37,9 +30,9 @@ def main(argv=None) -> int:
             if master == "standalone":
                 from srtopo.runners.spark.standalone import standalone_cluster
                 with standalone_cluster(workers=2, cores=1, memory="2g", workdir=str(work / "cluster")) as (url, _):
-                    r = in_own_process(bench, argv=argv + ["--master", url])
+                    r = in_own_process(ntm_row, argv=argv + ["--master", url])
             else:
-                r = in_own_process(bench, argv=argv + (["--master", master] if master else []))
+                r = in_own_process(ntm_row, argv=argv + (["--master", master] if master else []))
             rows.append({"config": name, "cores": cores, **{k: r.get(k, {}) for k in (
                 "tuples", "tuples_per_s", "steady_tuples_per_s", "batch_p50_s", "reports", "reports_digest",
                 "memory_mb", "phases_s")}})
