@@ -31,27 +31,11 @@ DRIVER_TUPLES = {"columnar-executors": 0, "columnar-driver": 1 << 62}
 LIMIT_OF = {"local": "pyarrow, one process", "spark/columnar": "the columnar plan's read", "spark": "group by subject"}
 
 
-def random_lubm_like(seed: int, n_classes: int = 45, n_nis: int = 80):
-    """A random TBox of LUBM's size: a class tree of depth <= 4 and sibling/cousin disjointness."""
-    from srtopo.consistency.tbox import TBox
-    rng = random.Random(seed)
-    ex = "http://bench.example/onto#"
-    classes = [f"{ex}C{i}" for i in range(n_classes)]
-    pis = [(classes[i], classes[rng.randrange(max(1, i // 3), i) if i > 3 else 0]) for i in range(1, n_classes)]
-    nis = set()
-    while len(nis) < n_nis:
-        a, b = rng.sample(classes, 2)
-        nis.add(tuple(sorted((a, b))))
-    return TBox.build(pis, sorted(nis), name=f"random-lubm-{seed}")
-
-
-def load(args):
+def load(path: str):
+    """The TBox at ``path`` and its NI analysis."""
     from srtopo.consistency.nis import analyse
-    if args.random_tbox:
-        tbox = random_lubm_like(args.seed)
-    else:
-        from srtopo.consistency.owl import load_tbox
-        tbox = load_tbox(args.tbox)
+    from srtopo.consistency.owl import load_tbox
+    tbox = load_tbox(path)
     return tbox, analyse(tbox)
 
 
@@ -188,7 +172,7 @@ def ntm_row(argv: list[str]) -> dict:
 def main(argv=None) -> int:
     parser = arguments(
         __doc__, tbox=(DEFAULT_TBOX, "OWL TBox (default: the LUBM DL-Lite adaptation)"),
-        random_tbox=(False, "a random LUBM-sized TBox (45 classes, 80 NIs)"), tuples=1_000_000,
+        tuples=1_000_000,
         rate=(2000, "tuples per time unit (event time = index // rate)"),
         noise=(0.1, "fraction of conflicting tuples"), subjects=50_000, window=30,
         disorder=(0.0, "fraction of tuples swapped with one up to --rate positions before (late with lateness 0)"),
@@ -206,7 +190,7 @@ def main(argv=None) -> int:
         out=(None, "write the results as JSON here"))
     parser.add_argument("--lateness", type=_lateness, default=0, help="allowed lateness (or 'none': unbounded)")
     args = parser.parse_args(argv)
-    tbox, analysis = load(args)
+    tbox, analysis = load(args.tbox)
     named = [c for c in tbox.concepts if not c.startswith("exists")]
     topologies = []
     if "ntm" in args.methods:
@@ -223,7 +207,7 @@ def main(argv=None) -> int:
     shutil.rmtree(stream_dir, ignore_errors=True)
     n_files = len(write_tnt(stream_dir, ((t, s, RDF_TYPE, c) for s, c, t in tuples), per_file=args.file_tuples))
     gen_s = time.perf_counter() - t0
-    setup = {"tbox": "random" if args.random_tbox else args.tbox, "classes": len(named), "nis": len(tbox.nis),
+    setup = {"tbox": args.tbox, "classes": len(named), "nis": len(tbox.nis),
              "ni_closure": len(analysis.closure), "groups": len(analysis.groups), "tuples": args.tuples,
              "rate_per_time_unit": args.rate, "noise": args.noise, "subjects": args.subjects,
              "window": args.window, "lateness": args.lateness, "disorder": args.disorder, "seed": args.seed,

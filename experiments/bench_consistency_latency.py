@@ -2,7 +2,6 @@
 sustains. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -128,7 +127,7 @@ def main(argv=None) -> int:
                      file_tuples=(50_000, "tuples per input file (bench_consistency's); a micro-batch is whole files"),
                      out="bench_consistency_latency.json").parse_args(argv)
     sizes, fractions = splits(args.batch_tuples, int), splits(args.fractions, float)
-    _, analysis = load(argparse.Namespace(random_tbox=False, tbox=DEFAULT_TBOX, seed=1))
+    _, analysis = load(DEFAULT_TBOX)
     topology = compile_ntm(analysis)
     need = max(b * max(FILES.get(b, (4, 4))) for b in sizes)
     tuples = make_stream(analysis, need, args.rate, 0.1, 50_000, 1)

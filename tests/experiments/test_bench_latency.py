@@ -1,7 +1,6 @@
 """A fast slice of the latency experiment (``bench_consistency_latency``): a tiny paced feed through a running
 Spark query. A report can never be written before the batch holding its tuples arrived, and every time the
 stream's watermark passed is reported exactly as the local runner reports it."""
-import argparse
 import time
 
 from experiments import bench_consistency_latency as bench
@@ -13,7 +12,7 @@ from srtopo.testing import run_topology
 
 
 def test_paced_feed_latencies_and_reports(spark, tmp_path):
-    _, analysis = load(argparse.Namespace(random_tbox=False, tbox=DEFAULT_TBOX, seed=1))
+    _, analysis = load(DEFAULT_TBOX)
     topology = compile_ntm(analysis)
     rate, batch, window = 200, 2000, 5
     tuples = make_stream(analysis, batch * 4, rate, 0.1, 300, 1)
@@ -34,7 +33,7 @@ def test_a_batch_is_timed_from_before_its_files_are_shown(spark, tmp_path, monke
     """A batch's arrival is timed before its files are shown to the query: the query may read them and write its
     reports before the feeding thread runs again (a machine with other work on it). Here showing the files
     returns only once the query committed their batch, and every latency is still at least 0."""
-    _, analysis = load(argparse.Namespace(random_tbox=False, tbox=DEFAULT_TBOX, seed=1))
+    _, analysis = load(DEFAULT_TBOX)
     rate, batch, window = 200, 2000, 5
     files = bench._files(tmp_path / "files", make_stream(analysis, batch * 2, rate, 0.1, 300, 1), batch, 2, 1000)
     publish, shown = bench._publish, []
