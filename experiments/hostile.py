@@ -2,7 +2,9 @@
 record without changing what the good lines give. experiments/README.md, "What each benchmark measures"."""
 from __future__ import annotations
 
+import json
 import random
+import string
 from pathlib import Path
 
 from srtopo.concepts import RDF_TYPE
@@ -16,75 +18,36 @@ from srtopo.runners import get_runner
 from srtopo.streamlog.compile import topology_from_file
 from srtopo.testing import run_topology
 
-BIG = 200_000
+with open(Path(__file__).with_name("hostile-lines.json"), encoding="utf-8") as _handle:
+    #: per kind of stream, [kind, line, then optionally a piece and how often it is repeated at the line's end]: the
+    #: line's text is its bytes one for one (latin-1: \u00ff is the byte 0xff), ``$s`` a valid timestamp of the
+    #: stream, ``$far`` one mistyped far ahead; no line: garbage generated per line (seeded)
+    LINES = json.load(_handle)
+
+
+def _kinds(stream: str, **stamps) -> list:
+    """(kind, line) of one kind of stream, its timestamps filled in."""
+    return [(kind, None if text is None else
+             (string.Template(text).substitute(stamps) + (repeat[0] * repeat[1] if repeat else "")).encode("latin-1"))
+            for kind, text, *repeat in LINES[stream]]
+
 
 #: (kind, line) for timestamped N-Triples streams
-TNT = [
-    ("garbage bytes", None),        # generated per line (seeded)
-    ("invalid UTF-8", b"5\t<http://ex.org/\xff\xfe> <http://ex.org/p> <http://ex.org/b> ."),
-    ("NUL", b"5\t<http://ex.org/a\x00> <http://ex.org/p> <http://ex.org/b> ."),
-    ("truncated statement", b"12\t<http://ex.org/a> <http://ex.org/p>"),
-    ("bad IRI", b"3\t<bad iri> <http://ex.org/p> <http://ex.org/b> ."),
-    ("bad literal", b'3\t<http://ex.org/a> <http://ex.org/p> "unterminated .'),
-    ("non-numeric time", b"x7\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
-    ("time beyond 64 bits", b"99999999999999999999999\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
-    ("negative time beyond 64 bits", b"-9223372036854775809\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
-    ("date-time in a numeric stream", b"2026-01-01T00:00:00\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> ."),
-    ("200 kB line", b"5\t<http://ex.org/" + b"a" * BIG),
-    ("injection text", b"5\t<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . ; DROP TABLE reports; --"),
-    ("SPARQL injection", b'5\t<http://ex.org/a> <http://ex.org/p> "x" } ; INSERT DATA { <a> <b> <c> } .'),
-]
+TNT = _kinds("tnt")
+
 
 def log_kinds(stamp: str, foreign: list[str]) -> list:
     """(kind, line) for I-DLV-sr logs whose timestamps look like ``stamp`` (a valid one of the stream), with
     ``foreign``: timestamps of another kind, which cannot be compared with the stream's."""
-    s = stamp.encode("ascii")
-    return [
-        ("garbage bytes", None),
-        ("invalid UTF-8", s + b" p(\xff\xfe)"),
-        ("NUL", s + b" p(1)\x00; q(2)"),
-        ("truncated statement", s + b" p(1"),
-        ("bad atom", s + b" p(1,)"),
-        ("non-ASCII name", s + " café(1)".encode("utf-8")),
-        ("integer beyond 32 bits", s + b" p(1099511627776)"),
-        ("non-numeric time", b"x p(1)"),
-        ("time beyond 64 bits", b"99999999999999999999999 p(1)"),
-        ("200 kB line", s + b" p(" + b"1," * (BIG // 2)),
-        ("program injection", s + b' p(1). #script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
-        ("rule injection", s + b" p(X) :- q(X)"),
-        ("mistyped far-future timestamp", _far_ahead(stamp).encode("ascii") + b" p(1)"),
-    ] + [("timestamp of another kind", f.encode("ascii") + b" p(1)") for f in foreign]
+    return _kinds("log", s=stamp, far=_far_ahead(stamp)) + [("timestamp of another kind", f.encode("ascii") + b" p(1)")
+                                                            for f in foreign]
 
 
 def fact_kinds(stamp: int) -> list:
     """(kind, line) for Streamlog fact lines of ``reading(T,S,V)`` (examples/sensors.sl) whose timestamps are at
     least ``stamp``: each is rejected wherever it stands after a stream's first line. A timestamp mistyped far
     ahead is not among them: it is a well-formed fact (see ``far_ahead_case``)."""
-    s = str(stamp).encode("ascii")
-    return [
-        ("garbage bytes", None),
-        ("invalid UTF-8", b"reading(" + s + b",s\xff\xfe,3)."),
-        ("NUL", b"reading(" + s + b",s1,3)\x00. reading(" + s + b",s2,4)."),
-        ("truncated fact", b"reading(" + s + b",s1,"),
-        ("fact without its period", b"reading(" + s + b",s1,3)"),
-        ("bad atom", b"reading(" + s + b",s1,)."),
-        ("non-ASCII name", "réading(".encode("utf-8") + s + b",s1,3)."),
-        ("two facts on a line", b"reading(" + s + b",s1,3). reading(" + s + b",s2,4)."),
-        ("non-integer timestamp", b"reading(x" + s + b",s1,3)."),
-        ("decimal timestamp", b"reading(" + s + b".5,s1,3)."),
-        ("date-time timestamp", b"reading(2026-01-01T00:00:00,s1,3)."),
-        ("string timestamp", b'reading("' + s + b'",s1,3).'),
-        ("timestamp beyond 64 bits", b"reading(99999999999999999999999,s1,3)."),
-        ("negative timestamp beyond 64 bits", b"reading(-9223372036854775809,s1,3)."),
-        ("integer beyond 32 bits", b"reading(" + s + b",s1,1099511627776)."),
-        ("timestamp before the stream's", b"reading(-1,s1,3)."),
-        ("200 kB line", b"reading(" + s + b",s1," + b"1," * (BIG // 2)),
-        ("program injection", b'p(1) :- q. #script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
-        ("script directive", b'#script (python) import os; os.system("touch /tmp/srtopo-pwned") #end.'),
-        ("rule injection", b"reading(T,s1,3) :- reading(T,s2,_)."),
-        ("directive injection", b"#const maxlen = 1000."),
-        ("bad punctuation", b"#punctuation soon."),
-    ]
+    return _kinds("facts", s=str(stamp))
 
 
 def _far_ahead(stamp: str) -> str:
