@@ -23,6 +23,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from importlib.resources import files
+from pathlib import Path
 
 from srtopo.concepts import is_exists
 from srtopo.consistency.balance import even_tasks
@@ -44,6 +45,7 @@ TBOXES = {
     "npd": os.path.join(DATA, "npd", "npd-v2-ql.owl"),   # read in place, never copied into the project
 }
 UBA = [os.path.join(DATA, "lubm", "owl-toolkit", f"University0_{i}.owl") for i in (0, 1)]
+EXAMPLES = Path(ROOT, "examples")
 
 
 class ExperimentError(SrtopoError):

@@ -13,11 +13,10 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-from experiments.common import DATA, arguments, write_json
+from experiments.common import DATA, EXAMPLES, arguments, write_json
 from srtopo.concepts import RDF_TYPE
 from srtopo.errors import SrtopoError
 
-ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(DATA, "idlvsr")
 #: seconds an input may take at most (the slowest honest input here, a mutated TBox, takes ~50 ms)
 TIME_BOUND = 10.0
@@ -202,7 +201,7 @@ def check_streamlog_stream(lines: list[str], counts: Counter) -> None:
     from srtopo.streamlog.streams import Streamlog
     program = _SL_PROGRAM.get("program")
     if program is None:
-        program = _SL_PROGRAM["program"] = load_program(str(ROOT / "examples" / "shortest-paths.sl"))
+        program = _SL_PROGRAM["program"] = load_program(str(EXAMPLES / "shortest-paths.sl"))
     streamlog = Streamlog(program)
     for number, line in enumerate(lines, 1):
         streamlog.push(0, line, number)
@@ -226,10 +225,10 @@ def check_tbox(suffix: str, text: str, counts: Counter) -> None:
 def strategies() -> dict:
     """target -> (hypothesis strategy, check)."""
     st = _hypothesis()
-    programs = [(ROOT / "examples" / "queens.idlvsr").read_text(encoding="utf-8")] + _corpus("*.idlvsr")
-    tex = (ROOT / "examples" / "tex.ttl").read_text(encoding="utf-8")
-    rdfxml = (ROOT / "experiments" / "tboxes" / "fuzz-seed.owl").read_text(encoding="utf-8")
-    sl = (ROOT / "examples" / "shortest-paths.sl").read_text(encoding="utf-8")
+    programs = [(EXAMPLES / "queens.idlvsr").read_text(encoding="utf-8")] + _corpus("*.idlvsr")
+    tex = (EXAMPLES / "tex.ttl").read_text(encoding="utf-8")
+    rdfxml = (Path(__file__).parent / "tboxes" / "fuzz-seed.owl").read_text(encoding="utf-8")
+    sl = (EXAMPLES / "shortest-paths.sl").read_text(encoding="utf-8")
     lines = lambda line: st.lists(line, min_size=1, max_size=6)    # noqa: E731
     return {
         "tnt": (lines(_tnt_line(st)), check_tnt),

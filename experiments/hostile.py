@@ -7,6 +7,7 @@ import random
 import string
 from pathlib import Path
 
+from experiments.common import EXAMPLES, ICLP, ICLP_INPUTS
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.choose import topology_from_tbox
 from srtopo.consistency.owl import load_tbox
@@ -91,9 +92,6 @@ def mixed(clean: list[bytes], hostile: list[tuple[str, bytes]], seed: int) -> tu
 
 # --- the checks (the test suite and the reliability command run them) --------------------------------------
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-CC = Path(__file__).resolve().parents[2] / "shared" / "data" / "idlvsr" / "ICLP2021-Experiments" / "ContentCaching" / \
-    "events_variation_test" / "I-DLV-sr" / "50"
 
 
 def clean_tnt(n: int, seed: int) -> list[bytes]:
@@ -132,7 +130,7 @@ def consistency_case(engine: str, options, folder: Path, statements: int = 4000,
 def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int = 8) -> dict | None:
     """A real I-DLV-sr log (ICLP 2021, Content Caching, 50 events per time point) clean and with ``count``
     hostile lines; None when the corpus is not there."""
-    program, log = CC / "Program" / "cat_w05.idlvsr", CC / "Log" / "tp60etp50ce1.log"
+    program, log = (Path(ICLP, path) for path in ICLP_INPUTS["cc-50"])
     if not log.exists():
         return None
     topology = compile_program(parse_file(program))

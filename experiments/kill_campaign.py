@@ -16,14 +16,14 @@ from collections import Counter
 from pathlib import Path
 
 from experiments.common import (
-    ROOT, arguments, cli_env, log, program, progress, splits, srtopo, write_json, write_parts)
+    EXAMPLES, arguments, cli_env, log, program, progress, splits, srtopo, write_json, write_parts)
 from experiments.reconfig import queens
 from experiments.reconfig.validate import committed, out_batches, validate
 from experiments.streams import UB
 from srtopo.io.tnt import write_tnt
 
 FILES = 6
-TEX_TBOX = Path(ROOT) / "examples" / "tex.ttl"
+TEX_TBOX = EXAMPLES / "tex.ttl"
 PROGRAM = program("sensors-window.idlvsr")
 
 

@@ -11,12 +11,12 @@ import networkx as nx
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
-UB = "http://www.lehigh.edu/~zhp2/2004/0401/univ-bench.owl#"
+from experiments.common import DATA, UBA
+from experiments.streams import UB
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.normpath(os.path.join(HERE, "..", "..", "src", "srtopo", "consistency", "data", "lubm-dllite.ttl"))  # shipped
-DATA = os.environ.get("SRTOPO_DATA", os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "data")))
 UNIV_BENCH = os.path.join(DATA, "lubm", "owl-toolkit", "univ-bench.owl")
-UBA = [os.path.join(DATA, "lubm", "owl-toolkit", f"University0_{i}.owl") for i in (0, 1)]
 
 # named conjuncts of univ-bench's definitions (X = Person and ...) and HermiT's entailed edges
 DEFINED = [("Employee", "Person"), ("Student", "Person"), ("TeachingAssistant", "Person"), ("Director", "Person"),
