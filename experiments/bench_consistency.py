@@ -1,5 +1,11 @@
-"""Consistency-check throughput through the runner protocol: the local runner's and Spark's physical plans, NTM
-and the least skewed LTM split, on the same files. experiments/README.md, "What each benchmark measures"."""
+"""Consistency-check benchmarks, one workload each: ``plans`` (the default: throughput of the local runner's and
+Spark's physical plans, NTM and the least skewed LTM split, on the same files), ``latency`` (report latency on Spark
+under a paced feed), ``scaling`` (local[1], local[2], a standalone cluster against one process) and ``driver-cpu``
+(the driver's CPU on a standalone cluster as a micro-batch grows). experiments/README.md, "What each benchmark
+measures", says how.
+
+    python -m experiments.bench_consistency [WORKLOAD] [flags]      # WORKLOAD --help: its flags
+"""
 from __future__ import annotations
 
 import json
@@ -8,16 +14,19 @@ import random
 import shutil
 import tempfile
 import time
+from pathlib import Path
 
 from experiments.common import (
-    LUBM_TBOX, arguments, log, measure, models_digest, read_json, splits, text_table, write_json)
+    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, progress, read_json, splits,
+    stats, text_table, workloads, write_json)
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.balance import contiguous_splits
 from srtopo.consistency.compile import compile_ltm, compile_ntm
+from srtopo.io.sinks import MemorySink
 from srtopo.io.sources import TntFiles
 from srtopo.io.tnt import write_tnt
 from srtopo.measure import process_cpu_seconds
-from srtopo.runners import LocalOptions, SparkOptions
+from srtopo.runners import LocalOptions, RunConfig, SparkOptions, SparkRunner
 
 DEFAULT_TBOX = LUBM_TBOX        # the TBox srtopo calibrate ships
 #: the variants ``--plans`` names: (runner, its physical plan; None: the runner's default)
@@ -162,14 +171,15 @@ def best_ltm(analysis):
 
 
 def ntm_row(argv: list[str]) -> dict:
-    """The row of ``bench_consistency ARGV`` (NTM, one plan), run in this process: what scaling_consistency and
-    cluster_driver_cpu run in a process of their own per configuration."""
+    """The row of ``bench_consistency ARGV`` (NTM, one plan), run in this process: what the workloads scaling and
+    driver-cpu run in a process of their own per configuration."""
     with tempfile.TemporaryDirectory() as tmp:
-        main(argv + ["--methods", "ntm", "--out", os.path.join(tmp, "out.json")])
+        plans(argv + ["--methods", "ntm", "--out", os.path.join(tmp, "out.json")])
         return read_json(os.path.join(tmp, "out.json"))["results"][0]
 
 
-def main(argv=None) -> int:
+def plans(argv=None) -> int:
+    """The default workload: the runners' physical plans on one stream."""
     parser = arguments(
         __doc__, tbox=(DEFAULT_TBOX, "OWL TBox (default: the LUBM DL-Lite adaptation)"),
         tuples=1_000_000,
@@ -216,18 +226,18 @@ def main(argv=None) -> int:
              "load_avg_at_start": os.getloadavg(), "generate_s": round(gen_s, 2),
              "jvm_warmup_tuples": args.jvm_warmup_tuples}
     log(json.dumps(setup))
-    plans = splits(args.plans)
+    variants = splits(args.plans)
     if args.jvm_warmup_tuples > 0:
         warm_dir = os.path.join(work, "warmup-stream")
         shutil.rmtree(warm_dir, ignore_errors=True)
         write_tnt(warm_dir, ((t, s, RDF_TYPE, c) for s, c, t in tuples[:args.jvm_warmup_tuples]),
                   per_file=args.file_tuples)
         for topo in topologies:
-            for plan in plans:
+            for plan in variants:
                 run_variant(plan, topo, warm_dir, args, os.path.join(work, "warmup"), args.warmup_batches)
     results = []
     for topo in topologies:
-        for plan in plans:
+        for plan in variants:
             res = run_variant(plan, topo, stream_dir, args, work, args.warmup_batches)
             res["method"] = topo.label
             res["stage_ops"] = topo.conjunction_counts
@@ -281,5 +291,245 @@ def main(argv=None) -> int:
     return 0
 
 
+# --- latency: report latency on Spark under a paced feed -----------------------------------------------------------
+
+#: files per batch size: for the sustainable rate, then for each paced run
+FILES = {100_000: (16, 15), 500_000: (6, 5), 1_000_000: (4, 4)}
+
+
+def _files(folder: Path, tuples: list, batch: int, n: int, file_tuples: int) -> list[list[Path]]:
+    """``n`` micro-batches of ``batch`` tuples, each as files of ``file_tuples`` tuples (a file is read whole, as
+    one task: a micro-batch of one file would parse on one core)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    per_file = min(batch, file_tuples)
+    names = write_tnt(str(folder), ((t, s, RDF_TYPE, c) for s, c, t in tuples[:batch * n]), per_file=per_file)
+    paths = [Path(p) for p in sorted(names)]
+    k = -(-batch // per_file)
+    return [paths[i:i + k] for i in range(0, len(paths), k)]
+
+
+def sustainable(topology, files: list[list[Path]], work: Path, master: str, window: int, batch: int) -> dict:
+    """Tuples/s of the same kind of running query with every batch's files fed at once (the Python hand-over
+    included), from the end of its 3rd batch to the end of its last: the tuples of the batches in between (a
+    listing while files are still being moved in can make a batch smaller) over that time."""
+    got = paced(topology, files, work, master, window, 0.0, 1, batch)
+    done, tuples = got.pop("_finished"), got.pop("_tuples")
+    rate = sum(tuples[3:]) / (done[-1] - done[2]) if len(done) > 3 else batch / got["batch_p50_s"]
+    return {"steady_tuples_per_s": round(rate), "sustained_batch_p50_s": got["batch_p50_s"]}
+
+
+def _publish(work: Path, inbox: Path, files: list[Path]) -> None:
+    """Make ``inbox`` (a symbolic link) show exactly ``files``, all at once: a folder of hard links to them,
+    then the link moved onto it in one rename. Moving a batch's files in one by one, a listing between two
+    moves split the batch over two micro-batches (about one batch in fifteen), which delayed half of its
+    reports by a micro-batch."""
+    folder = work / f"shown-{len(files):06d}-{time.monotonic_ns()}"
+    folder.mkdir()
+    for path in files:
+        os.link(path, folder / path.name)
+    link = work / ".in.next"
+    link.unlink(missing_ok=True)
+    link.symlink_to(folder, target_is_directory=True)
+    os.replace(link, inbox)
+
+
+def paced(topology, files: list[list[Path]], work: Path, master: str, window: int, period: float, rate: int,
+          batch: int) -> dict:
+    """Feed one micro-batch's files every ``period`` seconds into a running query (0: all at once); latency of
+    every report it writes."""
+    inbox, out = work / "in", work / "out"
+    work.mkdir(parents=True)
+    fed = work / "fed"
+    fed.mkdir()
+    _publish(work, inbox, [])
+    config = RunConfig(window=window, lateness=0, checkpoint=str(work / "ck"), out=str(out),
+                       options=SparkOptions(master=master, once=False))
+    handle = SparkRunner().start(topology, [TntFiles(str(inbox), files_per_batch=len(files[0]))], config, MemorySink())
+    arrivals = []
+    try:
+        next_at = time.time()
+        for group in progress(files, desc=f"feed every {period:.2f} s", leave=False):
+            time.sleep(max(0.0, next_at - time.time()))
+            for path in group:
+                shutil.copy(path, fed / path.name)
+            arrivals.append(time.time())        # before the files show: the query may report on them first
+            _publish(work, inbox, sorted(fed.iterdir()))
+            next_at += period
+        # every tuple processed
+        deadline = time.time() + 600
+        while sum(m["tuples"] for m in list(handle.batch_metrics)) < batch * len(files):
+            if handle.query.exception() is not None or time.time() > deadline:
+                raise RuntimeError(f"the query stopped or stalled: {handle.query.exception()}")
+            time.sleep(0.05)
+    finally:
+        handle.stop()
+    metrics = list(handle.batch_metrics)
+    written = {m["batch"]: m["written_at"] for m in metrics}
+    latencies, per_batch = [], {}
+    for name in sorted(os.listdir(out)):
+        if not name.startswith("batch=") or name == "batch=final":
+            continue
+        done = written[int(name.split("=", 1)[1])]
+        for part in sorted((out / name).iterdir()):
+            if part.suffix != ".json":
+                continue
+            for line in part.read_text(encoding="utf-8").splitlines():
+                t = json.loads(line)["time"]
+                last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last batch with tuples of time t
+                latencies.append(done - arrivals[last])
+                per_batch.setdefault(name, []).append(done - arrivals[last])
+    durations = [m["duration_s"] for m in metrics]
+    if period == 0:
+        return {**stats(durations, "batch_{}_s", ("p50",), digits=3), "_finished": [m["finished_at"] for m in metrics],
+                "_tuples": [m["tuples"] for m in metrics]}
+    done_tuples, backlog = 0, []      # batches that had arrived but were not processed when a batch finished
+    for m in metrics:
+        done_tuples += m["tuples"]
+        backlog.append(sum(1 for a in arrivals if a <= m["finished_at"]) - done_tuples / batch)
+    return {"period_s": round(period, 3), "fed_batches": len(files), "reports": len(latencies),
+            **stats(latencies, "latency_{}_s", ("min", "p50", "p95", "max"), digits=3),
+            **stats(durations, "batch_{}_s", digits=3),
+            "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics),
+            "batch_durations_s": [round(d, 3) for d in durations],
+            "batch_latency_p50_s": {int(name.split("=", 1)[1]): stats(v, digits=3)["p50"]
+                                    for name, v in sorted(per_batch.items())}}
+
+
+def latency(argv=None) -> int:
+    """Report latency on Spark under a paced feed, at fractions of the rate the query sustains."""
+    args = arguments(__doc__, batch_tuples="100000,500000,1000000",
+                     fractions=("0.5,0.8", "fractions of the sustainable rate to feed at"), master="local[2]",
+                     rate=(2000, "tuples per time unit"), window=30,
+                     file_tuples=(50_000, "tuples per input file (bench_consistency's); a micro-batch is whole files"),
+                     out="bench_consistency_latency.json").parse_args(argv)
+    sizes, fractions = splits(args.batch_tuples, int), splits(args.fractions, float)
+    _, analysis = load(DEFAULT_TBOX)
+    topology = compile_ntm(analysis)
+    need = max(b * max(FILES.get(b, (4, 4))) for b in sizes)
+    tuples = make_stream(analysis, need, args.rate, 0.1, 50_000, 1)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srtopo-latency-") as tmp:
+        work = Path(tmp)
+        # a JVM whose JIT has compiled Spark's planner and generated code, as a running service's has: the first
+        # ~1M tuples through a query of their own (a cold JVM's first batches take 2-3x longer), or as many whole
+        # batches of the stream as there are when the batches measured are smaller
+        warm_batch = min(100_000, len(tuples) // 10)
+        warm = _files(work / "warm", tuples, warm_batch, 10, args.file_tuples)
+        sustainable(topology, warm, work / "warm-run", args.master, args.window, warm_batch)
+        for batch in sizes:
+            n_sus, n_paced = FILES.get(batch, (4, 4))
+            files = _files(work / f"files-{batch}", tuples, batch, max(n_sus, n_paced), args.file_tuples)
+            sus = sustainable(topology, files[:n_sus], work / f"sus-{batch}", args.master, args.window, batch)
+            log(f"{batch} tuples per batch: sustains {sus['steady_tuples_per_s']} tuples/s")
+            for fraction in fractions:
+                period = batch / (fraction * sus["steady_tuples_per_s"])
+                got = paced(topology, files[:n_paced], work / f"paced-{batch}-{fraction}", args.master, args.window,
+                            period, args.rate, batch)
+                row = {"batch_tuples": batch, "file_tuples": min(batch, args.file_tuples), "fraction": fraction,
+                       "master": args.master, **sus, **got}
+                log(json.dumps(row))
+                rows.append(row)
+    columns = ["batch_tuples", "fraction", "steady_tuples_per_s", "period_s", "latency_p50_s", "latency_p95_s",
+               "latency_max_s", "batch_p50_s", "backlog_max_batches"]      # backlog: batches waiting
+    print(text_table(columns, [[r[c] for c in columns] for r in rows]))
+    write_json(args.out, {"rows": rows, "cpus": os.cpu_count()})
+    return 0
+
+
+# --- scaling: local[1], local[2] and a standalone cluster against one process --------------------------------------
+
+#: name -> (cores given to Spark's tasks, bench_consistency --plans, --master; "standalone": a cluster started here)
+CONFIGS = {"one process": (1, "local", None), "local[1]": (1, "fused", "local[1]"),
+           "local[2]": (2, "fused", "local[2]"), "standalone 2x1": (2, "fused", "standalone")}
+
+
+def scaling(argv=None) -> int:
+    """local[1], local[2] and a standalone cluster against the single-process runner."""
+    args = arguments(__doc__, tuples=3_000_000, files_per_batch=(20, "50k-tuple files per micro-batch"),
+                     jvm_warmup_tuples=1_000_000, configs=",".join(CONFIGS),
+                     out="scaling_consistency.json").parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srtopo-scaling-") as tmp:
+        work = Path(tmp)
+        for name in splits(args.configs):
+            cores, variant, master = CONFIGS[name]
+            log(f"{name} ...")
+            argv = ["--tuples", str(args.tuples), "--plans", variant, "--files-per-batch", str(args.files_per_batch),
+                    "--jvm-warmup-tuples", str(args.jvm_warmup_tuples)]
+            if master == "standalone":
+                from srtopo.runners.spark.standalone import standalone_cluster
+                with standalone_cluster(workers=2, cores=1, memory="2g", workdir=str(work / "cluster")) as (url, _):
+                    r = in_own_process(ntm_row, argv=argv + ["--master", url])
+            else:
+                r = in_own_process(ntm_row, argv=argv + (["--master", master] if master else []))
+            rows.append({"config": name, "cores": cores, **{k: r.get(k, {}) for k in (
+                "tuples", "tuples_per_s", "steady_tuples_per_s", "batch_p50_s", "reports", "reports_digest",
+                "memory_mb", "phases_s")}})
+            log(json.dumps(rows[-1]))
+    base = next((r for r in rows if r["config"] == "one process"), None)
+    for r in rows:
+        r["steady_over_one_process"] = round(r["steady_tuples_per_s"] / base["steady_tuples_per_s"], 3) if base else None
+        r["same_reports"] = r["reports_digest"] == base["reports_digest"] if base else None
+    columns = ["config", "cores", "tuples_per_s", "steady_tuples_per_s", "batch_p50_s", "steady_over_one_process",
+               "same_reports"]
+    print(text_table(columns, [[r[c] for c in columns] for r in rows]))
+    write_json(args.out, {"rows": rows, "cpus": os.cpu_count(), "tuples": args.tuples,
+                          "batch_tuples": 50_000 * args.files_per_batch})
+    _plot_scaling(rows, Path(args.out).with_suffix(".png"))
+    return 0
+
+
+def _plot_scaling(rows: list[dict], path: Path) -> None:
+    with chart(path, size=(6, 3.5)) as (_fig, axes):
+        ax = axes[0][0]
+        ax.bar([r["config"] for r in rows], [r["steady_tuples_per_s"] / 1000 for r in rows],
+               color=["grey"] + ["tab:blue"] * (len(rows) - 1))
+        for i, r in enumerate(rows):
+            if r["steady_over_one_process"]:
+                ax.text(i, r["steady_tuples_per_s"] / 1000, f"{r['steady_over_one_process']:.2f}x", ha="center",
+                        va="bottom")
+        ax.set_ylim(0, max(r["steady_tuples_per_s"] for r in rows) / 1000 * 1.15)
+        ax.set_ylabel("steady k tuples/s")
+        ax.set_title("Consistency check (LUBM, NTM), 1M-tuple batches, 2 cores", fontsize=10)
+
+
+# --- driver-cpu: the driver's CPU on a standalone cluster ----------------------------------------------------------
+
+def driver_cpu(argv=None) -> int:
+    """The driver's CPU per micro-batch on a standalone cluster, as the micro-batch grows."""
+    args = arguments(__doc__, files_per_batch=("2,8,32", "files per micro-batch, one run each"),
+                     file_tuples=(25_000, "lines per stream file"), batches=(3, "micro-batches per run"),
+                     out="cluster_driver_cpu.json").parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="srtopo-cluster-cpu-") as tmp:
+        from srtopo.runners.spark.standalone import standalone_cluster
+        with standalone_cluster(workers=2, cores=1, memory="2g", workdir=str(Path(tmp) / "cluster")) as (url, _):
+            for n in (int(x) for x in splits(args.files_per_batch)):
+                load = os.getloadavg()[0]
+                r = in_own_process(ntm_row, argv=[
+                    "--tuples", str(n * args.file_tuples * args.batches), "--plans", "columnar-executors",
+                    "--files-per-batch", str(n), "--file-tuples", str(args.file_tuples), "--warmup-batches", "0",
+                    "--jvm-warmup-tuples", str(n * args.file_tuples), "--master", url,
+                    "--shuffle-partitions", "2", "--no-limits"])
+                cpu = r["cpu_s"]
+                driver = (cpu.get("python") or 0) + (cpu.get("jvm") or 0)
+                rows.append({"files_per_batch": n, "batch_tuples": n * args.file_tuples, "batches": r["batches"],
+                             "driver_python_cpu_s": cpu.get("python"), "driver_jvm_cpu_s": cpu.get("jvm"),
+                             "driver_cpu_s_per_batch": round(driver / max(1, r["batches"]), 3),
+                             "steady_tuples_per_s": r["steady_tuples_per_s"], "batch_p50_s": r["batch_p50_s"],
+                             "reports": r["reports"], "load_at_start": round(load, 1),
+                             "physical_plan": r["physical_plan"]})
+                log(json.dumps(rows[-1]))
+    columns = ["batch_tuples", "batches", "driver_cpu_s_per_batch", "driver_python_cpu_s", "driver_jvm_cpu_s",
+               "steady_tuples_per_s", "batch_p50_s", "load_at_start"]
+    print(text_table(columns, [[r[c] for c in columns] for r in rows]))
+    write_json(args.out, {"rows": rows, "cpus": os.cpu_count(), "file_tuples": args.file_tuples})
+    return 0
+
+
+def main(argv=None) -> int:
+    return workloads({"plans": plans, "latency": latency, "scaling": scaling, "driver-cpu": driver_cpu}, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    command(main)

@@ -1,9 +1,9 @@
-"""A fast slice of the latency experiment (``bench_consistency_latency``): a tiny paced feed through a running
+"""A fast slice of the latency experiment (``bench_consistency latency``): a tiny paced feed through a running
 Spark query. A report can never be written before the batch holding its tuples arrived, and every time the
 stream's watermark passed is reported exactly as the local runner reports it."""
 import time
 
-from experiments import bench_consistency_latency as bench
+from experiments import bench_consistency as bench
 from experiments.bench_consistency import DEFAULT_TBOX, load, make_stream
 from srtopo.consistency.compile import compile_ntm
 from srtopo.io.sources import TntFiles
@@ -70,6 +70,6 @@ def test_every_run_is_fed_the_tuples_it_waits_for(tmp_path, monkeypatch):
                 "batch_p50_s": 0.5, "backlog_max_batches": 0}
     monkeypatch.setattr(bench, "sustainable", sustainable)
     monkeypatch.setattr(bench, "paced", paced)
-    assert bench.main(["--batch-tuples", "2000", "--fractions", "0.5", "--rate", "200", "--file-tuples", "1000",
+    assert bench.latency(["--batch-tuples", "2000", "--fractions", "0.5", "--rate", "200", "--file-tuples", "1000",
                        "--out", str(tmp_path / "latency.json")]) == 0
     assert len(fed) == 3 and all(lines == wanted for lines, wanted in fed), fed
