@@ -1,11 +1,6 @@
-"""Programs with a choice part: what the solver keeps between time points, measured as in "Managing caching
-strategies for stream reasoning with reinforcement learning" (section 4), on the same n-Queens Completion and
-Partner Units streams: every strategy on the local runner's ``Reasoner`` (the default workload, ``reasoner``),
-and the local runner against Spark with restarts from a checkpoint (``spark``). experiments/README.md, "What each
-benchmark measures", says how.
-
-    python -m experiments.bench_choice [reasoner|spark] [flags]       # WORKLOAD --help: its flags
-"""
+"""Programs with a choice part: what the solver keeps between time points, as in "Managing caching strategies for
+stream reasoning with reinforcement learning" (section 4): ``python -m experiments.bench_choice [reasoner|spark]
+[flags]``. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
 import json

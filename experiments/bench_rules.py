@@ -1,10 +1,6 @@
-"""Rule topologies (I-DLV-sr programs) on the ICLP2021 inputs, one workload each: ``strategies`` (the default:
-restart vs incremental on the local runner), ``spark`` (the local runner against Spark local[1] and local[2]),
-``check`` (every input on Spark against the local runner, the models equal) and ``parts`` (where a rule
-micro-batch's time goes on Spark). experiments/README.md, "What each benchmark measures", says how.
-
-    python -m experiments.bench_rules [WORKLOAD] [flags]      # WORKLOAD --help: its flags
-"""
+"""Rule topologies (I-DLV-sr programs) on the ICLP2021 inputs: ``python -m experiments.bench_rules
+[strategies|spark|check|parts] [flags]`` (``WORKLOAD --help``: its flags). experiments/README.md, "What each
+benchmark measures", says what each workload measures and how."""
 from __future__ import annotations
 
 import json

@@ -1,10 +1,6 @@
-"""Streamlog benchmarks, one workload each: ``paths`` (the default: continuous shortest paths, the incremental
-evaluator against re-solving the history with clingo), ``history`` (the same over 10,000+ timestamps, local, Spark
-and the re-solving baseline), ``spark`` (Spark against the local runner) and ``keyed`` (per-sensor moving sums on
-the local runner, Spark local[1] and local[2]). experiments/README.md, "Streamlog benchmarks", says how.
-
-    python -m experiments.bench_streamlog [WORKLOAD] [flags]      # WORKLOAD --help: its flags
-"""
+"""Streamlog benchmarks: ``python -m experiments.bench_streamlog [paths|history|spark|keyed] [flags]`` (``WORKLOAD
+--help``: its flags): incremental evaluation against re-solving the history, locally and on Spark.
+experiments/README.md, "Streamlog benchmarks", says what each workload measures and how."""
 from __future__ import annotations
 
 import os
