@@ -13,7 +13,6 @@ from srtopo.consistency.generate import uniform_rates
 
 NAME = "cost_model"
 DEPENDS = ("fig5",)
-PLAIN_JSON = True
 KEYS = ("tbox", "engine", "budget", "plan", "predicted_tuples_s", "measured_tuples_s", "picked")
 
 
