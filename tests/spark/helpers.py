@@ -16,6 +16,37 @@ def srtopo(args, **kwargs):
                           **kwargs)
 
 
+_ONE_APPLICATION = """
+import contextlib, io, json, sys
+from srtopo.cli import main
+results = []
+for args in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(args)
+        except SystemExit as stop:
+            status = stop.code
+    results.append([status, out.getvalue(), err.getvalue()])
+with open(sys.argv[2], "w", encoding="utf-8") as handle:
+    json.dump(results, handle)
+"""
+
+
+def srtopo_in_one_application(commands: list[list[str]], folder, timeout: int = 900) -> list:
+    """The CLI commands run one after the other in ONE new process, so on one Spark application (the first
+    command's session is the later ones' too: on a cluster, one driver and one set of executors to start, not
+    one per command); a ``CompletedProcess`` per command."""
+    import json
+    env = dict(os.environ, PYSPARK_PYTHON=PY)
+    results = os.path.join(str(folder), "one-application-results.json")
+    done = subprocess.run([PY, "-c", _ONE_APPLICATION, json.dumps(commands), results], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(results, encoding="utf-8") as handle:
+        return [subprocess.CompletedProcess(args, *got) for args, got in zip(commands, json.load(handle))]
+
+
 def srtopo_here(args) -> subprocess.CompletedProcess:
     """The CLI ``args`` run in this process, on the test session's SparkSession (no JVM to start): its exit
     status, standard output and error. ``--master`` is left out: the session's own master is local[2] already,

@@ -6,7 +6,7 @@ import json
 import random
 
 from experiments.kill_campaign import _chain_input, output_lines, reports_dir
-from tests.spark.helpers import kill_at, srtopo
+from tests.spark.helpers import kill_at, srtopo_here
 from tests.spark.test_kill import _batches
 
 POINTS = 90
@@ -18,12 +18,12 @@ def test_sigkill_then_restart_gives_the_uninterrupted_models_and_reports(spark, 
     args = [*base, "--engine", "spark", "--once", "--files-per-batch", "1", "--master", "local[2]",
             "--checkpoint", str(tmp_path / "ck"), "--out", str(out), "--reports-out", str(reports_dir(out))]
     kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",))
-    done = srtopo(args, timeout=900)
+    done = srtopo_here(args)        # the restart: the killed command again, in this process
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 3, f"killed before the fourth store entry: {kills}"
 
     at = base.index("--partitions")
-    local = srtopo([*base[:at], *base[at + 2:], "--reports-out", str(tmp_path / "local-reports.jsonl")], timeout=600)
+    local = srtopo_here([*base[:at], *base[at + 2:], "--reports-out", str(tmp_path / "local-reports.jsonl")])
     assert local.returncode == 0, local.stderr[-3000:]
     got = output_lines(out)
     models = sorted(json.dumps(json.loads(x), sort_keys=True) for x in got.elements() if not x.startswith("report "))
