@@ -15,7 +15,7 @@ which a rule that looks further back than N sees less than the unbounded semanti
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 from clingo import Symbol, ast
@@ -91,6 +91,26 @@ def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
     return StepProgram(base, "".join(parts), slots)
 
 
+#: Program (by identity) -> (the Program, grounding errors of its text, its StepProgram): an evaluator of a program
+#: already seen skips both analyses (a key partition's evaluator is made again at each restore, the same Program)
+_PLANS: OrderedDict = OrderedDict()        # oldest first
+_KEEP_PLANS = 32
+
+
+def _plan(program: Program) -> tuple[list, StepProgram]:
+    """The clingo errors of the program's text and its step program, once per Program object (it is frozen; the
+    entry holds the Program, so its id is not reused while the entry lives)."""
+    entry = _PLANS.get(id(program))
+    if entry is not None and entry[0] is program:
+        return entry[1], entry[2]
+    errors = grounding_errors(program.source_text) if program.source_text else []
+    plan = None if errors else step_program(program, extra_shown=program.history)
+    _PLANS[id(program)] = (program, errors, plan)
+    while len(_PLANS) > _KEEP_PLANS:
+        _PLANS.popitem(last=False)
+    return errors, plan
+
+
 class _Context:
     def __init__(self, inputs: list, old: list | None = None, prev: list | None = None):
         self.inputs = inputs
@@ -125,7 +145,7 @@ class Evaluator:
 
     def __init__(self, program: Program, retain: int | None = None):
         program.check()
-        errors = grounding_errors(program.source_text) if program.source_text else []
+        errors, plan = _plan(program)
         if errors:
             raise _located(errors[0], program.file)
         if retain is not None and retain < 1:
@@ -133,7 +153,7 @@ class Evaluator:
         self.program = program
         self.retain = retain
         self.kept_sigs = program.history
-        self.plan = step_program(program, extra_shown=self.kept_sigs)
+        self.plan = plan
         self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
         self.solver = StepSolver(self.plan.base, self.plan.step, NOW)
         self.solver.reset()
