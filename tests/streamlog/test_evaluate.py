@@ -2,6 +2,7 @@
 stream is punctuated after an idle time so that it does not hold the output back."""
 from __future__ import annotations
 
+import gc
 import os
 import random
 import threading
@@ -108,3 +109,8 @@ def test_the_step_program_is_made_once_per_program_and_never_served_to_another(m
     other = parse_program("seen(T,X) :- msg(T,X), msg(T0,X), T0 < T.\n").check()
     assert _run(Streamlog(other), lines) == [(t, (f"seen({t},{'ab'[t % 2]})",)) for t in range(2, 6)]
     assert calls == [program, other]
+    kept = id(other)
+    assert kept in evaluate._PLANS
+    del other, calls[:]
+    gc.collect()
+    assert kept not in evaluate._PLANS          # the step program goes with its Program

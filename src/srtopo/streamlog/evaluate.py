@@ -15,7 +15,8 @@ which a rule that looks further back than N sees less than the unbounded semanti
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, deque
+import weakref
+from collections import deque
 from dataclasses import dataclass
 
 from clingo import Symbol, ast
@@ -91,24 +92,20 @@ def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
     return StepProgram(base, "".join(parts), slots)
 
 
-#: Program (by identity) -> (the Program, grounding errors of its text, its StepProgram): an evaluator of a program
-#: already seen skips both analyses (a key partition's evaluator is made again at each restore, the same Program)
-_PLANS: OrderedDict = OrderedDict()        # oldest first
-_KEEP_PLANS = 32
+#: id of a live Program -> (grounding errors of its text, its StepProgram): an evaluator of a program already seen
+#: skips both analyses (a key partition's evaluator is made again at each restore, from the same Program); an entry
+#: goes when its Program does
+_PLANS: dict = {}
 
 
-def _plan(program: Program) -> tuple[list, StepProgram]:
-    """The clingo errors of the program's text and its step program, once per Program object (it is frozen; the
-    entry holds the Program, so its id is not reused while the entry lives)."""
+def _plan(program: Program) -> tuple[list, StepProgram | None]:
+    """The clingo errors of the program's text and its step program, once per Program object (it is frozen)."""
     entry = _PLANS.get(id(program))
-    if entry is not None and entry[0] is program:
-        return entry[1], entry[2]
-    errors = grounding_errors(program.source_text) if program.source_text else []
-    plan = None if errors else step_program(program, extra_shown=program.history)
-    _PLANS[id(program)] = (program, errors, plan)
-    while len(_PLANS) > _KEEP_PLANS:
-        _PLANS.popitem(last=False)
-    return errors, plan
+    if entry is None:
+        errors = grounding_errors(program.source_text) if program.source_text else []
+        entry = _PLANS[id(program)] = (errors, None if errors else step_program(program, program.history))
+        weakref.finalize(program, _PLANS.pop, id(program), None)
+    return entry
 
 
 class _Context:
