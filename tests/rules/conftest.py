@@ -101,6 +101,8 @@ def oracle(program: Program, timeline: list[list[clingo.Symbol]], now=None, peri
     for rule in program.rules:
         if rule.trigger is not None and rule.trigger not in triggers:
             triggers.append(rule.trigger)
+    free = {id(item): _free(rule, item) for rule in program.rules for item in rule.body
+            if isinstance(item, StreamingLiteral)}          # a rule's, whatever the time point
     for t, atoms in enumerate(timeline):
         lines += [f"s({t}, {a})." for a in atoms]
         lines += [f"s({t}, {f.symbol})." for f in program.facts]
@@ -113,7 +115,7 @@ def oracle(program: Program, timeline: list[list[clingo.Symbol]], now=None, peri
             body = []
             for item in rule.body:
                 if isinstance(item, StreamingLiteral):
-                    body += _streaming(item, t, _free(rule, item))
+                    body += _streaming(item, t, free[id(item)])
                 else:
                     body.append(str(_ToTime(t)(item.ast)))
             lines.append(f"{head} :- {'; '.join(body)}." if body else f"{head}.")

@@ -1,6 +1,8 @@
 """Both clingo strategies against the independent unrolled-ASP oracle (conftest.oracle)."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 from clingo import parse_term
 
@@ -34,13 +36,19 @@ def test_pv_system_gaps_are_empty_time_points(examples_dir):
     assert len(timeline) == 13 and [i for i, t in enumerate(timeline) if t] == [0, 5, 9, 12]
 
 
+@functools.cache
+def _random(seed: int):
+    """The random case of ``seed``: text, stream, Program, timeline and the oracle's models (once per process)."""
+    text, stream = random_case(seed)
+    program = parse_program(text, f"random-{seed}")
+    timeline = [[parse_term(a) for a in atoms] for atoms in stream]
+    return text, stream, program, timeline, oracle(program, timeline)
+
+
 @pytest.mark.parametrize("block", range(10))
 def test_random_stratified_programs_match_oracle(block):
     for seed in range(block * 12, block * 12 + 12):      # 120 programs, fixed seeds
-        text, stream = random_case(seed)
-        program = parse_program(text, f"random-{seed}")
-        timeline = [[parse_term(a) for a in atoms] for atoms in stream]
-        expected = oracle(program, timeline)
+        text, stream, program, timeline, expected = _random(seed)
         for strategy in ("restart", "incremental-strict", "incremental"):
             got = run_reasoner(program, timeline, strategy)
             assert got == expected, f"seed {seed}, {strategy}:\n{text}\nstream {stream}"
@@ -49,9 +57,7 @@ def test_random_stratified_programs_match_oracle(block):
 def test_random_programs_are_not_trivial():
     derived = 0
     for seed in range(120):
-        text, stream = random_case(seed)
-        program = parse_program(text)
-        out = oracle(program, [[parse_term(a) for a in s] for s in stream])
+        _text, stream, _program, _timeline, out = _random(seed)
         given = {parse_term(a) for s in stream for a in s}
         derived += any(out_t - given for out_t in out)
     assert derived >= 60

@@ -5,13 +5,15 @@ clingo). Spark runs a slice here (each case is a streaming query); ``experiments
 the full set on Spark."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from srtopo.ir.topology import Topology
 from srtopo.streamlog import parse_program
 from srtopo.streamlog.compile import compile_program
 from srtopo.testing import lines, run_topology, unsupported
-from tests.streamlog.test_differential import EXAMPLES, STREAMS, first_difference, oracle, random_case
+from tests.streamlog.test_differential import EXAMPLES, STREAMS, first_difference, oracle, program_of, random_case
 
 SEEDS = range(0, 240, 6)     # 40 programs, each on one and on two sources
 #: the programs Spark runs in the suite (each case is a streaming query of a few micro-batches)
@@ -31,9 +33,16 @@ def on_spark(runner_variant) -> bool:
     return runner.name == "spark"
 
 
+@functools.cache
+def topology_of(text: str, union: str) -> Topology:
+    """The compiled topology of a program (frozen; compiled once per test process for its one- and two-source
+    runs)."""
+    return compile_program(program_of(text), union=union)
+
+
 def run_case(runner_variant, text: str, feed: list, nsources: int, union: str = "synchronized", batches: int = 1):
     runner, options = runner_variant
-    topology = compile_program(parse_program(text, "case.sl"), union=union)
+    topology = topology_of(text, union)
     sources = per_source(feed, nsources, batches)
     why = unsupported(runner, topology, sources)
     assert why is None, why

@@ -9,6 +9,7 @@ mostly through the synchronized union, some through sort-merge and plain.
 """
 from __future__ import annotations
 
+import functools
 import random
 
 import pytest
@@ -44,7 +45,13 @@ def output_signatures(text: str) -> set:
 
 
 def oracle(text: str, facts: list[str]) -> list[tuple[int, tuple]]:
-    """[(t, sorted atoms)] in increasing t, from the unique model of the program plus every fact."""
+    """[(t, sorted atoms)] in increasing t, from the unique model of the program plus every fact (solved once per
+    program and facts in a test process: several suites check their runs of one random case against it)."""
+    return list(_oracle(text, tuple(facts)))
+
+
+@functools.cache
+def _oracle(text: str, facts: tuple[str, ...]) -> tuple[tuple[int, tuple], ...]:
     signatures = output_signatures(text)
     ctl = Control(["0", "--warn=none"])
     ctl.add("base", [], text + "\n" + "".join(f"{parse_term(f.strip()[:-1])}.\n" for f in facts))
@@ -57,7 +64,14 @@ def oracle(text: str, facts: list[str]) -> list[tuple[int, tuple]]:
         if (sym.name, len(sym.arguments)) in signatures and sym.arguments \
                 and sym.arguments[0].type == SymbolType.Number:
             by_time.setdefault(sym.arguments[0].number, []).append(str(sym))
-    return [(t, tuple(sorted(atoms))) for t, atoms in sorted(by_time.items())]
+    return tuple((t, tuple(sorted(atoms))) for t, atoms in sorted(by_time.items()))
+
+
+@functools.cache
+def program_of(text: str):
+    """The checked Program of a text, parsed once in a test process (it is frozen: every evaluator of the text
+    shares it, and with it the evaluator's step program)."""
+    return parse_program(text, "rand.sl").check()
 
 
 # --- running the evaluator ---------------------------------------------------------------------------------------
@@ -65,7 +79,7 @@ def oracle(text: str, facts: list[str]) -> list[tuple[int, tuple]]:
 def run_evaluator(text: str, feed: list[tuple[int, int, str]], nsources: int, union: str = "synchronized"):
     """Feed (source, line number, text) in the given order; the Models each push returned (the last entry is
     finish()'s) and the evaluator (for its rejections)."""
-    evaluator = Streamlog(parse_program(text, "rand.sl").check(), streams=STREAMS[:nsources], union=union)
+    evaluator = Streamlog(program_of(text), streams=STREAMS[:nsources], union=union)
     returned = [evaluator.push(source, line, number) for source, number, line in feed]
     returned.append(evaluator.finish())
     return returned, evaluator
@@ -418,7 +432,7 @@ def test_random_programs_match_oracle(group):
     for seed in SEEDS[group::GROUPS]:
         text, _features, feeds = random_case(seed)
         try:
-            parse_program(text, "rand.sl").check()
+            program_of(text)
         except ProgramError as error:
             pytest.fail(f"seed {seed}: the generated program is rejected: {error}\n{text}")
         for nsources, feed in enumerate(feeds, start=1):
@@ -445,7 +459,7 @@ def test_random_programs_are_many_varied_and_not_trivial():
     texts, features, nonempty = set(), set(), 0
     for seed in SEEDS:
         text, feats, feeds = random_case(seed)
-        parse_program(text, "rand.sl").check()
+        program_of(text)
         texts.add(text)
         features |= feats
         nonempty += bool(oracle(text, [line for _s, _k, line in feeds[1] if not line.startswith("#")]))

@@ -2,6 +2,7 @@
 stream is punctuated after an idle time so that it does not hold the output back."""
 from __future__ import annotations
 
+import gc
 import os
 import random
 import threading
@@ -91,3 +92,25 @@ def test_mutated_lines_never_raise_and_each_bad_line_is_one_rejected_record():
             assert changed == (0 if blank else 1), (round_, number, text)
         streamlog.finish()
         assert all(r.line and r.reason for r in streamlog.rejected)
+
+
+def test_the_step_program_is_made_once_per_program_and_never_served_to_another(monkeypatch):
+    """A key partition's evaluator is made anew at each restore from the same Program: its step program and
+    grounding check are computed once for that Program, and an equal text parsed again is a Program of its own."""
+    from srtopo.streamlog import evaluate
+    calls = []
+    original = evaluate.step_program
+    monkeypatch.setattr(evaluate, "step_program", lambda *a, **k: calls.append(a[0]) or original(*a, **k))
+    program = parse_program(RECENT).check()
+    lines = [f"msg({t},{'ab'[t % 2]})." for t in range(6)]
+    first = _run(Streamlog(program), lines)
+    assert _run(Streamlog(program), lines) == first and _run(Streamlog(program, retain=2), lines) == first
+    assert calls == [program]
+    other = parse_program("seen(T,X) :- msg(T,X), msg(T0,X), T0 < T.\n").check()
+    assert _run(Streamlog(other), lines) == [(t, (f"seen({t},{'ab'[t % 2]})",)) for t in range(2, 6)]
+    assert calls == [program, other]
+    kept = id(other)
+    assert kept in evaluate._PLANS
+    del other, calls[:]
+    gc.collect()
+    assert kept not in evaluate._PLANS          # the step program goes with its Program

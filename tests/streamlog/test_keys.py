@@ -18,7 +18,7 @@ from srtopo.ir.topology import ONE_PARTITION, PartitionKey, Topology
 from srtopo.streamlog import parse_program
 from srtopo.streamlog.compile import compile_program
 from srtopo.streamlog.keys import partition_key
-from tests.streamlog.test_differential import oracle, random_case
+from tests.streamlog.test_differential import oracle, program_of, random_case
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -395,7 +395,7 @@ def test_the_differential_suites_programs_that_come_out_keyed_are_sound_too():
     keyed = 0
     for seed in range(240):
         text, _features, feeds = random_case(seed)
-        program = parse_program(text, "rand.sl").check()
+        program = program_of(text)
         key = partition_key(program)
         if not key.keyed:
             continue

@@ -15,7 +15,7 @@ from srtopo.io.tnt import NotUtf8
 from srtopo.streamlog import Streamlog, parse_program
 from srtopo.streamlog.keys import partition_key
 from srtopo.streamlog.partition import KeyPartition, Routing, keyed, merge
-from tests.streamlog.test_differential import EXAMPLES, STREAMS, oracle, random_case
+from tests.streamlog.test_differential import EXAMPLES, STREAMS, oracle, program_of, random_case
 
 SENSORS = ("avg(T,S,A) :- reading(T,S,_), A = #sum{ V,T0 : reading(T0,S,V), T - 3 < T0, T0 <= T }.\n"
            "high(T,S) :- avg(T,S,A), A > 150, not low(T,S).\n"
@@ -26,7 +26,7 @@ SENSORS = ("avg(T,S,A) :- reading(T,S,_), A = #sum{ V,T0 : reading(T0,S,V), T - 
 
 def local(text: str, feed: list, nsources: int, union: str = "synchronized", retain=None):
     """Models and rejected records of one evaluator fed in the feed's order, then finished."""
-    engine = Streamlog(parse_program(text, "case.sl").check(), STREAMS[:nsources], union, retain)
+    engine = Streamlog(program_of(text), STREAMS[:nsources], union, retain)
     models = [m for s, n, line in feed for m in engine.push(s, line, n)] + engine.finish()
     return [(m.time, m.atoms) for m in models], engine.rejected
 
@@ -35,7 +35,7 @@ def partitioned(text: str, feed: list, nsources: int, partitions: int, batches: 
                 union: str = "synchronized", retain=None):
     """The feed cut into ``batches`` consecutive slices, each slice's lines handed over source by source (as a
     Spark micro-batch does), every partition rebuilt from its JSON state between batches."""
-    program = parse_program(text, "case.sl").check()
+    program = program_of(text)
     key = partition_key(program)
     assert keyed(program, key, union, retain)
     routing = Routing.of(program, key, partitions)
@@ -68,11 +68,11 @@ def keyed_cases():
     out = []
     for seed in range(240):
         text, _features, feeds = random_case(seed)
-        program = parse_program(text, "case.sl").check()
+        program = program_of(text)
         if keyed(program, partition_key(program), "synchronized", None):
             out += [(f"seed {seed}/{n}", text, feed, n) for n, feed in enumerate(feeds, start=1)]
     for name, (text, _oracle_text, make_feed, nsources) in EXAMPLES.items():
-        program = parse_program(text, "case.sl").check()
+        program = program_of(text)
         if keyed(program, partition_key(program), "synchronized", None):
             out += [(f"{name} {seed}", text, make_feed(seed), nsources) for seed in range(3)]
     return out

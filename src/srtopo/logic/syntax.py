@@ -55,15 +55,23 @@ def is_atom_term(term: ast.AST) -> bool:
 
 # --- the one walker over clingo ASTs ----------------------------------------------------------------------
 
+#: the attributes of clingo's AST nodes that never hold a node (a location, a name, an enumeration's value): not
+#: read by ``walk``, since reading an attribute through clingo's C API is most of the cost of a walk
+LEAF_ATTRIBUTES = frozenset({"location", "name", "operator_name", "code", "operator_type", "external", "comparison",
+                             "function", "sequence_type", "sign", "atom_type", "arity", "is_default", "positive",
+                             "comment_type"})
+
+
 def walk(node):
     """Every AST node below ``node`` (itself included), depth first; lists and AST sequences are descended."""
-    if isinstance(node, ast.AST):
-        yield node
-        for key in node.keys():
-            yield from walk(getattr(node, key))
-    elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
-        for child in node:
-            yield from walk(child)
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.AST):
+            yield node
+            stack.extend(getattr(node, key) for key in reversed(node.keys()) if key not in LEAF_ATTRIBUTES)
+        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ASTSequence":
+            stack.extend(reversed(node))
 
 
 def symbolic_atoms(node):

@@ -15,6 +15,7 @@ which a rule that looks further back than N sees less than the unbounded semanti
 from __future__ import annotations
 
 import re
+import weakref
 from collections import deque
 from dataclasses import dataclass
 
@@ -91,6 +92,22 @@ def step_program(program: Program, extra_shown=frozenset()) -> StepProgram:
     return StepProgram(base, "".join(parts), slots)
 
 
+#: id of a live Program -> (grounding errors of its text, its StepProgram): an evaluator of a program already seen
+#: skips both analyses (a key partition's evaluator is made again at each restore, from the same Program); an entry
+#: goes when its Program does
+_PLANS: dict = {}
+
+
+def _plan(program: Program) -> tuple[list, StepProgram | None]:
+    """The clingo errors of the program's text and its step program, once per Program object (it is frozen)."""
+    entry = _PLANS.get(id(program))
+    if entry is None:
+        errors = grounding_errors(program.source_text) if program.source_text else []
+        entry = _PLANS[id(program)] = (errors, None if errors else step_program(program, program.history))
+        weakref.finalize(program, _PLANS.pop, id(program), None)
+    return entry
+
+
 class _Context:
     def __init__(self, inputs: list, old: list | None = None, prev: list | None = None):
         self.inputs = inputs
@@ -125,7 +142,7 @@ class Evaluator:
 
     def __init__(self, program: Program, retain: int | None = None):
         program.check()
-        errors = grounding_errors(program.source_text) if program.source_text else []
+        errors, plan = _plan(program)
         if errors:
             raise _located(errors[0], program.file)
         if retain is not None and retain < 1:
@@ -133,7 +150,7 @@ class Evaluator:
         self.program = program
         self.retain = retain
         self.kept_sigs = program.history
-        self.plan = step_program(program, extra_shown=self.kept_sigs)
+        self.plan = plan
         self.slot = {sig: k for k, sig in enumerate(self.plan.slots)}
         self.solver = StepSolver(self.plan.base, self.plan.step, NOW)
         self.solver.reset()
