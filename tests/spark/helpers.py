@@ -17,19 +17,10 @@ def srtopo(args, **kwargs):
 
 
 _ONE_APPLICATION = """
-import contextlib, io, json, sys
-from srtopo.cli import main
-results = []
-for args in json.loads(sys.argv[1]):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(args)
-        except SystemExit as stop:
-            status = stop.code
-    results.append([status, out.getvalue(), err.getvalue()])
+import json, sys
+from tests.spark.helpers import run_cli
 with open(sys.argv[2], "w", encoding="utf-8") as handle:
-    json.dump(results, handle)
+    json.dump([run_cli(args) for args in json.loads(sys.argv[1])], handle)
 """
 
 
@@ -47,25 +38,30 @@ def srtopo_in_one_application(commands: list[list[str]], folder, timeout: int = 
         return [subprocess.CompletedProcess(args, *got) for args, got in zip(commands, json.load(handle))]
 
 
-def srtopo_here(args) -> subprocess.CompletedProcess:
-    """The CLI ``args`` run in this process, on the test session's SparkSession (no JVM to start): its exit
-    status, standard output and error. ``--master`` is left out: the session's own master is local[2] already,
-    and a master given to a running session would set the command's defaults on it for the tests after."""
+def run_cli(args) -> tuple:
+    """The CLI ``args`` run in this process: (exit status, standard output, standard error)."""
     import contextlib
     import io
 
     from srtopo.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(list(args))
+        except SystemExit as stop:
+            status = stop.code
+    return status, out.getvalue(), err.getvalue()
+
+
+def srtopo_here(args) -> subprocess.CompletedProcess:
+    """The CLI ``args`` run in this process, on the test session's SparkSession (no JVM to start): its exit
+    status, standard output and error. ``--master`` is left out: the session's own master is local[2] already,
+    and a master given to a running session would set the command's defaults on it for the tests after."""
     args = list(args)
     while "--master" in args:
         at = args.index("--master")
         del args[at:at + 2]
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(args)
-        except SystemExit as stop:
-            status = stop.code
-    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(args, *run_cli(args))
 
 
 def srtopo_popen(args, **kwargs):
