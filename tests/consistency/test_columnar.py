@@ -167,3 +167,28 @@ def test_a_file_uri_names_its_file_as_it_is(tmp_path):
         for uri in (f"file:{path}", f"file://{path}"):
             assert _read_bytes(uri) == name.encode(), uri
             assert local_path(uri) == str(path), uri
+
+
+def test_a_files_rows_travel_packed_one_value_per_partition(tmp_path):
+    """What a reading task hands to Spark's shuffle: per partition that has rows, one value holding exactly that
+    partition's rows (tuples, subjects, the file's summary, malformed lines), as read."""
+    import pyarrow as pa
+
+    from srtopo.consistency.partitioned import FileToRead, packed, read_files, unpacked, vocabulary_of
+    topology, (lines, _) = _case(5)
+    path = tmp_path / "s.tnt"
+    path.write_text("\n".join(lines[:300] + ["not a statement"]) + "\n", encoding="utf-8")
+    routes = [17, 3, 40]
+    rows = read_files([FileToRead(str(path), 0, 0)], vocabulary_of(topology), 0, routes)
+    batches = list(packed(rows, routes))
+    assert len(batches) == 1 and len(list(packed(rows, routes, most_bytes=0))) == len(set(routes))
+    batch = batches[0]
+    assert batch.num_rows == len(set(rows.column("route").to_pylist()))
+    for value, blob in zip(batch.column("route").to_pylist(), batch.column("rows").to_pylist()):
+        expected = rows.filter(pa.compute.equal(rows.column("route"), value))
+        got = unpacked([pa.RecordBatch.from_arrays([pa.array([value]), pa.array([blob], pa.binary())],
+                                                   names=["route", "rows"])])
+        assert got.to_pylist() == pa.Table.from_batches([expected]).to_pylist()
+    assert sum(unpacked([batch]).column("kind").to_pylist().count(k) for k in (0, 3)) == \
+        sum(rows.column("kind").to_pylist().count(k) for k in (0, 3))
+    assert 3 in rows.column("kind").to_pylist() and 0 in rows.column("kind").to_pylist()

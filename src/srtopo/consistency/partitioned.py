@@ -7,7 +7,8 @@ pyarrow's file systems for ``hdfs://`` and ``s3a://``) and parsed into columns (
 files by their line readers). A task hands on compact rows (``ROWS``): per tuple a 64-bit subject key, its concept
 id, its time and its place (file, line, part); per distinct subject of a file one row with its IRI (the only place
 an IRI travels: reports and late records name subjects); per file one summary row (its source, largest time and
-punctuation), copied to every partition; per malformed line one row with its text and reason.
+punctuation), copied to every partition; per malformed line one row with its text and reason. A file's rows bound
+for one partition travel as ONE value, an Arrow IPC stream (``packed``).
 
 **Routing**: rows go to partition ``key mod n`` by one shuffle (``route``: a value Spark's hash partitioner sends
 to that partition, found once per session). The subject key is a 64-bit hash of the IRI (``string_keys``, with a
@@ -44,12 +45,16 @@ from srtopo.ir.topology import Topology
 
 #: row kinds
 TUPLE, SUBJECT, FILE, MALFORMED = 0, 1, 2, 3
-#: the rows a reading task hands on (Spark's schema of them: ``ROW_SCHEMA``)
+#: the rows a reading task hands on (packed per partition: ``PACKED``)
 ROWS = pa.schema([("route", pa.int64()), ("kind", pa.int8()), ("key", pa.int64()), ("aid", pa.int32()),
                   ("time", pa.int64()), ("place", pa.int64()), ("pre_t", pa.int64()), ("pre_p", pa.int64()),
                   ("text", pa.string()), ("extra", pa.string())])
-ROW_SCHEMA = ("route BIGINT, kind TINYINT, key BIGINT, aid INT, time BIGINT, place BIGINT, pre_t BIGINT, "
-              "pre_p BIGINT, text STRING, extra STRING")
+#: what a reading task hands to the shuffle: per file and partition ONE row, that partition's ``ROWS`` as an Arrow
+#: IPC stream (``packed``). Spark's shuffle then moves a few large values instead of a row per tuple: each row
+#: through the JVM (Arrow to Spark's rows, the shuffle's write and read, back to Arrow) held the plan to about
+#: 360k tuples/s on local[2] (experiments/README.md)
+PACKED = pa.schema([("route", pa.int64()), ("rows", pa.binary())])
+PACKED_SCHEMA = "route BIGINT, rows BINARY"
 #: what a closing task returns (one row)
 COUNTS = pa.schema([("partition", pa.int32()), ("counts", pa.string())])
 COUNT_SCHEMA = "partition INT, counts STRING"
@@ -246,6 +251,43 @@ def _rows(route, kind, key, aid, time, place, pre_t, pre_p, given, text, extra) 
          extra if extra is not None else pa.nulls(n, pa.string())], schema=ROWS)
 
 
+_IPC = pa.ipc.IpcWriteOptions(compression="lz4")
+#: at most this many rows in one packed value (a value of ~16 MB: a large file's rows go as several)
+PACK_ROWS = 1 << 18
+
+
+def packed(rows: pa.RecordBatch, routes: list[int], most_bytes: int = 1 << 28):
+    """``rows`` (``ROWS``) as ``PACKED`` batches: per partition that has any, its rows as Arrow IPC streams of at
+    most ``PACK_ROWS`` rows, written one after the other into one buffer that becomes the binary column's data
+    (a new batch past ``most_bytes``: its 32-bit offsets hold)."""
+    route = rows.column("route").to_numpy(zero_copy_only=False)
+    sink, values, offsets = pa.BufferOutputStream(), [], [0]
+    for value in routes:
+        mine = rows.filter(pa.array(route == value))
+        for start in range(0, mine.num_rows, PACK_ROWS):
+            with pa.ipc.new_stream(sink, ROWS, options=_IPC) as writer:
+                writer.write_batch(mine.slice(start, PACK_ROWS))
+            values.append(value)
+            offsets.append(sink.tell())
+            if offsets[-1] > most_bytes:
+                yield _packed_batch(values, offsets, sink)
+                sink, values, offsets = pa.BufferOutputStream(), [], [0]
+    if values:
+        yield _packed_batch(values, offsets, sink)
+
+
+def _packed_batch(values: list[int], offsets: list[int], sink) -> pa.RecordBatch:
+    blobs = pa.Array.from_buffers(pa.binary(), len(values),
+                                  [None, pa.py_buffer(np.array(offsets, np.int32)), sink.getvalue()])
+    return pa.RecordBatch.from_arrays([pa.array(values, pa.int64()), blobs], schema=PACKED)
+
+
+def unpacked(batches) -> pa.Table:
+    """The ``ROWS`` of a partition from its ``PACKED`` batches."""
+    tables = [pa.ipc.open_stream(blob.as_buffer()).read_all() for b in batches for blob in b.column("rows")]
+    return pa.concat_tables(tables) if tables else ROWS.empty_table()
+
+
 # --- closing ------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -337,8 +379,10 @@ def close_partition(rows: pa.Table, partition: int, closing: Closing) -> dict:
     rejected: list[RejectedRecord] = []
     late = np.zeros(len(t_time), dtype=bool)
     if closing.lateness is not None and len(t_time):
-        base = np.array([before[f] for f in file_no.tolist()], dtype=np.int64).reshape(-1, 2) if len(file_no) \
-            else np.zeros((0, 2), np.int64)
+        by_file = np.full((max(before, default=-1) + 1, 2), NEG, dtype=np.int64)     # file number -> clock
+        for f, clock in before.items():
+            by_file[f] = clock
+        base = by_file[file_no]
         pre_t = tuples.column("pre_t").fill_null(NEG).to_numpy(zero_copy_only=False).astype(np.int64)
         pre_p = tuples.column("pre_p").fill_null(NEG).to_numpy(zero_copy_only=False).astype(np.int64)
         latest = np.maximum(base[:, 0], pre_t)

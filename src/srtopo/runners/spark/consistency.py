@@ -399,11 +399,12 @@ class ConsistencyJob(MicroBatchJob):
         return [close_partition(pa.Table.from_batches([rows]), 0, closing)]
 
     def _columnar_on_executors(self, spark, files: list, closing) -> list[dict]:
-        """One Spark job: tasks read groups of files (``mapInArrow``), ONE shuffle by subject key, a task per
-        partition closes its windows (``mapInArrow``) and returns its counters."""
+        """One Spark job: tasks read groups of files (``mapInArrow``), ONE shuffle by subject key of their rows packed
+        per file and partition (``partitioned.packed``), a task per partition closes its windows (``mapInArrow``)
+        and returns its counters."""
         import pandas as pd
 
-        from srtopo.consistency.partitioned import COUNT_SCHEMA, ROW_SCHEMA
+        from srtopo.consistency.partitioned import COUNT_SCHEMA, PACKED_SCHEMA
         routes = self._routes(spark, closing.parts)
         groups = _groups(files, spark.sparkContext.defaultParallelism)
         topology = self.topology
@@ -411,18 +412,19 @@ class ConsistencyJob(MicroBatchJob):
         def read(batches):
             import pyarrow as pa
 
-            from srtopo.consistency.partitioned import FileToRead, read_files, vocabulary_of
+            from srtopo.consistency.partitioned import FileToRead, packed, read_files, vocabulary_of
             for batch in batches:
                 for text in batch.column("files").to_pylist():
-                    group = [FileToRead(*f) for f in json.loads(text)]
-                    yield read_files(group, vocabulary_of(topology), closing.seed, routes)
+                    for f in json.loads(text):
+                        yield from packed(read_files([FileToRead(*f)], vocabulary_of(topology), closing.seed,
+                                                     routes), routes)
 
         def close(batches):
             import pyarrow as pa
             from pyspark import TaskContext
 
-            from srtopo.consistency.partitioned import COUNTS, ROWS, close_partition
-            table = pa.Table.from_batches(list(batches), schema=ROWS)
+            from srtopo.consistency.partitioned import COUNTS, close_partition, unpacked
+            table = unpacked(batches)
             p = TaskContext.get().partitionId()
             counts = close_partition(table, p, closing)
             yield pa.RecordBatch.from_pydict({"partition": [p], "counts": [json.dumps(counts)]}, schema=COUNTS)
@@ -431,7 +433,7 @@ class ConsistencyJob(MicroBatchJob):
                                                         for f in g]) for g in groups]})
         with session_conf(spark, {**WRITE_JOB, "spark.sql.execution.arrow.pyspark.enabled": "true"}):
             frame = spark.createDataFrame(listing, "files STRING")
-            rows = frame.mapInArrow(read, ROW_SCHEMA).repartition(closing.parts, "route")
+            rows = frame.mapInArrow(read, PACKED_SCHEMA).repartition(closing.parts, "route")
             found = rows.mapInArrow(close, COUNT_SCHEMA).collect()
         return [json.loads(r["counts"]) for r in sorted(found, key=lambda r: r["partition"])]
 
