@@ -10,6 +10,8 @@ from srtopo.streamlog import parse_program
 @pytest.mark.parametrize("rule, refused", [
     ("p(T,X) :- a(T,X), X != __sl_next(T,1).\n", "__sl_next"),
     ("p(T,f(__x(1))) :- a(T,_).\n", "__x"),
+    ("p(T,X) :- a(T,X), X != __sl_now.\n", "__sl_now"),
+    ("p(T,__c) :- a(T,_).\n", "__c"),
     ("p(T,N) :- a(T,_), N = #count{ X : b(T,g(__y(X),X)) }.\n", "__y"),
     ("p(T,X) :- a(T,X), \"__s\" != X.\n", None),
     ("p(T,X) :- a(T,X), x__y != X.\n", None),
