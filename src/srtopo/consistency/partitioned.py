@@ -49,8 +49,8 @@ TUPLE, SUBJECT, FILE, MALFORMED = 0, 1, 2, 3
 ROWS = pa.schema([("route", pa.int64()), ("kind", pa.int8()), ("key", pa.int64()), ("aid", pa.int32()),
                   ("time", pa.int64()), ("place", pa.int64()), ("pre_t", pa.int64()), ("pre_p", pa.int64()),
                   ("text", pa.string()), ("extra", pa.string())])
-#: what a reading task hands to the shuffle: per file and partition ONE row, that partition's ``ROWS`` as an Arrow
-#: IPC stream (``packed``). Spark's shuffle then moves a few large values instead of a row per tuple: each row
+#: what a reading task hands to the shuffle: per file and partition ONE row (a few for a file of more than
+#: ``PACK_ROWS`` rows), that partition's ``ROWS`` as an Arrow IPC stream (``packed``). Spark's shuffle then moves a few large values instead of a row per tuple: each row
 #: through the JVM (Arrow to Spark's rows, the shuffle's write and read, back to Arrow) held the plan to about
 #: 360k tuples/s on local[2] (experiments/README.md)
 PACKED = pa.schema([("route", pa.int64()), ("rows", pa.binary())])
