@@ -60,11 +60,9 @@ def _arrow_two(_spark, files: list[str], _window) -> int:
 
 def _columnar_shuffle(spark, files: list[str], _window) -> int:
     """The columnar plan's read tasks and one shuffle of their rows by subject key; a count per partition."""
-    import json
-
     import pandas as pd
 
-    from srtopo.consistency.partitioned import COUNT_SCHEMA, PACKED_SCHEMA, FileToRead
+    from srtopo.consistency.partitioned import COUNT_SCHEMA, PACKED_SCHEMA, FileToRead, group_text
     from srtopo.runners.spark.consistency import _groups
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
     routes = [int(r["id"]) for r in spark.sql(f"SELECT min(id) AS id FROM (SELECT id, pmod(hash(id), {parts}) AS p "
@@ -73,21 +71,17 @@ def _columnar_shuffle(spark, files: list[str], _window) -> int:
     topology = _LIMIT_TOPOLOGY
 
     def read(batches):
-        from srtopo.consistency.partitioned import FileToRead, packed, read_files, vocabulary_of
-        for batch in batches:
-            for text in batch.column("files").to_pylist():
-                for f in json.loads(text):
-                    yield from packed(read_files([FileToRead(*f)], vocabulary_of(topology), 0, routes), routes)
+        from srtopo.consistency.partitioned import read_packed
+        yield from read_packed(batches, topology, 0, routes)
 
     def count(batches):
         import pyarrow as pa
         from pyspark import TaskContext
-        from srtopo.consistency.partitioned import unpacked
+        from srtopo.consistency.partitioned import COUNTS, unpacked
         n = unpacked(batches).num_rows
         yield pa.RecordBatch.from_pydict({"partition": [TaskContext.get().partitionId()], "counts": [str(n)]},
-                                         schema=pa.schema([("partition", pa.int32()), ("counts", pa.string())]))
-    listing = pd.DataFrame({"files": [json.dumps([[f.path, f.source, f.number, f.form, f.rdf_format] for f in g])
-                                      for g in group]})
+                                         schema=COUNTS)
+    listing = pd.DataFrame({"files": [group_text(g) for g in group]})
     frame = spark.createDataFrame(listing, "files STRING").mapInArrow(read, PACKED_SCHEMA).repartition(parts, "route")
     return sum(int(r["counts"]) for r in frame.mapInArrow(count, COUNT_SCHEMA).collect())
 

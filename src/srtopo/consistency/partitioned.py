@@ -50,9 +50,9 @@ ROWS = pa.schema([("route", pa.int64()), ("kind", pa.int8()), ("key", pa.int64()
                   ("time", pa.int64()), ("place", pa.int64()), ("pre_t", pa.int64()), ("pre_p", pa.int64()),
                   ("text", pa.string()), ("extra", pa.string())])
 #: what a reading task hands to the shuffle: per file and partition ONE row (a few for a file of more than
-#: ``PACK_ROWS`` rows), that partition's ``ROWS`` as an Arrow IPC stream (``packed``). Spark's shuffle then moves a few large values instead of a row per tuple: each row
-#: through the JVM (Arrow to Spark's rows, the shuffle's write and read, back to Arrow) held the plan to about
-#: 360k tuples/s on local[2] (experiments/README.md)
+#: ``PACK_ROWS`` rows), that partition's ``ROWS`` as an Arrow IPC stream (``packed``). Spark's shuffle then moves a
+#: few large values instead of a row per tuple: each row through the JVM (Arrow to Spark's rows, the shuffle's write
+#: and read, back to Arrow) held the plan to about 360k tuples/s on local[2] (experiments/README.md)
 PACKED = pa.schema([("route", pa.int64()), ("rows", pa.binary())])
 PACKED_SCHEMA = "route BIGINT, rows BINARY"
 #: what a closing task returns (one row)
@@ -280,6 +280,20 @@ def _packed_batch(values: list[int], offsets: list[int], sink) -> pa.RecordBatch
     blobs = pa.Array.from_buffers(pa.binary(), len(values),
                                   [None, pa.py_buffer(np.array(offsets, np.int32)), sink.getvalue()])
     return pa.RecordBatch.from_arrays([pa.array(values, pa.int64()), blobs], schema=PACKED)
+
+
+def group_text(group: list[FileToRead]) -> str:
+    """A reading task's group of files as the text of its one input row (``read_packed`` reads it back)."""
+    return json.dumps([[f.path, f.source, f.number, f.form, f.rdf_format] for f in group])
+
+
+def read_packed(batches, topology: Topology, seed: int, routes: list[int]):
+    """What a reading task yields (``mapInArrow``): for the groups of files its input rows name (``group_text``),
+    each file's rows packed per partition (``packed``)."""
+    for batch in batches:
+        for text in batch.column("files").to_pylist():
+            for f in json.loads(text):
+                yield from packed(read_files([FileToRead(*f)], vocabulary_of(topology), seed, routes), routes)
 
 
 def unpacked(batches) -> pa.Table:

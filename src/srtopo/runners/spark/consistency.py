@@ -404,20 +404,14 @@ class ConsistencyJob(MicroBatchJob):
         and returns its counters."""
         import pandas as pd
 
-        from srtopo.consistency.partitioned import COUNT_SCHEMA, PACKED_SCHEMA
+        from srtopo.consistency.partitioned import COUNT_SCHEMA, PACKED_SCHEMA, group_text
         routes = self._routes(spark, closing.parts)
         groups = _groups(files, spark.sparkContext.defaultParallelism)
         topology = self.topology
 
         def read(batches):
-            import pyarrow as pa
-
-            from srtopo.consistency.partitioned import FileToRead, packed, read_files, vocabulary_of
-            for batch in batches:
-                for text in batch.column("files").to_pylist():
-                    for f in json.loads(text):
-                        yield from packed(read_files([FileToRead(*f)], vocabulary_of(topology), closing.seed,
-                                                     routes), routes)
+            from srtopo.consistency.partitioned import read_packed
+            yield from read_packed(batches, topology, closing.seed, routes)
 
         def close(batches):
             import pyarrow as pa
@@ -429,8 +423,7 @@ class ConsistencyJob(MicroBatchJob):
             counts = close_partition(table, p, closing)
             yield pa.RecordBatch.from_pydict({"partition": [p], "counts": [json.dumps(counts)]}, schema=COUNTS)
 
-        listing = pd.DataFrame({"files": [json.dumps([[f.path, f.source, f.number, f.form, f.rdf_format]
-                                                        for f in g]) for g in groups]})
+        listing = pd.DataFrame({"files": [group_text(g) for g in groups]})
         with session_conf(spark, {**WRITE_JOB, "spark.sql.execution.arrow.pyspark.enabled": "true"}):
             frame = spark.createDataFrame(listing, "files STRING")
             rows = frame.mapInArrow(read, PACKED_SCHEMA).repartition(closing.parts, "route")
