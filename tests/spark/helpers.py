@@ -111,11 +111,15 @@ def write_tnt_files(directory, triples, files: int) -> list[str]:
 KILL_POINTS = {"after-entry": (1, 0.0), "later-batch-writing": (3, 0.0), "during-sink": (4, 0.5)}
 
 
-def kill_at(args, checkpoint, batches, points) -> list[int]:
+def kill_at(args, checkpoint, batches, points, frozen: list | None = None) -> list[int]:
     """Run the CLI ``args`` once per kill point (names of ``KILL_POINTS``), each killed with SIGKILL there; the
-    latest store entry at each kill. ``batches(checkpoint)`` lists the store's entries."""
+    latest store entry at each kill. ``batches(checkpoint)`` lists the store's entries. With ``frozen`` (a list),
+    the run's JVM is stopped (SIGSTOP) before its driver is killed and left so, its pid appended: the moment a
+    killed driver's JVM goes on, made to last."""
+    import json
     import signal
     import time
+    from srtopo.runners.spark.lease import DRIVER_FILE
     kills = []
     for wait_for, delay in (KILL_POINTS[p] for p in points):
         proc = srtopo_popen(args, start_new_session=True)
@@ -127,6 +131,10 @@ def kill_at(args, checkpoint, batches, points) -> list[int]:
                 time.sleep(0.05)
             time.sleep(delay)
         finally:
+            if frozen is not None:
+                with open(os.path.join(str(checkpoint), DRIVER_FILE), encoding="utf-8") as handle:
+                    frozen.append(json.load(handle)["jvm_pid"])
+                os.kill(frozen[-1], signal.SIGSTOP)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             proc.stdout.close()

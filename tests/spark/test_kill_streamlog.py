@@ -1,10 +1,18 @@
 """Exactly-once for Streamlog topologies: a stream of per-sensor readings in eight files, ``streamlog --engine
 spark`` killed with SIGKILL as a later batch starts writing its store entry and restarted; the models written
-over both runs equal one local run over the whole stream. The program is keyed by the sensor, so it runs in key
+over both runs equal one local run over the whole stream. The killed driver's JVM is frozen first: the restart
+names it and waits for it (``runners.spark.lease``), and runs once it is gone. The program is keyed by the sensor, so it runs in key
 partitions (two on local[2]), each with its state in the store."""
 import json
 import os
 import random
+import signal
+
+import pytest
+
+from srtopo.errors import TopologyError
+from srtopo.runners.spark.fs import HadoopFS
+from srtopo.runners.spark.lease import DRIVER_FILE, wait_for_earlier_driver
 
 from tests.spark.helpers import kill_at, srtopo_here
 from tests.spark.test_kill import _batches
@@ -32,7 +40,16 @@ def test_sigkill_then_restart_gives_the_local_models(spark, tmp_path):
     args = ["streamlog", "--engine", "spark", "--program", str(tmp_path / "p.sl"), "--stream", str(folder),
             "--once", "--files-per-batch", "1", "--master", "local[2]", "--checkpoint", str(tmp_path / "ck"),
             "--out", str(tmp_path / "out")]
-    kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",))
+    frozen: list = []
+    kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",), frozen)
+    try:
+        with open(tmp_path / "ck" / DRIVER_FILE, encoding="utf-8") as handle:
+            lock = json.load(handle)["jvm_lock"]
+        assert os.path.exists(lock)     # the killed driver could not remove it; its JVM holds it
+        with pytest.raises(TopologyError, match=f"JVM \\(process {frozen[0]}\\) of a killed run"):
+            wait_for_earlier_driver(HadoopFS(spark), str(tmp_path / "ck"), None, timeout=0.5)
+    finally:
+        os.kill(frozen[0], signal.SIGKILL)
     done = srtopo_here(args)        # the restart: the killed command again, in this process
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 3, f"killed before the fourth store entry: {kills}"
@@ -46,3 +63,4 @@ def test_sigkill_then_restart_gives_the_local_models(spark, tmp_path):
     entries = sorted(p for p in (tmp_path / "ck" / "store").iterdir() if p.name.isdigit())
     assert sorted(f.name for f in (entries[-1] / "kind=state").iterdir() if not f.name.startswith(".")) == [
         "part-00000.json", "part-00001.json"]
+    assert not os.path.exists(lock)     # the restart removed the killed run's lock once it was free

@@ -40,6 +40,7 @@ from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
 from srtopo.runners.protocol import natural, positive
+from srtopo.runners.spark.lease import record_driver, wait_for_earlier_driver
 from srtopo.runners.spark.sinks import row_field
 from srtopo.runners.spark.streaming import STOP_GRACE
 
@@ -357,8 +358,10 @@ class SparkRunner:
         if checkpoint is None:
             checkpoint = temp = tempfile.mkdtemp(prefix="srtopo-ckpt-")
         checkpoint = qualify(checkpoint)
+        from srtopo.runners.spark.fs import HadoopFS
+        from srtopo.runners.spark.session import active_jvm_pid, jvm_lock
+        wait_for_earlier_driver(HadoopFS(spark), checkpoint, jvm_lock())
         if kind.event_time:
-            from srtopo.runners.spark.fs import HadoopFS
             lateness = settled_lateness(HadoopFS(spark), checkpoint, lateness, given=config.lateness is not None)
         origins: dict = {}
         spelled_as_given(sources, origins)
@@ -388,6 +391,7 @@ class SparkRunner:
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins, hand_over)
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources),
                          lateness if kind.event_time else None)
+        record_driver(job.fs, checkpoint, jvm_lock(), active_jvm_pid())
         handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle

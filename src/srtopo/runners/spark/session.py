@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import signal
 import sys
@@ -111,6 +112,22 @@ def keep_jvm_log() -> str | None:
 
 
 _LOG: dict = {"path": None, "keep": False, "temporary": False}
+#: the lock file the JVM of this process holds (``runners.spark.lease``)
+_LOCK: dict = {"path": None}
+
+
+def jvm_lock() -> str | None:
+    """The lock file this process's JVM holds until it exits (None: the JVM was not launched here)."""
+    return _LOCK["path"]
+
+
+def _remove_lock() -> None:
+    """At exit: this process ended well, so nobody needs to wait for its JVM (which exits in a moment)."""
+    if _LOCK["path"]:
+        try:
+            os.remove(_LOCK["path"])
+        except OSError:
+            pass
 
 
 def _remove_log() -> None:
@@ -131,7 +148,8 @@ def _launch_gateway(settings: dict) -> None:
     restore Python's SIGINT handler and die printing tracebacks, failing the batch in progress, while this
     process was about to stop the query cleanly. In a group of its own the JVM and its workers hear only what this
     process tells them, and die with it (the JVM exits when its standard input, a pipe from us, closes). Its
-    console output - start-up warnings, Spark's log - would otherwise cover the terminal on every run."""
+    console output - start-up warnings, Spark's log - would otherwise cover the terminal on every run. It inherits
+    a lock (``jvm_lock``) that outlives this process as long as the JVM does (``runners.spark.lease``)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
@@ -149,6 +167,10 @@ def _launch_gateway(settings: dict) -> None:
             atexit.register(_remove_log)
         kwargs.update(stdout=handle, stderr=handle)
         _LOG["path"] = target
+    lock_fd, _LOCK["path"] = tempfile.mkstemp(prefix="srtopo-jvm-", suffix=".lock")
+    fcntl.flock(lock_fd, fcntl.LOCK_EX)     # held by this process and, inherited, by the JVM: gone with both
+    kwargs["pass_fds"] = (lock_fd,)
+    atexit.register(_remove_lock)
     try:
         conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
         gateway = launch_gateway(conf, popen_kwargs=kwargs)
