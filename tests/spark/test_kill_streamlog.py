@@ -64,3 +64,4 @@ def test_sigkill_then_restart_gives_the_local_models(spark, tmp_path):
     assert sorted(f.name for f in (entries[-1] / "kind=state").iterdir() if not f.name.startswith(".")) == [
         "part-00000.json", "part-00001.json"]
     assert not os.path.exists(lock)     # the restart removed the killed run's lock once it was free
+    assert not (tmp_path / "ck" / DRIVER_FILE).exists()     # and its own record when it ended

@@ -6,7 +6,8 @@ micro-batch thread goes on: it commits the batch in flight and writes the next b
 on the same checkpoint within that moment met those writes half-way ("Multiple streaming queries are
 concurrently using ..."). So each JVM this process launches inherits a file lock that the kernel releases only
 when the last process holding it - this one or its JVM - is gone; a run records the lock's file in the
-checkpoint, and the next run waits for the lock before it touches the checkpoint."""
+checkpoint, and the next run waits for the lock before it touches the checkpoint. A run that ends removes its
+record (``release_driver``): a process that goes on with its JVM after its run is no run in progress."""
 from __future__ import annotations
 
 import errno
@@ -45,6 +46,18 @@ def record_driver(fs, checkpoint: str, jvm_lock: str | None, jvm_pid: int | None
                               "jvm_pid": jvm_pid}) + "\n")
 
 
+def release_driver(fs, checkpoint: str) -> None:
+    """Remove the driver file this process wrote: its run ended (a run killed leaves it, for the next to read)."""
+    path = checkpoint.rstrip("/") + "/" + DRIVER_FILE
+    text = fs.read_text(path)
+    try:
+        mine = text is not None and json.loads(text).get("pid") == os.getpid()
+    except (ValueError, AttributeError):
+        mine = False
+    if mine:
+        fs.delete(path)
+
+
 def wait_for_earlier_driver(fs, checkpoint: str, own_lock: str | None, timeout: float = WAIT_SECONDS) -> None:
     """Return once no process of an earlier run on ``checkpoint`` is left on this machine: at once when its
     driver ended with its JVM, after a moment when the driver was killed and its JVM is still exiting.
@@ -75,7 +88,8 @@ def wait_for_earlier_driver(fs, checkpoint: str, own_lock: str | None, timeout: 
             if earlier.get("pid") != os.getpid() and _alive(earlier.get("pid")):
                 raise TopologyError(f"checkpoint {checkpoint} is in use by another run: process {earlier['pid']} "
                                     f"on this machine drives a query on it",
-                                    hint="stop that run first, or give this one another --checkpoint directory")
+                                    hint="stop that run first (a process that started one with SparkRunner.start ends it with "
+                                         "finish() or cleanup()), or give this one another --checkpoint directory")
             if time.monotonic() > deadline:
                 raise TopologyError(f"the Spark JVM (process {jvm}) of a killed run on checkpoint {checkpoint} "
                                     f"still runs after {timeout:.0f} s",

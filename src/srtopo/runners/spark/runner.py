@@ -40,7 +40,7 @@ from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
 from srtopo.runners.protocol import natural, positive
-from srtopo.runners.spark.lease import record_driver, wait_for_earlier_driver
+from srtopo.runners.spark.lease import record_driver, release_driver, wait_for_earlier_driver
 from srtopo.runners.spark.sinks import row_field
 from srtopo.runners.spark.streaming import STOP_GRACE
 
@@ -103,6 +103,7 @@ class SparkRun:
         self.hand_over = hand_over  # a running query's hand-over of written records to the sink
         self.kind = kind_of(topology).spark_job()
         self._metrics_written = False    # metrics_out is appended to once per run
+        self.checkpoint: str | None = None     # named as this process's in its driver file while the run lasts
 
     def flush(self) -> None:
         """Wait until every batch written so far has reached the sink (a running query hands them over on a
@@ -154,6 +155,13 @@ class SparkRun:
         self.flush()
         self.job.finish()
         self.seconds = time.perf_counter() - self.started
+        self._release()
+
+    def _release(self) -> None:
+        """The run is over: a later run on its checkpoint has nothing of this one to wait for."""
+        if self.checkpoint is not None:
+            release_driver(self.job.fs, self.checkpoint)
+            self.checkpoint = None
 
     def reports(self):
         """Every output written so far (a DataFrame of reports or models; column ``batch`` names the micro-batch)."""
@@ -217,6 +225,7 @@ class SparkRun:
         return {"driver_python": rss_mb(), "jvm": rss_mb(jvm)}
 
     def cleanup(self) -> None:
+        self._release()
         if self.hand_over is not None:      # the files it reads may be under the temporary checkpoint
             self.hand_over.close()
         self.job.drop_views()
@@ -392,6 +401,7 @@ class SparkRunner:
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources),
                          lateness if kind.event_time else None)
         record_driver(job.fs, checkpoint, jvm_lock(), active_jvm_pid())
+        handle.checkpoint = checkpoint
         handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
         job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
         return handle
