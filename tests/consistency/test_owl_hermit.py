@@ -28,7 +28,10 @@ from tests.consistency.owl2_constructs import CASES
 from tests.consistency.test_owl_constructs import load_with_graph, turtle
 
 owlready2 = pytest.importorskip("owlready2")
-pytestmark = [pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime"), pytest.mark.slow]
+# one worker runs the whole module, so each classification (its module-scoped fixture) runs once, not once per
+# worker that meets one of its tests
+pytestmark = [pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime"), pytest.mark.slow,
+              pytest.mark.xdist_group("hermit")]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
