@@ -54,7 +54,7 @@ def _written(out: Path) -> list:
 
 def _rejected(path: Path) -> list:
     files = [path] if path.is_file() else sorted(path.rglob("*.json"))
-    return sorted((r["source"].removeprefix("file:"), r["line"], r["text"], r["reason"])
+    return sorted((r["source"], r["line"], r["text"], r["reason"])
                   for f in files for r in map(json.loads, f.read_text(encoding="utf-8").splitlines()))
 
 

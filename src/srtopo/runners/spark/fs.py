@@ -176,19 +176,21 @@ class HadoopFS:
 
     def read_lines(self, directory: str):
         """The lines of the data files of a directory, file by file in name order (a file read in one call)."""
-        local = local_path(directory)
+        for path in self.data_files(directory):
+            yield from self.read_lines_of(path)
+
+    def read_lines_of(self, path: str):
+        """The non-blank lines of one file (read in one call)."""
+        local = local_path(path)
         if local is not None:
-            for name in sorted(os.listdir(local)) if os.path.isdir(local) else []:
-                if _data_file(name):
-                    with open(os.path.join(local, name), encoding="utf-8") as handle:
-                        yield from (line.rstrip("\n") for line in handle if line.strip())
+            with open(local, encoding="utf-8") as handle:
+                yield from (line.rstrip("\n") for line in handle if line.strip())
             return
         io = self._jvm.org.apache.commons.io.IOUtils
-        for path in self.data_files(directory):
-            p, fs = self._p(path)
-            stream = fs.open(p)
-            try:
-                text = bytes(io.toByteArray(stream)).decode("utf-8")
-            finally:
-                stream.close()
-            yield from (line for line in text.splitlines() if line.strip())
+        p, fs = self._p(path)
+        stream = fs.open(p)
+        try:
+            text = bytes(io.toByteArray(stream)).decode("utf-8")
+        finally:
+            stream.close()
+        yield from (line for line in text.splitlines() if line.strip())

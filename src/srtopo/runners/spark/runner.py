@@ -385,7 +385,8 @@ class SparkRunner:
         reports_out = None
         if len(topology.output.records) > 1:     # reports and models apart: the models in out
             reports_out = qualify(config.reports_out) if config.reports_out else checkpoint.rstrip("/") + "/reports"
-        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out, spark, reports_out=reports_out)
+        sinks = BatchSinks(job.fs, out, options.out_format, rejected_out, spark, reports_out=reports_out,
+                           spell=lambda record: rejected_of(record, origins))
         sink = sink if sink is not None else MemorySink()
         hand_over = None
         if not options.once:   # a query that keeps running hands each batch's records over as they are written

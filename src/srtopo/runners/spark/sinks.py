@@ -2,7 +2,8 @@
 
 * ``out/batch=<batch>/`` (JSON lines or Parquet): every batch's outputs, overwritten when a batch is replayed,
   so the directory holds each output exactly once; ``out/batch=final/``: outputs closed at the end of input;
-* ``rejected/batch=<batch>/``: rejected records as JSON lines ``{"source", "line", "text", "reason"}``;
+* ``rejected/batch=<batch>/``: rejected records as JSON lines ``{"source", "line", "text", "reason"}``, each
+  source spelled as the user gave it (``spell``: the local runner's spelling, not Spark's ``file:`` URI);
 * listeners on the driver (the runner's hand-over to a Python sink: not exactly-once, a replayed batch is
   passed again). They get the JSON lines just written where there are such (read on the driver, no Spark
   job), else the DataFrame.
@@ -38,8 +39,10 @@ class WrittenFiles:
 
 class BatchSinks:
     def __init__(self, fs, out: str | None, out_format: str, rejected_out: str | None, spark=None,
-                 reports_out: str | None = None):
+                 reports_out: str | None = None, spell=None):
         self.fs = fs
+        #: a rejected record's JSON line (a dict) -> the record as the user would name it (a ``RejectedRecord``)
+        self.spell = spell
         self.spark = spark
         #: where the reports of a run that outputs reports and models apart go (``out``: the models)
         self.reports_out = reports_out
@@ -88,6 +91,7 @@ class BatchSinks:
                 dest = f"{self.rejected_out}/batch={label}"
                 for i, part in enumerate(parts):
                     self.fs.copy_files(part.path, dest, prefix=f"{i}-", replace=i == 0)
+                self._respell(dest)
                 rejected = WrittenFiles(dest, REJECTED_COLUMNS)
             else:
                 rejected = parts[0] if len(parts) == 1 else parts
@@ -97,6 +101,7 @@ class BatchSinks:
                 self.fs.copy_files(rejected.path, dest)
             else:
                 rejected.write.mode("overwrite").json(dest)
+            self._respell(dest)
             rejected = WrittenFiles(dest, REJECTED_COLUMNS)
         written_at = time.time()
         for listener in self.listeners:
@@ -104,6 +109,18 @@ class BatchSinks:
                 listener(label, reports, None)
             listener(label, outputs, rejected)
         return written_at
+
+    def _respell(self, directory: str) -> None:
+        """Rewrite the rejected records of ``directory`` with their sources spelled as the user gave them. A file
+        whose records need no change is left as it is; a changed one is written aside and renamed over it, so a
+        file linked from the store keeps the store's text."""
+        if self.spell is None:
+            return
+        for path in self.fs.data_files(directory):
+            lines = list(self.fs.read_lines_of(path))
+            spelled = [self.spell(json.loads(line)).to_json() for line in lines]
+            if spelled != lines:
+                self.fs.write_text(path, "\n".join(spelled) + "\n")
 
     def outputs(self, spark, schema: str):
         """Every output written so far (column ``batch`` names the micro-batch)."""
