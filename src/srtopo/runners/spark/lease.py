@@ -88,8 +88,8 @@ def wait_for_earlier_driver(fs, checkpoint: str, own_lock: str | None, timeout: 
             if earlier.get("pid") != os.getpid() and _alive(earlier.get("pid")):
                 raise TopologyError(f"checkpoint {checkpoint} is in use by another run: process {earlier['pid']} "
                                     f"on this machine drives a query on it",
-                                    hint="stop that run first (a process that started one with SparkRunner.start ends it with "
-                                         "finish() or cleanup()), or give this one another --checkpoint directory")
+                                    hint="stop that run first, or give this one another --checkpoint directory; in Python, a "
+                                         "run started with SparkRunner.start ends with finish() or cleanup()")
             if time.monotonic() > deadline:
                 raise TopologyError(f"the Spark JVM (process {jvm}) of a killed run on checkpoint {checkpoint} "
                                     f"still runs after {timeout:.0f} s",
