@@ -120,6 +120,7 @@ def kill_at(args, checkpoint, batches, points, frozen: list | None = None) -> li
     import signal
     import time
     from srtopo.runners.spark.lease import DRIVER_FILE
+    assert frozen is None or len(points) == 1, "a frozen JVM would hold up the next kill point's run"
     kills = []
     for wait_for, delay in (KILL_POINTS[p] for p in points):
         proc = srtopo_popen(args, start_new_session=True)
@@ -130,11 +131,13 @@ def kill_at(args, checkpoint, batches, points, frozen: list | None = None) -> li
                 assert time.time() < deadline, "no progress"
                 time.sleep(0.05)
             time.sleep(delay)
-        finally:
             if frozen is not None:
                 with open(os.path.join(str(checkpoint), DRIVER_FILE), encoding="utf-8") as handle:
-                    frozen.append(json.load(handle)["jvm_pid"])
-                os.kill(frozen[-1], signal.SIGSTOP)
+                    jvm = json.load(handle)["jvm_pid"]
+                assert isinstance(jvm, int), "the run recorded no JVM"
+                os.kill(jvm, signal.SIGSTOP)
+                frozen.append(jvm)
+        finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             proc.stdout.close()

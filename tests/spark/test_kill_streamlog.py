@@ -41,15 +41,16 @@ def test_sigkill_then_restart_gives_the_local_models(spark, tmp_path):
             "--once", "--files-per-batch", "1", "--master", "local[2]", "--checkpoint", str(tmp_path / "ck"),
             "--out", str(tmp_path / "out")]
     frozen: list = []
-    kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",), frozen)
     try:
+        kills = kill_at(args, tmp_path / "ck", _batches, ("later-batch-writing",), frozen)
         with open(tmp_path / "ck" / DRIVER_FILE, encoding="utf-8") as handle:
             lock = json.load(handle)["jvm_lock"]
         assert os.path.exists(lock)     # the killed driver could not remove it; its JVM holds it
         with pytest.raises(TopologyError, match=f"JVM \\(process {frozen[0]}\\) of a killed run"):
             wait_for_earlier_driver(HadoopFS(spark), str(tmp_path / "ck"), None, timeout=0.5)
     finally:
-        os.kill(frozen[0], signal.SIGKILL)
+        for jvm in frozen:
+            os.kill(jvm, signal.SIGKILL)
     done = srtopo_here(args)        # the restart: the killed command again, in this process
     assert done.returncode == 0, done.stderr[-3000:]
     assert kills and kills[0] >= 3, f"killed before the fourth store entry: {kills}"

@@ -6,8 +6,10 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,21 +17,27 @@ from srtopo.errors import TopologyError
 from srtopo.runners.spark.fs import HadoopFS
 from srtopo.runners.spark.lease import DRIVER_FILE, wait_for_earlier_driver
 
-_HOLD = "import fcntl, sys, time\nfcntl.flock(int(sys.argv[1]), fcntl.LOCK_EX | fcntl.LOCK_NB)\ntime.sleep(600)\n"
+_HOLD = "import time\ntime.sleep(600)\n"
+
+
+@pytest.fixture
+def lock():
+    """A lock file where ``session`` makes them (a recorded path elsewhere is not trusted)."""
+    fd, path = tempfile.mkstemp(prefix="srtopo-jvm-", suffix=".lock")
+    os.close(fd)
+    yield Path(path)
+    Path(path).unlink(missing_ok=True)
 
 
 def _holder(lock_path):
     """A process that holds ``lock_path``'s lock as a JVM holds the one it inherited, until it is killed."""
+    import fcntl
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT)
     try:
-        proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(fd)], pass_fds=(fd,))
+        fcntl.flock(fd, fcntl.LOCK_EX)      # taken here, held on by the child as it inherits it
+        return subprocess.Popen([sys.executable, "-c", _HOLD], pass_fds=(fd,))
     finally:
         os.close(fd)
-    deadline = time.time() + 30
-    while _free(lock_path):
-        assert proc.poll() is None and time.time() < deadline
-        time.sleep(0.01)
-    return proc
 
 
 def _free(lock_path) -> bool:
@@ -55,25 +63,25 @@ def _record(ck, **fields):
     (ck / DRIVER_FILE).write_text(json.dumps({"host": socket.gethostname(), **fields}), encoding="utf-8")
 
 
-def test_a_restart_waits_for_the_killed_drivers_jvm_then_goes_on(spark, tmp_path):
-    lock = tmp_path / "jvm.lock"
+def test_a_restart_waits_for_the_killed_drivers_jvm_then_goes_on(spark, tmp_path, lock):
     jvm = _holder(lock)
     _record(tmp_path / "ck", pid=_exited(), jvm_lock=str(lock), jvm_pid=jvm.pid)
     waited = threading.Event()
     waiter = threading.Thread(target=lambda: (wait_for_earlier_driver(HadoopFS(spark), str(tmp_path / "ck"), None),
                                               waited.set()), daemon=True)
-    waiter.start()
-    time.sleep(0.5)
-    assert not waited.is_set()      # the lock is held: the earlier run's JVM still runs
-    jvm.kill()
-    jvm.wait()
+    try:
+        waiter.start()
+        time.sleep(0.5)
+        assert not waited.is_set()      # the lock is held: the earlier run's JVM still runs
+    finally:
+        jvm.kill()
+        jvm.wait()
     waiter.join(10)
     assert waited.is_set()
     assert not lock.exists()        # the killed run's lock file is gone with it
 
 
-def test_a_jvm_that_does_not_exit_is_named_with_what_to_do(spark, tmp_path):
-    lock = tmp_path / "jvm.lock"
+def test_a_jvm_that_does_not_exit_is_named_with_what_to_do(spark, tmp_path, lock):
     jvm = _holder(lock)
     try:
         _record(tmp_path / "ck", pid=_exited(), jvm_lock=str(lock), jvm_pid=jvm.pid)
@@ -85,8 +93,7 @@ def test_a_jvm_that_does_not_exit_is_named_with_what_to_do(spark, tmp_path):
         jvm.wait()
 
 
-def test_a_checkpoint_whose_driver_still_runs_is_refused(spark, tmp_path):
-    lock = tmp_path / "jvm.lock"
+def test_a_checkpoint_whose_driver_still_runs_is_refused(spark, tmp_path, lock):
     jvm = _holder(lock)
     try:
         _record(tmp_path / "ck", pid=jvm.pid, jvm_lock=str(lock), jvm_pid=jvm.pid)
@@ -97,12 +104,14 @@ def test_a_checkpoint_whose_driver_still_runs_is_refused(spark, tmp_path):
         jvm.wait()
 
 
-def test_nothing_is_waited_for_when_the_earlier_run_ended_or_ran_elsewhere(spark, tmp_path):
+def test_nothing_is_waited_for_when_the_earlier_run_ended_or_ran_elsewhere(spark, tmp_path, lock):
     fs = HadoopFS(spark)
     wait_for_earlier_driver(fs, str(tmp_path / "new"), None)                 # no record at all
-    _record(tmp_path / "ended", pid=_exited(), jvm_lock=str(tmp_path / "gone.lock"), jvm_pid=1)
-    wait_for_earlier_driver(fs, str(tmp_path / "ended"), None)               # its lock file was removed at exit
-    lock = tmp_path / "jvm.lock"
+    _record(tmp_path / "long-ago", pid=_exited(), jvm_lock=str(lock), jvm_pid=1)
+    wait_for_earlier_driver(fs, str(tmp_path / "long-ago"), None, timeout=0.3)    # killed, its JVM long gone
+    assert not lock.exists()        # the lock nobody holds is cleared away
+    _record(tmp_path / "ended", pid=_exited(), jvm_lock=str(lock), jvm_pid=1)
+    wait_for_earlier_driver(fs, str(tmp_path / "ended"), None, timeout=0.3)      # its lock file went at exit
     jvm = _holder(lock)
     try:
         (tmp_path / "elsewhere").mkdir()
@@ -114,3 +123,11 @@ def test_nothing_is_waited_for_when_the_earlier_run_ended_or_ran_elsewhere(spark
     finally:
         jvm.kill()
         jvm.wait()
+
+
+def test_a_recorded_path_that_is_no_lock_of_ours_is_neither_waited_for_nor_removed(spark, tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me", encoding="utf-8")
+    _record(tmp_path / "ck", pid=_exited(), jvm_lock=str(precious), jvm_pid=1)
+    wait_for_earlier_driver(HadoopFS(spark), str(tmp_path / "ck"), None, timeout=0.3)
+    assert precious.read_text(encoding="utf-8") == "keep me"

@@ -193,4 +193,5 @@ class HadoopFS:
             text = bytes(io.toByteArray(stream)).decode("utf-8")
         finally:
             stream.close()
-        yield from (line for line in text.splitlines() if line.strip())
+        # lines end at \n only (str.splitlines would also cut at U+2028 or U+0085 inside a JSON string)
+        yield from (line.rstrip("\r") for line in text.split("\n") if line.strip())

@@ -15,9 +15,12 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
+import tempfile
 import time
 
+from srtopo import interrupt
 from srtopo.errors import TopologyError
 
 #: the file in a checkpoint directory naming the driver (and its JVM's lock) that last ran there
@@ -26,8 +29,24 @@ DRIVER_FILE = "srtopo-driver.json"
 #: how long a restart waits for the JVM of a killed driver to exit before it gives up
 WAIT_SECONDS = 60.0
 
+#: the checkpoints this process records itself as driving (their record is removed when the run ends)
+_HELD: set = set()
+
+
+def held() -> bool:
+    """Whether a run of this process still drives a checkpoint (its JVM's lock must outlive this process)."""
+    return bool(_HELD)
+
+
+def is_jvm_lock(path) -> bool:
+    """A lock file as ``session`` makes them: a recorded path is opened (and removed) only if it looks like one,
+    so a copied checkpoint cannot name some other file."""
+    return (isinstance(path, str) and os.path.dirname(path) == tempfile.gettempdir()
+            and os.path.basename(path).startswith("srtopo-jvm-") and path.endswith(".lock"))
+
 
 def _alive(pid) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed and not yet reaped, does not)."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -36,7 +55,11 @@ def _alive(pid) -> bool:
         return False
     except PermissionError:     # another user's process: alive
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def record_driver(fs, checkpoint: str, jvm_lock: str | None, jvm_pid: int | None) -> None:
@@ -44,10 +67,12 @@ def record_driver(fs, checkpoint: str, jvm_lock: str | None, jvm_pid: int | None
     fs.write_text(checkpoint.rstrip("/") + "/" + DRIVER_FILE,
                   json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "jvm_lock": jvm_lock,
                               "jvm_pid": jvm_pid}) + "\n")
+    _HELD.add(checkpoint)
 
 
 def release_driver(fs, checkpoint: str) -> None:
     """Remove the driver file this process wrote: its run ended (a run killed leaves it, for the next to read)."""
+    _HELD.discard(checkpoint)
     path = checkpoint.rstrip("/") + "/" + DRIVER_FILE
     text = fs.read_text(path)
     try:
@@ -68,13 +93,15 @@ def wait_for_earlier_driver(fs, checkpoint: str, own_lock: str | None, timeout: 
     except ValueError:
         earlier = {}
     path = earlier.get("jvm_lock") if isinstance(earlier, dict) else None
-    if not isinstance(path, str) or path == own_lock or earlier.get("host") != socket.gethostname():
+    if not is_jvm_lock(path) or path == own_lock or earlier.get("host") != socket.gethostname():
         return      # no lock recorded, our own JVM, or a driver on another machine: nothing to wait for here
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return      # its driver ended well and removed the lock
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
         deadline = time.monotonic() + timeout
         said = False
         while True:
@@ -98,7 +125,9 @@ def wait_for_earlier_driver(fs, checkpoint: str, own_lock: str | None, timeout: 
                 print(f"srtopo: waiting for the Spark JVM (process {jvm}) of a killed run on this checkpoint to "
                       f"exit", file=sys.stderr)
                 said = True
-            time.sleep(0.05)
+            if interrupt.wait(0.05):
+                interrupt.check("stopped before the query started: nothing was committed; run the same command "
+                                "again")
         try:
             os.remove(path)     # nobody holds it any more: the killed run's lock file goes
         except OSError:

@@ -221,16 +221,20 @@ class SparkRun:
                      for m in metrics])
 
     def _memory(self) -> dict:
-        jvm = int(self.job.spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
-        return {"driver_python": rss_mb(), "jvm": rss_mb(jvm)}
+        from srtopo.runners.spark.session import jvm_pid
+        return {"driver_python": rss_mb(), "jvm": rss_mb(jvm_pid(self.job.spark))}
 
     def cleanup(self) -> None:
-        self._release()
-        if self.hand_over is not None:      # the files it reads may be under the temporary checkpoint
-            self.hand_over.close()
-        self.job.drop_views()
-        if self._temp:
-            shutil.rmtree(self._temp, ignore_errors=True)
+        try:
+            if self.hand_over is not None:      # the files it reads may be under the temporary checkpoint
+                self.hand_over.close()
+            self.job.drop_views()
+        finally:
+            try:
+                self._release()
+            finally:
+                if self._temp:
+                    shutil.rmtree(self._temp, ignore_errors=True)
 
 
 def spark_counters(topology: Topology, kind, metrics: list[dict], tasks: list[int]) -> RunCounters:
@@ -368,7 +372,7 @@ class SparkRunner:
             checkpoint = temp = tempfile.mkdtemp(prefix="srtopo-ckpt-")
         checkpoint = qualify(checkpoint)
         from srtopo.runners.spark.fs import HadoopFS
-        from srtopo.runners.spark.session import active_jvm_pid, jvm_lock
+        from srtopo.runners.spark.session import jvm_lock, jvm_pid
         wait_for_earlier_driver(HadoopFS(spark), checkpoint, jvm_lock())
         if kind.event_time:
             lateness = settled_lateness(HadoopFS(spark), checkpoint, lateness, given=config.lateness is not None)
@@ -401,10 +405,14 @@ class SparkRunner:
         handle = SparkRun(self, topology, replace(config, lateness=lateness), job, sink, temp, origins, hand_over)
         claim_checkpoint(job.fs, checkpoint, topology, config.window, options.physical_plan, len(sources),
                          lateness if kind.event_time else None)
-        record_driver(job.fs, checkpoint, jvm_lock(), active_jvm_pid())
+        record_driver(job.fs, checkpoint, jvm_lock(), jvm_pid(spark))
         handle.checkpoint = checkpoint
-        handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
-        job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
+        try:
+            handle.resumed = bool(job.fs.list_names(checkpoint.rstrip("/") + "/query/commits"))
+            job.start(frames, checkpoint, sinks, once=options.once, trigger=options.trigger)
+        except BaseException:
+            handle.cleanup()        # no run goes on: nothing of it to wait for, no record of it left
+            raise
         return handle
 
     def _options(self, config: RunConfig | None) -> SparkOptions:

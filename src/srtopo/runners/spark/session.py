@@ -128,8 +128,10 @@ def jvm_lock() -> str | None:
 
 
 def _remove_lock() -> None:
-    """At exit: this process ended well, so nobody needs to wait for its JVM (which exits in a moment)."""
-    if _LOCK["path"]:
+    """At exit: a process whose runs all ended leaves nothing for a later run to wait for (its JVM exits in a
+    moment, with no query). One that exits with a run still going keeps the file: its JVM may write on."""
+    from srtopo.runners.spark.lease import held
+    if _LOCK["path"] and not held():
         try:
             os.remove(_LOCK["path"])
         except OSError:
@@ -173,16 +175,22 @@ def _launch_gateway(settings: dict) -> None:
             atexit.register(_remove_log)
         kwargs.update(stdout=handle, stderr=handle)
         _LOG["path"] = target
-    lock_fd, _LOCK["path"] = tempfile.mkstemp(prefix="srtopo-jvm-", suffix=".lock")
+    lock_fd, lock_path = tempfile.mkstemp(prefix="srtopo-jvm-", suffix=".lock")
+    os.fchmod(lock_fd, 0o644)               # another user's run on a shared checkpoint can wait for it too
     fcntl.flock(lock_fd, fcntl.LOCK_EX)     # held by this process and, inherited, by the JVM: gone with both
     kwargs["pass_fds"] = (lock_fd,)
-    atexit.register(_remove_lock)
     try:
         conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
         gateway = launch_gateway(conf, popen_kwargs=kwargs)
+    except BaseException:
+        os.close(lock_fd)
+        os.remove(lock_path)
+        raise
     finally:
         if handle is not None:
             handle.close()
+    _LOCK["path"] = lock_path
+    atexit.register(_remove_lock)
     SparkContext._ensure_initialized(gateway=gateway, conf=conf)
 
 
@@ -217,4 +225,9 @@ def active_jvm_pid() -> int | None:
     """The process id of the active session's JVM (None when there is no active session)."""
     from pyspark.sql import SparkSession
     active = SparkSession.getActiveSession()
-    return None if active is None else int(active.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    return None if active is None else jvm_pid(active)
+
+
+def jvm_pid(spark) -> int:
+    """The process id of ``spark``'s JVM (the driver's)."""
+    return int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
