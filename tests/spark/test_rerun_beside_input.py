@@ -1,6 +1,7 @@
 """A Spark run reads exactly the file it is given, whatever lies beside it: its own checkpoint and ``out``
 directories (``out/batch=N`` looks like a partitioned table to Spark's file source), and a second run on the same
 folders resumes instead of failing."""
+import json
 from pathlib import Path
 
 import pytest
@@ -105,16 +106,26 @@ def test_an_output_inside_the_stream_directory_is_refused_before_anything_runs(t
 
 
 def test_a_rejected_line_names_its_file_as_the_user_gave_it_on_both_runners(spark, tmp_path, monkeypatch):
+    """In the records handed over and in Spark's rejected directory, on the columnar plan (Hadoop's listing names
+    files as they are) and the fused one (Spark's text reader percent-encodes them: ``a%20b%2541.tnt``)."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "a b.tnt").write_text(_lines([1]) + "not a line\n")
+    (tmp_path / "d" / "a b%41.tnt").write_text(_lines([1]) + "not a line\n")
     (tmp_path / "s.tnt").write_text("also not a line\n" + _lines([2]))
     topology = compile_ntm(analyse(TBOX))
-    for source, expected in ((TntFiles("s.tnt"), ("s.tnt", 1)), (TntFiles("d"), (str(Path("d") / "a b.tnt"), 2))):
-        got = {runner.name: [(r.source, r.line) for r in runner.run(topology, [source], RunConfig(
-            window=1, options=options)).rejected]
-            for runner, options in ((LocalRunner(), None), (SparkRunner(), SparkOptions(once=True)))}
-        assert got == {"local": [expected], "spark": [expected]}
+    runners = (("local", LocalRunner(), None), ("columnar", SparkRunner(), SparkOptions(once=True)),
+               ("fused", SparkRunner(), SparkOptions(once=True, physical_plan="fused", driver_tuples=0)))
+    for k, (source, expected) in enumerate(((TntFiles("s.tnt"), ("s.tnt", 1)),
+                                            (TntFiles("d"), (str(Path("d") / "a b%41.tnt"), 2)))):
+        got, durable = {}, {}
+        for name, runner, options in runners:
+            folder = tmp_path / f"rejected-{name}-{k}"
+            result = runner.run(topology, [source], RunConfig(window=1, options=options, rejected_out=str(folder)))
+            got[name] = [(r.source, r.line) for r in result.rejected]
+            files = [folder] if folder.is_file() else sorted(folder.rglob("*.json"))
+            durable[name] = [(r["source"], r["line"]) for f in files for r in map(json.loads, f.read_text(
+                encoding="utf-8").splitlines())]
+        assert got == durable == {"local": [expected], "columnar": [expected], "fused": [expected]}
 
 
 def test_a_checkpoint_whose_first_log_write_was_cut_short_starts(spark, tmp_path):

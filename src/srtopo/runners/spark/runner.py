@@ -623,8 +623,11 @@ def rejected_of(row, origins: dict) -> RejectedRecord:
     if source and source.startswith("file:"):
         from srtopo.io.paths import local_of
         path = local_of(source)
-        if path not in origins and os.path.dirname(path) not in origins:
-            path = unquote(urlparse(source).path)
+        decoded = unquote(urlparse(source).path)
+        if decoded != path and not os.path.exists(path) and os.path.exists(decoded):
+            path = decoded          # the text reader's URI: ``a%20b.tnt`` is the file ``a b.tnt``
+        elif path not in origins and os.path.dirname(path) not in origins:
+            path = decoded
     origin = origins.get(path)
     if origin is not None and line is not None:
         source, line = origin[0], line + origin[1]
