@@ -15,7 +15,8 @@ import pytest
 
 from srtopo.errors import TopologyError
 from srtopo.runners.spark.fs import HadoopFS
-from srtopo.runners.spark.lease import DRIVER_FILE, wait_for_earlier_driver
+from srtopo.runners.spark.lease import (DRIVER_FILE, held, query_stopped, record_driver, release_driver,
+                                       wait_for_earlier_driver)
 
 _HOLD = "import time\ntime.sleep(600)\n"
 
@@ -131,3 +132,15 @@ def test_a_recorded_path_that_is_no_lock_of_ours_is_neither_waited_for_nor_remov
     _record(tmp_path / "ck", pid=_exited(), jvm_lock=str(precious), jvm_pid=1)
     wait_for_earlier_driver(HadoopFS(spark), str(tmp_path / "ck"), None, timeout=0.3)
     assert precious.read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_run_holds_its_jvms_lock_past_exit_only_while_its_query_runs(spark, tmp_path, lock):
+    """A process that exits with a query running keeps its JVM's lock file for the next run to wait on; one whose
+    queries stopped, or whose runs ended, leaves nothing to wait for."""
+    fs, ck = HadoopFS(spark), str(tmp_path / "ck")
+    record_driver(fs, ck, str(lock), os.getpid())
+    assert held() and json.loads((tmp_path / "ck" / DRIVER_FILE).read_text())["jvm_lock"] == str(lock)
+    query_stopped(ck)
+    assert not held() and (tmp_path / "ck" / DRIVER_FILE).exists()     # stopped: the run still owns its record
+    release_driver(fs, ck)
+    assert not held() and not (tmp_path / "ck" / DRIVER_FILE).exists()

@@ -29,13 +29,20 @@ DRIVER_FILE = "srtopo-driver.json"
 #: how long a restart waits for the JVM of a killed driver to exit before it gives up
 WAIT_SECONDS = 60.0
 
-#: the checkpoints this process records itself as driving (their record is removed when the run ends)
-_HELD: set = set()
+#: the checkpoints this process records itself as driving (their record is removed when the run ends), each
+#: with whether its query still runs
+_HELD: dict = {}
 
 
 def held() -> bool:
-    """Whether a run of this process still drives a checkpoint (its JVM's lock must outlive this process)."""
-    return bool(_HELD)
+    """Whether a query of this process still runs on a checkpoint (its JVM's lock must outlive this process)."""
+    return any(_HELD.values())
+
+
+def query_stopped(checkpoint: str) -> None:
+    """The run's query stopped: its JVM writes no more query logs (the run keeps its record until it ends)."""
+    if checkpoint in _HELD:
+        _HELD[checkpoint] = False
 
 
 def is_jvm_lock(path) -> bool:
@@ -67,12 +74,12 @@ def record_driver(fs, checkpoint: str, jvm_lock: str | None, jvm_pid: int | None
     fs.write_text(checkpoint.rstrip("/") + "/" + DRIVER_FILE,
                   json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "jvm_lock": jvm_lock,
                               "jvm_pid": jvm_pid}) + "\n")
-    _HELD.add(checkpoint)
+    _HELD[checkpoint] = True
 
 
 def release_driver(fs, checkpoint: str) -> None:
     """Remove the driver file this process wrote: its run ended (a run killed leaves it, for the next to read)."""
-    _HELD.discard(checkpoint)
+    _HELD.pop(checkpoint, None)
     path = checkpoint.rstrip("/") + "/" + DRIVER_FILE
     text = fs.read_text(path)
     try:
@@ -115,8 +122,9 @@ def wait_for_earlier_driver(fs, checkpoint: str, own_lock: str | None, timeout: 
             if earlier.get("pid") != os.getpid() and _alive(earlier.get("pid")):
                 raise TopologyError(f"checkpoint {checkpoint} is in use by another run: process {earlier['pid']} "
                                     f"on this machine drives a query on it",
-                                    hint="stop that run first, or give this one another --checkpoint directory; in Python, a "
-                                         "run started with SparkRunner.start ends with finish() or cleanup()")
+                                    hint="stop that run first, or give this one another --checkpoint directory; "
+                                         "in Python, a run started with SparkRunner.start ends with finish() or "
+                                         "cleanup()")
             if time.monotonic() > deadline:
                 raise TopologyError(f"the Spark JVM (process {jvm}) of a killed run on checkpoint {checkpoint} "
                                     f"still runs after {timeout:.0f} s",

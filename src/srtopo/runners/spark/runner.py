@@ -40,7 +40,7 @@ from srtopo.kinds import kind_of
 from srtopo.measure import rss_mb
 from srtopo.ir.run import BatchMetrics, RunConfig, RunCounters, RunResult
 from srtopo.runners.protocol import natural, positive
-from srtopo.runners.spark.lease import record_driver, release_driver, wait_for_earlier_driver
+from srtopo.runners.spark.lease import query_stopped, record_driver, release_driver, wait_for_earlier_driver
 from srtopo.runners.spark.sinks import row_field
 from srtopo.runners.spark.streaming import STOP_GRACE
 
@@ -147,6 +147,8 @@ class SparkRun:
         what was written reaches the sink before this returns (an error of the sink is raised by ``flush``,
         ``finish`` or ``result``)."""
         self.job.stop(grace)
+        if self.checkpoint is not None:
+            query_stopped(self.checkpoint)
         if self.hand_over is not None:
             self.hand_over.wait()
 

@@ -129,7 +129,7 @@ def jvm_lock() -> str | None:
 
 def _remove_lock() -> None:
     """At exit: a process whose runs all ended leaves nothing for a later run to wait for (its JVM exits in a
-    moment, with no query). One that exits with a run still going keeps the file: its JVM may write on."""
+    moment, with no query). One that exits with a query still running keeps the file: its JVM may write on."""
     from srtopo.runners.spark.lease import held
     if _LOCK["path"] and not held():
         try:
