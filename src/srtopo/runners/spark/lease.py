@@ -26,6 +26,9 @@ from srtopo.errors import TopologyError
 #: the file in a checkpoint directory naming the driver (and its JVM's lock) that last ran there
 DRIVER_FILE = "srtopo-driver.json"
 
+#: how the lock files that ``session`` makes in the temporary directory are named: LOCK_PREFIX...LOCK_SUFFIX
+LOCK_PREFIX, LOCK_SUFFIX = "srtopo-jvm-", ".lock"
+
 #: how long a restart waits for the JVM of a killed driver to exit before it gives up
 WAIT_SECONDS = 60.0
 
@@ -49,7 +52,7 @@ def is_jvm_lock(path) -> bool:
     """A lock file as ``session`` makes them: a recorded path is opened (and removed) only if it looks like one,
     so a copied checkpoint cannot name some other file."""
     return (isinstance(path, str) and os.path.dirname(path) == tempfile.gettempdir()
-            and os.path.basename(path).startswith("srtopo-jvm-") and path.endswith(".lock"))
+            and os.path.basename(path).startswith(LOCK_PREFIX) and path.endswith(LOCK_SUFFIX))
 
 
 def _alive(pid) -> bool:

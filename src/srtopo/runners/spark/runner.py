@@ -375,9 +375,10 @@ class SparkRunner:
         checkpoint = qualify(checkpoint)
         from srtopo.runners.spark.fs import HadoopFS
         from srtopo.runners.spark.session import jvm_lock, jvm_pid
-        wait_for_earlier_driver(HadoopFS(spark), checkpoint, jvm_lock())
+        fs = HadoopFS(spark)
+        wait_for_earlier_driver(fs, checkpoint, jvm_lock())
         if kind.event_time:
-            lateness = settled_lateness(HadoopFS(spark), checkpoint, lateness, given=config.lateness is not None)
+            lateness = settled_lateness(fs, checkpoint, lateness, given=config.lateness is not None)
         origins: dict = {}
         spelled_as_given(sources, origins)
         sources = kind.sources(topology, sources, lambda index, source: _staged(source, checkpoint, index, origins))

@@ -175,7 +175,8 @@ def _launch_gateway(settings: dict) -> None:
             atexit.register(_remove_log)
         kwargs.update(stdout=handle, stderr=handle)
         _LOG["path"] = target
-    lock_fd, lock_path = tempfile.mkstemp(prefix="srtopo-jvm-", suffix=".lock")
+    from srtopo.runners.spark.lease import LOCK_PREFIX, LOCK_SUFFIX
+    lock_fd, lock_path = tempfile.mkstemp(prefix=LOCK_PREFIX, suffix=LOCK_SUFFIX)
     os.fchmod(lock_fd, 0o644)               # another user's run on a shared checkpoint can wait for it too
     fcntl.flock(lock_fd, fcntl.LOCK_EX)     # held by this process and, inherited, by the JVM: gone with both
     kwargs["pass_fds"] = (lock_fd,)
