@@ -27,6 +27,7 @@ def test_packed_choice_key_equals_the_struct_fallback(spark, monkeypatch):
     stream = bounded_disorder(stream, LATENESS, random.Random(7))
     topology = merge([prefixed(compile_ntm(analyse(tbox)), p) for p, tbox, _ in cases])
     got = {}
+    views = _temp_views(spark)
     # the packed key on the driver (consistency.sweep) against the struct fallback (a batch whose key does not pack
     # closes in the Spark write); tests/spark/test_driver_close.py compares the driver's close with the packed
     # key's Spark write
@@ -38,11 +39,16 @@ def test_packed_choice_key_equals_the_struct_fallback(spark, monkeypatch):
         got[name] = sorted((r.subject, r.time, r.ni, r.evidence, r.stage) for r in result.reports)
         closed_on = {b.detail.get("closed_on") for b in result.batches if b.detail.get("tuples")}
         assert closed_on == ({"driver"} if name == "driver" else {"spark"})
+        assert _temp_views(spark) == views, "a run leaves none of its temporary views in the session"
     expected = set()
     for p, tbox, part in cases:
         expected |= {(p + s, t) for s, t in oracle_reports(tbox.pis, [n.pair for n in tbox.nis], part, 3)}
     assert got["driver"] and got["driver"] == got["fallback"]
     assert {(s, t) for s, t, *_ in got["driver"]} == expected
+
+
+def _temp_views(spark) -> set:
+    return {row["viewName"] for row in spark.sql("SHOW VIEWS").collect() if row["isTemporary"]}
 
 
 def test_what_is_closed_stays_closed():

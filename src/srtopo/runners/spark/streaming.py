@@ -249,9 +249,10 @@ class MicroBatchJob:
     def drop_views(self) -> None:
         """Forget the temporary views of this job's batches (their plans would otherwise live as long as the
         session: a test session runs hundreds of queries)."""
-        for table in self.spark.catalog.listTables():
-            if table.isTemporary and self.uid in table.name:
-                self.spark.catalog.dropTempView(table.name)
+        # SHOW VIEWS, not ``catalog.listTables()``: that asks the JVM about each table, ~0.4 s a run at 30 views
+        for row in self.spark.sql(f"SHOW VIEWS LIKE '*{self.uid}*'").collect():
+            if row["isTemporary"]:
+                self.spark.catalog.dropTempView(row["viewName"])
 
     def finish(self) -> None:
         """Close everything still open from the last completed entry (end of input). Idempotent: overwrites the
