@@ -35,7 +35,14 @@ from srtopo.runners.spark.sql import (
     watermark,
     with_bounds_sql,
 )
-from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
+from srtopo.runners.spark.streaming import (
+    BatchOutcome,
+    MicroBatchJob,
+    empty_frame,
+    local_view,
+    needs_views,
+    session_conf,
+)
 
 PHYSICAL_PLANS = ("columnar", "fused", "staged")
 #: the one file of each kind a batch closed on the driver writes into its store entry
@@ -102,7 +109,8 @@ class ConsistencyJob(MicroBatchJob):
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
                        "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
-        self._tables_ready = None
+        self._tables_ready: list = []     # the JVM sessions that hold the lookup views
+        self._id_tables = None
         self._sql = None
         self._vocab = None
         #: per number of partitions, the routing values of the columnar plan (``_routes``)
@@ -112,16 +120,12 @@ class ConsistencyJob(MicroBatchJob):
 
     # --- setup ----------------------------------------------------------------------------------------
     def _register_tables(self, session) -> None:
-        """The lookup tables as views of ``session``, once per session. ``foreachBatch`` passes the query's own
-        session in a new Python object every batch: compared by its JVM object, or every batch registered
-        the tables again (0.15-0.27 s per micro-batch on local[2])."""
-        key = session._jsparkSession
-        if self._tables_ready is not None and self._tables_ready.equals(key):
-            return
-        for name, (rows, schema) in id_tables(self.tables).items():
-            local_view(session, rows, schema, self.names[name])
-        self._empty_state = empty_frame(session, STATE_COLUMNS)
-        self._tables_ready = key
+        """The lookup tables as views of ``session``, where it does not hold them yet (``needs_views``)."""
+        if self._id_tables is None:
+            self._id_tables = id_tables(self.tables)
+        if needs_views(session, [self.names[name] for name in self._id_tables], self._tables_ready):
+            for name, (rows, schema) in self._id_tables.items():
+                local_view(session, rows, schema, self.names[name])
 
     def sql(self) -> SqlBuilder:
         if self._sql is None:
@@ -145,7 +149,7 @@ class ConsistencyJob(MicroBatchJob):
                 state = spark.read.schema(STATE_COLUMNS).parquet(path)
             state.createOrReplaceTempView(self.names["prevc"])
         else:
-            self._empty_state.createOrReplaceTempView(self.names["prevc"])
+            empty_frame(spark, STATE_COLUMNS).createOrReplaceTempView(self.names["prevc"])
 
     def _prev_view(self, spark) -> None:
         """The previous state with the batch's bounds (the views of ``_state_view`` and ``_bounds_views``)."""
