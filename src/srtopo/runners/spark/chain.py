@@ -392,7 +392,13 @@ class ChainJob(MicroBatchJob):
         held = self._held if self._held is not None and self._held[0] == int(last[0]) else None
         started = _time.perf_counter()
         fs.delete(target)
-        cons.close(cons.store.last_completed()).write.mode("overwrite").json(f"{target}/kind=report")
+        closed = cons.close(cons.store.last_completed())     # files when it closed on the driver, None: no report
+        if isinstance(closed, WrittenFiles):
+            fs.copy_files(closed.path, f"{target}/kind=report")
+        elif closed is None:
+            fs.mkdirs(f"{target}/kind=report")
+        else:
+            closed.write.mode("overwrite").json(f"{target}/kind=report")
         n_reports = sum(1 for _ in fs.read_lines(f"{target}/kind=report"))
         checked = _time.perf_counter()
         if held is not None:

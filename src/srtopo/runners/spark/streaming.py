@@ -134,7 +134,8 @@ class MicroBatchJob:
         raise NotImplementedError
 
     def close(self, last):
-        """The outputs still open at the end of input, from the last completed entry (a DataFrame)."""
+        """The outputs still open at the end of input, from the last completed entry: a DataFrame, or
+        ``WrittenFiles`` the job wrote itself, or None for none."""
         raise NotImplementedError
 
     def reuse(self, batch_id: int, meta: dict) -> BatchOutcome | None:
