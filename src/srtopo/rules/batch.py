@@ -151,7 +151,8 @@ class DriverPasses:
     def _run(self, evaluators, plan, lines, origin, batch_id, previous, chain, target, token) -> dict:
         job = self.job
         kept, self._kept = self._kept, None        # stale until this batch is written
-        lo = plan.closed + 1
+        # the first time point evaluated, as ``segment_pass`` takes it: from the stream's first one on
+        lo = plan.closed + 1 if plan.first is None else max(plan.closed + 1, int(plan.first))
         mark = previous[1].get("token") if previous is not None else None
         own = kept is not None and mark is not None and kept[0] == mark
         continues = own and all(ev.resumes == mark and ev.reasoner.time == lo for ev in evaluators)
