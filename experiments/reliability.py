@@ -6,10 +6,12 @@ import os
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from experiments import full_disk, fuzz, hostile, interrupt_campaign, kill_campaign
-from experiments.common import RESULTS, ROOT, arguments, progress, read_json, splits, write_json
+from experiments.campaign import chosen
+from experiments.common import RESULTS, ROOT, arguments, progress, read_json, write_json
 from srtopo.consistency.compile import compile_ntm
 from srtopo.consistency.nis import analyse
 from srtopo.consistency.tbox import TBox
@@ -153,34 +155,20 @@ def disk_rows() -> list[dict]:
     return rows
 
 
-def _saved(path: str | None, key: str) -> tuple[dict, str | None]:
-    """A campaign's saved results (its own results file, ``path``) by kind or case (``key``), and their date."""
-    if path is None:
-        return {}, None
-    results = read_json(path)
-    return {r[key]: r for r in results["campaigns"]}, results.get("date")
-
-
-def kill_rows(trials: int, saved: str | None = None, kinds=None) -> list[dict]:
-    """The kill campaign's rows (``kinds``: every kind but choice, which has a section of its own): run now, or read
-    from the campaign's own results file (``saved``, written by ``python -m experiments.kill_campaign``), then only
-    for the kinds it holds."""
-    done, date = _saved(saved, "kind")
-    kinds = kinds or [k for k in kill_campaign.INPUTS if k != "choice" and (saved is None or k in done)]
-    return [dict(_row("crashes", *kill_campaign.summary_row(done.get(k) or kill_campaign.campaign(k, trials, seed=20))),
-                 **({"date": date} if date and k in done else {})) for k in kinds]
-
-
-def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
-    """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
-    by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
-    done, date = _saved(saved, "case")
+def campaign_rows(area: str, campaign, key: str, names, trials: int, seed: int, saved: str | None = None,
+                  held: bool = False) -> list[dict]:
+    """The rows of a campaign (``campaign``: its module) for ``names``: each read from the campaign's own results
+    file (``saved``, by ``key``: kind or case) with the date it was measured, else run now, so one campaign gives
+    both tables; ``held``: with ``saved``, only the names it holds."""
+    results = read_json(saved) if saved else {}
+    done = {r[key]: r for r in results.get("campaigns", [])}
     rows = []
-    for name, case in interrupt_campaign.CASES.items():
-        r = done.get(name) or interrupt_campaign.campaign(case, trials, seed=130)
-        measured = r.get("date", date) if name in done else None
-        rows.append(dict(_row("interrupts", *interrupt_campaign.summary_row(r)),
-                         **({"date": measured} if measured else {})))
+    for name in names:
+        if held and saved and name not in done:
+            continue
+        r = done.get(name) or campaign.campaign(name, trials, seed=seed)
+        measured = r.get("date", results.get("date")) if name in done else None
+        rows.append(dict(_row(area, *campaign.summary_row(r)), **({"date": measured} if measured else {})))
     return rows
 
 
@@ -204,10 +192,6 @@ def overload_rows() -> list[dict]:
                         f"{r['latency_p50_s']:.2f} s, p95 {r['latency_p95_s']:.2f} s, max {r['latency_max_s']:.2f} s",
                         ok))
     return out
-
-
-def memory_rows() -> list[dict]:
-    return _spark_memory_rows() + _reason_memory_rows()
 
 
 def _spark_memory_rows() -> list[dict]:
@@ -277,19 +261,20 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.examples, args.kills, args.interrupts = 300, 2, 2
-    sections = splits(args.sections)
-    unknown = [s for s in sections if s not in SECTIONS]
-    if unknown:
-        parser.error(f"unknown section {unknown[0]!r} (use {', '.join(SECTIONS)})")
+    sections = chosen(parser, args.sections, SECTIONS, "section")
     # rows of the sections not run now are kept from the last run (each row says when it was measured)
     previous = read_json(args.out).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
+    kill = partial(campaign_rows, "crashes", kill_campaign, "kind", trials=args.kills, seed=20)
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows,
                 "disk": disk_rows,
-                "kill": lambda: kill_rows(args.kills, args.kill_results),
-                "kill-choice": lambda: kill_rows(args.kills, args.kill_choice_results, kinds=["choice"]),
-                "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
-                "overload": overload_rows, "memory": memory_rows}
+                # every kind but choice, which has a section of its own
+                "kill": lambda: kill([k for k in kill_campaign.INPUTS if k != "choice"], saved=args.kill_results,
+                                     held=True),
+                "kill-choice": lambda: kill(["choice"], saved=args.kill_choice_results),
+                "interrupt": lambda: campaign_rows("interrupts", interrupt_campaign, "case", interrupt_campaign.CASES,
+                                                   args.interrupts, 130, args.interrupt_results),
+                "overload": overload_rows, "memory": lambda: _spark_memory_rows() + _reason_memory_rows()}
     for section in sections:
         built = [dict(r, section=section, date=r.get("date") or time.strftime("%Y-%m-%d")) for r in builders[section]()]
         if section == "kill" and args.kill_results:      # the kinds the saved run does not hold
