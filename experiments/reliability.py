@@ -11,7 +11,7 @@ from pathlib import Path
 
 from experiments import full_disk, fuzz, hostile, interrupt_campaign, kill_campaign
 from experiments.campaign import chosen
-from experiments.common import RESULTS, ROOT, arguments, progress, read_json, write_json
+from experiments.common import RESULTS, ROOT, arguments, md_table, progress, read_json, write_json
 from srtopo.consistency.compile import compile_ntm
 from srtopo.consistency.nis import analyse
 from srtopo.consistency.tbox import TBox
@@ -55,10 +55,13 @@ def _hostile_row(test: str, tried: str, got: dict, outputs: str) -> dict:
                 f"{got['rejected']} rejected records, one per hostile line{missed}", ok)
 
 
-def _alike(what: str, tried: str, reasons: dict) -> dict:
-    same = reasons["local"] == reasons["spark"]
-    return _row("hostile lines", f"{what}: local and Spark reject alike", tried, len(reasons["local"]),
-                "same lines, same reasons" if same else "DIFFERENT", same)
+#: hostile cases run on both runners, which must reject alike: (test, the case on one runner, its stream, what the
+#: clean run gave, what the runners reject alike: (what, where))
+HOSTILE_ON_BOTH = [
+    ("rules (ICLP 2021 Content Caching log)", hostile.rules_case, "60 time points", "the clean log's",
+     ("rules", "the same hostile log")),
+    ("Streamlog (examples/sensors.sl)", partial(hostile.streamlog_case, facts=4000, count=400), "4,000 fact lines",
+     "the clean stream's ({outputs:,})", ("Streamlog", "the same hostile stream"))]
 
 
 def hostile_rows() -> list[dict]:
@@ -72,28 +75,19 @@ def hostile_rows() -> list[dict]:
             got = hostile.consistency_case(engine, options, Path(tmp) / f"c{i}")
             rows.append(_hostile_row(f"consistency, {label}", "4,000 statements", got,
                                      f"the clean stream's ({got['outputs']})"))
-        reasons = {}
-        for engine, options in (("local", None), ("spark", SparkOptions())):
-            got = hostile.rules_case(engine, options, Path(tmp) / f"r-{engine}")
-            if got is not None:
-                reasons[engine] = got["reasons"]
-                rows.append(_hostile_row(f"rules (ICLP 2021 Content Caching log), {engine}", "60 time points", got,
-                                         "the clean log's"))
-        if len(reasons) == 2:
-            rows.append(_alike("rules", "the same hostile log", reasons))
-        rows += _streamlog_hostile_rows(Path(tmp))
-    return rows
-
-
-def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
-    rows, reasons, far = [], {}, {}
-    for engine, options in (("local", None), ("spark", SparkOptions())):
-        got = hostile.streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
-        reasons[engine] = got["reasons"]
-        rows.append(_hostile_row(f"Streamlog (examples/sensors.sl), {engine}", "4,000 fact lines", got,
-                                 f"the clean stream's ({got['outputs']:,})"))
-        far[engine] = hostile.far_ahead_case(engine, options, tmp / f"far-{engine}")
-    rows.append(_alike("Streamlog", "the same hostile stream", reasons))
+        for test, case, tried, outputs, (what, alike) in HOSTILE_ON_BOTH:
+            reasons = {}
+            for engine, options in (("local", None), ("spark", SparkOptions())):
+                got = case(engine, options, Path(tmp) / f"{what}-{engine}")
+                if got is not None:
+                    reasons[engine] = got["reasons"]
+                    rows.append(_hostile_row(f"{test}, {engine}", tried, got, outputs.format(**got)))
+            if len(reasons) == 2:
+                same = reasons["local"] == reasons["spark"]
+                rows.append(_row("hostile lines", f"{what}: local and Spark reject alike", alike, len(reasons["local"]),
+                                 "same lines, same reasons" if same else "DIFFERENT", same))
+        far = {engine: hostile.far_ahead_case(engine, options, Path(tmp) / f"far-{engine}")
+               for engine, options in (("local", None), ("spark", SparkOptions()))}
     got = far["local"]
     ok = got["rejected_itself"] and got["good_lines_rejected"] == 0 and got["identical"]
     taken = ("rejected" if got["rejected_itself"] else "taken") + (", on both runners alike" if far["spark"] == got
@@ -234,18 +228,15 @@ def _reason_memory_rows() -> list[dict]:
 
 
 def render(rows: list[dict]) -> str:
-    lines = ["# Reliability", "",
-             "What was tried against srtopo, how often, and what happened. Regenerate with "
-             "`python -m experiments.reliability` (this file and `experiments/results/reliability.json`); "
-             "the fast parts of every row run in the test suite (`tests/reliability`, `tests/spark`).", "",
-             "| area | test | tried | count | outcome | measured |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        mark = "" if r["ok"] else "**FAILED** "
-        lines.append(f"| {r['area']} | {r['test']} | {r['tried']} | {r['count']:,} | {mark}{r['outcome']} | "
-                     f"{r.get('date', '')} |")
-    lines += ["", "Limits: the overload feeds are as long as their inputs (30 and 60 time points, 10-20 s); "
-              "memory over long runs is measured on local[2] only, not on a cluster.", ""]
-    return "\n".join(lines)
+    table = md_table(["area", "test", "tried", "count", "outcome", "measured"],
+                     [[r["area"], r["test"], r["tried"], r["count"], ("" if r["ok"] else "**FAILED** ") + r["outcome"],
+                       r.get("date", "")] for r in rows])
+    return "\n".join(["# Reliability", "",
+                      "What was tried against srtopo, how often, and what happened. Regenerate with "
+                      "`python -m experiments.reliability` (this file and `experiments/results/reliability.json`); "
+                      "the fast parts of every row run in the test suite (`tests/reliability`, `tests/spark`).", "",
+                      table, "", "Limits: the overload feeds are as long as their inputs (30 and 60 time points, "
+                      "10-20 s); memory over long runs is measured on local[2] only, not on a cluster.", ""])
 
 
 def main(argv=None) -> int:
