@@ -5,11 +5,12 @@ from __future__ import annotations
 import subprocess
 from collections import Counter
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-from experiments.common import srtopo
-from experiments.hostile import EXAMPLES, clean_tnt
-from experiments.kill_campaign import output_lines
+from experiments.campaign import SPARK_ONCE, output_lines
+from experiments.common import EXAMPLES, srtopo
+from experiments.hostile import clean_tnt
 
 FREE_KB = {"out": 48, "checkpoint": 200}       # left free: less than the run writes there
 DISK_KB = 12288     # the whole disk: room for a complete run once the ballast is gone (its checkpoint is ~4 MB)
@@ -27,8 +28,7 @@ def tmpfs(path: Path, size_kb: int):
             subprocess.run(["umount", str(path)], capture_output=True)
 
 
-def _cli(args: list[str]) -> subprocess.CompletedProcess:
-    return srtopo(args, timeout=600, check=False, cwd=None)
+_cli = partial(srtopo, timeout=600, check=False, cwd=None)
 
 
 def stream(folder: Path) -> Path:
@@ -60,7 +60,7 @@ def case(where: str, folder: Path, reference: Counter | None = None, restart=_cl
             return {"where": where, "failed_clearly": failed.returncode == 2 and
                     _last_line(failed.stderr).startswith(f"srtopo: error: {disk / 'reports.jsonl'}: No space left"),
                     "message": _last_line(failed.stderr), "restart_identical": None}
-        spark = base + ["--engine", "spark", "--master", "local[2]", "--once", "--files-per-batch", "1"]
+        spark = base + SPARK_ONCE
         checkpoint = disk / "ck" if where == "checkpoint" else folder / "ck"
         out = disk / "out" if where == "out" else folder / "out"
         args = spark + ["--checkpoint", str(checkpoint), "--out", str(out)]

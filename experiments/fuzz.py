@@ -10,7 +10,7 @@ import tempfile
 import time
 from collections import Counter
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 from experiments.common import DATA, EXAMPLES, arguments, write_json
@@ -43,12 +43,6 @@ def time_bound(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _located(error: SrtopoError, file: str) -> None:
-    """The error names the file (as its ``file``, or in the message: "unsupported: X at file:line")."""
-    named = error.file is not None and os.path.basename(str(error.file)) == os.path.basename(file)
-    assert named or f"{os.path.basename(file)}:" in str(error), f"error without its file: {error!r}"
-
-
 # --- the grammar's pieces (fuzz-pieces.json: valid and broken pieces of each format, and text written to be run) ---
 
 with open(Path(__file__).with_name("fuzz-pieces.json"), encoding="utf-8") as _handle:
@@ -56,11 +50,6 @@ with open(Path(__file__).with_name("fuzz-pieces.json"), encoding="utf-8") as _ha
 (IRIS, LITERALS, TIMES, SEPS, ENDINGS, INJECTION, LOG_TIMES, ATOMS, ATOM_SEPS, PROGRAM_TOKENS, SL_TOKENS, SL_LINES,
  TTL_PIECES) = (PIECES[k] for k in ("iris", "literals", "times", "seps", "endings", "injection", "log_times", "atoms",
                                     "atom_seps", "program_tokens", "sl_tokens", "sl_lines", "ttl_pieces"))
-
-
-def _hypothesis():
-    import hypothesis.strategies as st
-    return st
 
 
 def _text(st, pieces, max_size=16):
@@ -125,8 +114,8 @@ def _corpus(pattern: str, limit: int = 40) -> list[str]:
 
 # --- the targets ---------------------------------------------------------------------------------------------
 
-def _account(lines: list, numbers_seen: set, rejected: list, is_skipped) -> None:
-    """Every line that is not skipped gave records or exactly one rejected record."""
+def _account(lines: list, numbers_seen: set, rejected: list, is_skipped, counts: Counter) -> None:
+    """Every line that is not skipped gave records or exactly one rejected record; both counted."""
     rejected_numbers = [r.line for r in rejected]
     assert len(rejected_numbers) == len(set(rejected_numbers)), "a line rejected twice"
     for number, line in enumerate(lines, 1):
@@ -134,6 +123,8 @@ def _account(lines: list, numbers_seen: set, rejected: list, is_skipped) -> None
             continue
         got = (number in numbers_seen) + (number in rejected_numbers)
         assert got == 1, f"line {number} {line[:80]!r}: {got} outcomes"
+    counts["records"] += len(numbers_seen)
+    counts["rejected"] += len(rejected)
 
 
 def check_tnt(lines: list[str], counts: Counter) -> None:
@@ -147,9 +138,7 @@ def check_tnt(lines: list[str], counts: Counter) -> None:
         else:
             seen.add(record[1])
     _account(lines, seen, rejected, lambda x: not x.rstrip("\r\n").strip(WS_CHARS)
-             or x.rstrip("\r\n").strip(WS_CHARS).startswith("#"))
-    counts["records"] += len(seen)
-    counts["rejected"] += len(rejected)
+             or x.rstrip("\r\n").strip(WS_CHARS).startswith("#"), counts)
 
 
 def check_tnt_bytes(raw: list[bytes], counts: Counter) -> None:
@@ -167,19 +156,25 @@ def check_records(fmt: str, lines: list[str], counts: Counter) -> None:
     for record in read_records(lines, fmt=fmt, rejected=rejected, source="fuzz.log"):
         assert all(isinstance(a, Symbol) for a in record.atoms)
         seen.add(record.line)
-    _account(lines, seen, rejected, lambda x: not x.rstrip("\r\n").strip())
-    counts["records"] += len(seen)
-    counts["rejected"] += len(rejected)
+    _account(lines, seen, rejected, lambda x: not x.rstrip("\r\n").strip(), counts)
 
 
 def _value_or_located(load, file: str, counts: Counter) -> None:
-    """``load()`` gives a value, or one of the project's errors that names ``file``."""
+    """``load()`` gives a value, or one of the project's errors that names ``file`` (as its ``file``, or in the
+    message: "unsupported: X at file:line")."""
     try:
         load()
         counts["values"] += 1
     except SrtopoError as error:
-        _located(error, file)
+        named = error.file is not None and os.path.basename(str(error.file)) == os.path.basename(file)
+        assert named or f"{os.path.basename(file)}:" in str(error), f"error without its file: {error!r}"
         counts["errors"] += 1
+
+
+@cache
+def _shortest_paths():
+    from srtopo.streamlog.program import load_program
+    return load_program(str(EXAMPLES / "shortest-paths.sl"))
 
 
 def check_idlvsr_program(text: str, counts: Counter) -> None:
@@ -193,16 +188,9 @@ def check_streamlog_program(text: str, counts: Counter) -> None:
     _value_or_located(lambda: parse_program(text, "fuzz.sl").check(), "fuzz.sl", counts)
 
 
-_SL_PROGRAM: dict = {}
-
-
 def check_streamlog_stream(lines: list[str], counts: Counter) -> None:
-    from srtopo.streamlog.program import load_program
     from srtopo.streamlog.streams import Streamlog
-    program = _SL_PROGRAM.get("program")
-    if program is None:
-        program = _SL_PROGRAM["program"] = load_program(str(EXAMPLES / "shortest-paths.sl"))
-    streamlog = Streamlog(program)
+    streamlog = Streamlog(_shortest_paths())
     for number, line in enumerate(lines, 1):
         streamlog.push(0, line, number)
     streamlog.finish()
@@ -224,7 +212,7 @@ def check_tbox(suffix: str, text: str, counts: Counter) -> None:
 
 def strategies() -> dict:
     """target -> (hypothesis strategy, check)."""
-    st = _hypothesis()
+    import hypothesis.strategies as st
     programs = [(EXAMPLES / "queens.idlvsr").read_text(encoding="utf-8")] + _corpus("*.idlvsr")
     tex = (EXAMPLES / "tex.ttl").read_text(encoding="utf-8")
     rdfxml = (Path(__file__).parent / "tboxes" / "fuzz-seed.owl").read_text(encoding="utf-8")

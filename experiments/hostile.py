@@ -76,22 +76,15 @@ def mixed(clean: list[bytes], hostile: list[tuple[str, bytes]], seed: int) -> tu
     {line number (1-based) in the result: kind} for the hostile ones."""
     rng = random.Random(seed)
     places = sorted(rng.randint(1, len(clean)) for _ in hostile)
-    out, where, h = [], {}, 0
-    for i, line in enumerate(clean):
-        while h < len(places) and places[h] == i:
-            out.append(hostile[h][1])
-            where[len(out)] = hostile[h][0]
-            h += 1
-        out.append(line)
-    while h < len(hostile):
-        out.append(hostile[h][1])
-        where[len(out)] = hostile[h][0]
-        h += 1
-    return out, where
+    out = list(clean)
+    for h in reversed(range(len(hostile))):     # each before the clean line at its place, in their order
+        out.insert(places[h], hostile[h][1])
+    return out, {place + h + 1: kind for h, (place, (kind, _line)) in enumerate(zip(places, hostile))}
 
 
 # --- the checks (the test suite and the reliability command run them) --------------------------------------
 
+SENSORS = EXAMPLES / "sensors.sl"
 
 
 def clean_tnt(n: int, seed: int) -> list[bytes]:
@@ -102,29 +95,43 @@ def clean_tnt(n: int, seed: int) -> list[bytes]:
             for i in range(n)]
 
 
-def _write(folder: Path, name: str, lines: list[bytes]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_bytes(b"\n".join(lines) + b"\n")
-    return folder / name
-
-
 def _runs(engine: str, options, topology, folder: Path, streams: dict, name: str, source, **config) -> dict:
     """{stream: RunResult} of the topology over each stream (its lines written to ``folder/<stream>/<name>``, read
     through ``source(path)``)."""
     runner = get_runner(engine)
-    return {key: run_topology(runner, topology, [source(_write(folder / key, name, lines))], options=options, **config)
-            for key, lines in streams.items()}
+    runs = {}
+    for key, lines in streams.items():
+        (folder / key).mkdir(parents=True, exist_ok=True)
+        (folder / key / name).write_bytes(b"\n".join(lines) + b"\n")
+        runs[key] = run_topology(runner, topology, [source(folder / key / name)], options=options, **config)
+    return runs
+
+
+def _hostile(engine: str, options, folder: Path, topology, clean: list[bytes], kinds: list, count: int, seed: int,
+             name: str, source, models: bool = True, **config) -> dict:
+    """The clean stream and the same with ``count`` hostile lines of ``kinds``, on one runner (``_runs``): what
+    each gave (its models, or its reports), and what the hostile lines gave."""
+    hostile, where = mixed(clean, hostile_lines(kinds, count, seed), seed + 1)
+    got = _runs(engine, options, topology, folder, {"clean": clean, "dirty": hostile}, name, source, **config)
+    outputs = (lambda r: [m.to_dict() for m in r.models]) if models else (lambda r: r.keys)
+    clean, dirty = got["clean"], got["dirty"]
+    rejected_lines = sorted(r.line for r in dirty.rejected)
+    return {"hostile": len(where), "kinds": len(set(where.values())), "what": "models" if models else "reports",
+            "outputs": len(outputs(clean)), "identical": outputs(dirty) == outputs(clean) and bool(outputs(clean)),
+            "clean_rejected": len(clean.rejected), "rejected": len(dirty.rejected),
+            "rejected_at_the_hostile_lines": rejected_lines == sorted(where),
+            "missed": sorted({where[n] for n in set(where) - set(rejected_lines)}),
+            "reasons": sorted({(r.line, r.reason) for r in dirty.rejected}),
+            # a rejected record's file by its name (runners name a file by path or by URI)
+            "records": sorted((r.source.rstrip("/").rsplit("/", 1)[-1], r.line, r.reason) for r in dirty.rejected)}
 
 
 def consistency_case(engine: str, options, folder: Path, statements: int = 4000, count: int = 400,
                      seed: int = 6) -> dict:
     """The clean stream and the same with ``count`` hostile lines, on one runner: what each gave."""
-    topology = topology_from_tbox(str(EXAMPLES / "tex.ttl"))
-    clean = clean_tnt(statements, seed)
-    dirty, where = mixed(clean, hostile_lines(TNT, count, seed), seed + 1)
-    got = _runs(engine, options, topology, folder, {"clean": clean, "dirty": dirty}, "part-0.tnt",
-                lambda path: TntFiles(str(path.parent)), window=5, lateness=1000)
-    return _compare(got, where, lambda r: r.keys, "reports")
+    return _hostile(engine, options, folder, topology_from_tbox(str(EXAMPLES / "tex.ttl")),
+                    clean_tnt(statements, seed), TNT, count, seed, "part-0.tnt",
+                    lambda path: TntFiles(str(path.parent)), models=False, window=5, lateness=1000)
 
 
 def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int = 8) -> dict | None:
@@ -133,32 +140,12 @@ def rules_case(engine: str, options, folder: Path, count: int = 120, seed: int =
     program, log = (Path(ICLP, path) for path in ICLP_INPUTS["cc-50"])
     if not log.exists():
         return None
-    topology = compile_program(parse_file(program))
     clean = log.read_bytes().splitlines()
     stamp = clean[0].split()[0].decode("ascii")
-    dirty, where = mixed(clean, hostile_lines(log_kinds(stamp, foreign=["17", stamp + "+01:00"]), count, seed),
-                         seed + 1)
-    got = _runs(engine, options, topology, folder, {"clean": clean, "dirty": dirty}, "cc.log",
-                lambda path: AtomLog(str(path.parent) if engine == "spark" else str(path)),    # Spark reads a folder
-                lateness=0)
-    return _compare(got, where, lambda r: [m.to_dict() for m in r.models], "models")
-
-
-def _compare(got: dict, where: dict, outputs, what: str) -> dict:
-    clean, dirty = got["clean"], got["dirty"]
-    rejected_lines = sorted(r.line for r in dirty.rejected)
-    return {"hostile": len(where), "kinds": len(set(where.values())), "what": what,
-            "outputs": len(outputs(clean)), "identical": outputs(dirty) == outputs(clean) and bool(outputs(clean)),
-            "clean_rejected": len(clean.rejected), "rejected": len(dirty.rejected),
-            "rejected_at_the_hostile_lines": rejected_lines == sorted(where),
-            "missed": sorted({where[n] for n in set(where) - set(rejected_lines)}),
-            "reasons": sorted({(r.line, r.reason) for r in dirty.rejected}),
-            "records": sorted((_file_name(r.source), r.line, r.reason) for r in dirty.rejected)}
-
-
-def _file_name(source: str) -> str:
-    """A rejected record's file by its name (runners name a file by path or by URI)."""
-    return source.rstrip("/").rsplit("/", 1)[-1]
+    return _hostile(engine, options, folder, compile_program(parse_file(program)), clean,
+                    log_kinds(stamp, foreign=["17", stamp + "+01:00"]), count, seed, "cc.log",
+                    # Spark reads a folder
+                    lambda path: AtomLog(str(path.parent) if engine == "spark" else str(path)), lateness=0)
 
 
 def clean_facts(n: int, seed: int) -> list[bytes]:
@@ -174,19 +161,12 @@ def clean_facts(n: int, seed: int) -> list[bytes]:
     return out[:n]
 
 
-def _streamlog_runs(engine: str, options, folder: Path, streams: dict) -> dict:
-    """{name: RunResult} of examples/sensors.sl over each stream (a list of lines, written to a file)."""
-    return _runs(engine, options, topology_from_file(str(EXAMPLES / "sensors.sl")), folder, streams, "readings.txt",
-                 lambda path: FactLines(str(path)))
-
-
 def streamlog_case(engine: str, options, folder: Path, facts: int = 2000, count: int = 200, seed: int = 10) -> dict:
     """A Streamlog stream (examples/sensors.sl) clean and with ``count`` hostile lines, on one runner."""
     clean = clean_facts(facts, seed)
     stamp = int(clean[0][len(b"reading("):].split(b",")[0])
-    dirty, where = mixed(clean, hostile_lines(fact_kinds(stamp), count, seed), seed + 1)
-    got = _streamlog_runs(engine, options, folder, {"clean": clean, "dirty": dirty})
-    return _compare(got, where, lambda r: [m.to_dict() for m in r.models], "models")
+    return _hostile(engine, options, folder, topology_from_file(str(SENSORS)), clean, fact_kinds(stamp), count, seed,
+                    "readings.txt", lambda path: FactLines(str(path)))
 
 
 def far_ahead_case(engine: str, options, folder: Path, facts: int = 400, seed: int = 12) -> dict:
@@ -196,7 +176,8 @@ def far_ahead_case(engine: str, options, folder: Path, facts: int = 400, seed: i
     at = len(clean) // 2
     stamp = int(clean[at][len(b"reading("):].split(b",")[0])
     far = f"reading({_far_ahead(str(stamp))},s1,3).".encode()
-    got = _streamlog_runs(engine, options, folder, {"clean": clean, "dirty": clean[:at] + [far] + clean[at:]})
+    got = _runs(engine, options, topology_from_file(str(SENSORS)), folder,
+                {"clean": clean, "dirty": clean[:at] + [far] + clean[at:]}, "readings.txt", lambda p: FactLines(str(p)))
     rejected = got["dirty"].rejected
     return {"line": at + 1, "text": far.decode(), "rejected_itself": any(r.line == at + 1 for r in rejected),
             "good_lines_rejected": sum(r.line != at + 1 for r in rejected), "good_lines_after": len(clean) - at,

@@ -7,17 +7,16 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.common import arguments, cli_env, program, progress, read_json, splits, srtopo, write_json
-from experiments.hostile import EXAMPLES
-from experiments.kill_campaign import output_lines
+from experiments.campaign import Run, chosen, output_lines, wait_until
+from experiments.common import EXAMPLES, arguments, cli_env, log, program, progress, read_json, srtopo, write_json
 
 TEX_TBOX, SHORTEST_PATHS, SENSORS = (EXAMPLES / name for name in ("tex.ttl", "shortest-paths.sl", "sensors.sl"))
 PROGRAM = program("sensors-alert.idlvsr")
@@ -54,7 +53,7 @@ class Case:
     command: str
     engine: str
     lines: object                        # (rng, start, n) -> stream lines
-    args: object                         # folder -> the command's arguments
+    args: object                         # the trial's folder -> the command's arguments
     per_feed: int = 20                   # lines per write to stdin / per file
     moments: tuple[float, float] = (0.3, 3.0)
 
@@ -63,34 +62,29 @@ class Case:
         return f"{self.command}-{self.engine}"
 
 
-def _check_args(folder: Path, engine: str) -> list[str]:
+def _check_args(_folder: Path) -> list[str]:
     return ["check", "--tbox", str(TEX_TBOX), "--window", "10", "--lateness", "0"]
 
 
-def _reason_args(folder: Path, engine: str) -> list[str]:
-    program = folder / "p.idlvsr"
-    program.write_text(PROGRAM, encoding="utf-8")
-    return ["reason", "--program", str(program), "--t-format", "sec"]
+def _reason_args(folder: Path) -> list[str]:
+    (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
+    return ["reason", "--program", str(folder / "p.idlvsr"), "--t-format", "sec"]
 
 
-def _streamlog_args(folder: Path, engine: str) -> list[str]:
-    return ["streamlog", "--program", str(SHORTEST_PATHS)]
-
-
-def _sensors_args(folder: Path, engine: str) -> list[str]:
-    """Per-sensor records: their cost does not grow with the stream, unlike paths over a graph that fills up
-    (which a restart and the reference would evaluate over the whole of a long trial's input)."""
-    return ["streamlog", "--program", str(SENSORS)]
+def _streamlog_args(program: Path):
+    return lambda _folder: ["streamlog", "--program", str(program)]
 
 
 CASES = {c.name: c for c in [
     Case("check", "local", tnt_lines, _check_args),
     Case("reason", "local", log_lines, _reason_args, per_feed=1),
-    Case("streamlog", "local", arc_lines, _streamlog_args, per_feed=1),
+    Case("streamlog", "local", arc_lines, _streamlog_args(SHORTEST_PATHS), per_feed=1),
     Case("check", "spark", tnt_lines, _check_args, per_feed=2000, moments=(0.5, 16.0)),
     Case("reason", "spark", log_lines, _reason_args, per_feed=3, moments=(0.5, 16.0)),
-    # a Spark query on this machine starts 10-20 s after the command: later moments reach its micro-batches
-    Case("streamlog", "spark", reading_lines, _sensors_args, per_feed=3, moments=(0.5, 40.0)),
+    # a Spark query on this machine starts 10-20 s after the command: later moments reach its micro-batches; a
+    # per-sensor program: the cost of its records does not grow with the stream, unlike paths over a graph that
+    # fills up (which a restart and the reference would evaluate over the whole of a long trial's input)
+    Case("streamlog", "spark", reading_lines, _streamlog_args(SENSORS), per_feed=3, moments=(0.5, 40.0)),
 ]}
 
 
@@ -100,54 +94,42 @@ def tagged_processes(tag: str) -> list[int]:
     """Processes whose environment carries the trial's tag: the run, its JVM, the JVM's Python workers."""
     found = []
     needle = f"{TAG}={tag}".encode()
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as handle:
-                    if needle in handle.read().split(b"\0"):
-                        found.append(int(pid))
-            except OSError:
-                continue
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with suppress(OSError), open(f"/proc/{pid}/environ", "rb") as handle:
+            if needle in handle.read().split(b"\0"):
+                found.append(int(pid))
     return found
 
 
 def command_line(case: Case, folder: Path, once: bool = False) -> list[str]:
-    base = case.args(folder, case.engine)
+    base = case.args(folder)
     if case.engine == "local":
-        return [sys.executable, "-m", "srtopo", *base, "--stream", "-", "--out", str(folder / "out.jsonl")]
+        return [*base, "--stream", "-", "--out", str(folder / "out.jsonl")]
     # a live run takes a file per micro-batch; the restart takes what is left in one
     pace = ["--once"] if once else ["--files-per-batch", "1"]
-    return [sys.executable, "-m", "srtopo", *base, "--engine", "spark", "--master", "local[2]",
-            "--stream", str(folder / "in"), "--checkpoint", str(folder / "ck"), "--out", str(folder / "out"),
-            "--metrics-out", str(folder / "metrics.jsonl"), *pace]
+    return [*base, "--engine", "spark", "--master", "local[2]", "--stream", str(folder / "in"), "--checkpoint",
+            str(folder / "ck"), "--out", str(folder / "out"), "--metrics-out", str(folder / "metrics.jsonl"), *pace]
 
 
-class Feeder(threading.Thread):
-    """Writes the stream: to the run's standard input, or a new file in its folder every second (written
-    under a hidden name and renamed, so a reader never sees half a file)."""
-
-    def __init__(self, case: Case, folder: Path, proc, rng: random.Random):
-        super().__init__(daemon=True)
-        self.case, self.folder, self.proc, self.rng = case, folder, proc, rng
-        self.stop = threading.Event()
-        self.sent = 0
-
-    def run(self) -> None:
-        try:
-            while not self.stop.is_set():
-                lines = self.case.lines(self.rng, self.sent, self.case.per_feed)
-                if self.case.engine == "local":
-                    self.proc.stdin.write(("\n".join(lines) + "\n").encode())
-                    self.proc.stdin.flush()
-                    self.stop.wait(0.02)
-                else:
-                    name = f"part-{self.sent:09d}.txt"
-                    (self.folder / "in" / f".{name}").write_text("\n".join(lines) + "\n", encoding="utf-8")
-                    os.rename(self.folder / "in" / f".{name}", self.folder / "in" / name)
-                    self.stop.wait(1.0)
-                self.sent += len(lines)
-        except (BrokenPipeError, OSError, ValueError):
-            return
+def feed(case: Case, folder: Path, proc, rng: random.Random, stop: threading.Event) -> None:
+    """Writes the stream until ``stop`` is set: to the run's standard input, or a new file in its folder every
+    second (written under a hidden name and renamed, so a reader never sees half a file)."""
+    sent = 0
+    try:
+        while not stop.is_set():
+            lines = case.lines(rng, sent, case.per_feed)
+            if case.engine == "local":
+                proc.stdin.write(("\n".join(lines) + "\n").encode())
+                proc.stdin.flush()
+                stop.wait(0.02)
+            else:
+                name = f"part-{sent:09d}.txt"
+                (folder / "in" / f".{name}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                os.rename(folder / "in" / f".{name}", folder / "in" / name)
+                stop.wait(1.0)
+            sent += len(lines)
+    except (BrokenPipeError, OSError, ValueError):
+        return
 
 
 def whole_outputs(case: Case, folder: Path) -> tuple[bool, int]:
@@ -179,45 +161,30 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
     tag = uuid.uuid4().hex
     if case.engine == "spark":
         (folder / "in").mkdir(parents=True, exist_ok=True)
-    errors = tempfile.TemporaryFile()      # read after the run: a pipe nobody reads could block it
-    proc = subprocess.Popen(command_line(case, folder), env=cli_env(**{TAG: tag}), cwd=str(folder),
-                            stdin=subprocess.PIPE if case.engine == "local" else subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
-    feeder = Feeder(case, folder, proc, random.Random(rng.random()))
+    run = Run(command_line(case, folder), env=cli_env(**{TAG: tag}), cwd=str(folder),
+              stdin=subprocess.PIPE if case.engine == "local" else subprocess.DEVNULL)
+    stop = threading.Event()
+    feeder = threading.Thread(target=feed, args=(case, folder, run.proc, random.Random(rng.random()), stop),
+                              daemon=True)
     feeder.start()
     if after is not None:
-        deadline = time.monotonic() + 180
-        while not after(folder, proc.pid) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: after(folder, run.proc.pid), 180, proc=run.proc)
     time.sleep(moment)
-    ended_before = proc.poll() is not None
+    ended_before = run.proc.poll() is not None
     sent = signal.SIGTERM if use_sigterm else signal.SIGINT
-    if not ended_before:
-        if use_sigterm:
-            proc.send_signal(sent)
-        else:
-            os.killpg(proc.pid, sent)     # a terminal's Ctrl-C reaches the whole foreground group
+    if not ended_before:        # a terminal's Ctrl-C reaches the whole foreground group
+        run.send(sent, group=not use_sigterm)
     signalled = time.perf_counter()
-    try:       # the feeder goes on until the run exits: it must stop on the signal, not at the end of its input
-        proc.wait(timeout=180)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    run.wait(180)       # the feeder goes on until the run exits: it must stop on the signal, not at its input's end
     stop_s = round(time.perf_counter() - signalled, 1)
-    feeder.stop.set()
+    stop.set()
     feeder.join(5)
-    errors.seek(0)
-    err = errors.read().decode("utf-8", "replace")
-    errors.close()
-    if proc.stdin is not None:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
+    err = run.stderr()
+    if run.proc.stdin is not None:
+        with suppress(OSError):
+            run.proc.stdin.close()
     lines = [x for x in err.splitlines() if x.strip()]
-    deadline = time.time() + 15
-    while tagged_processes(tag) and time.time() < deadline:
-        time.sleep(0.25)
+    wait_until(lambda: not tagged_processes(tag), 15, every=0.25)
     left = tagged_processes(tag)
     whole, outputs = whole_outputs(case, folder)
     litter = sorted(p.name for p in folder.iterdir()
@@ -226,17 +193,14 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
     metrics_lines = len(metrics.read_text(encoding="utf-8").splitlines()) if metrics.exists() else 0
     stopped_line = bool(lines) and lines[-1].startswith(f"srtopo: stopped by {sent.name}")
     quiet = all(x.startswith("srtopo: ") for x in lines) and not any(n in err for n in _NOISE)
-    row = {"moment_s": moment, "signal": sent.name, "exit": proc.returncode, "stop_s": stop_s, "outputs": outputs,
+    row = {"moment_s": moment, "signal": sent.name, "exit": run.proc.returncode, "stop_s": stop_s, "outputs": outputs,
            "ended_before_signal": ended_before, "left_processes": len(left), "whole_outputs": whole,
            "one_line": stopped_line and sum("stopped by" in x for x in lines) == 1, "quiet": quiet, "litter": litter,
            "last_line": lines[-1] if lines else "", "metrics_lines": metrics_lines}
-    if left:
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    row["clean"] = (proc.returncode == 128 + sent.value and row["one_line"] and quiet and not left and whole
+    for pid in left:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    row["clean"] = (run.proc.returncode == 128 + sent.value and row["one_line"] and quiet and not left and whole
                     and not litter)
     if restart and case.engine == "spark":
         row.update(_restart(case, folder))
@@ -249,15 +213,14 @@ def trial(case: Case, folder: Path, rng: random.Random, use_sigterm: bool, resta
 def _restart(case: Case, folder: Path) -> dict:
     """The same command with --once on the same folders: it goes on from the checkpoint, and all the outputs
     are those of one uninterrupted local run over the files the feeder wrote."""
-    done = subprocess.run(command_line(case, folder, once=True), env=cli_env(**{TAG: uuid.uuid4().hex}),
-                          cwd=str(folder), capture_output=True, text=True, timeout=600)
+    done = srtopo(command_line(case, folder, once=True), timeout=600, check=False, cwd=str(folder),
+                  env=cli_env(**{TAG: uuid.uuid4().hex}))
     if done.returncode != 0:
         return {"restart_ok": False, "restart_stderr": done.stderr[-2000:]}
-    got = output_lines(folder / "out")
-    reference = srtopo([*case.args(folder, "local"), "--stream", str(folder / "in")], timeout=600, check=False,
+    reference = srtopo([*case.args(folder), "--stream", str(folder / "in")], timeout=600, check=False,
                        env=cli_env(**{TAG: uuid.uuid4().hex}))
     expected = {_key(case, json.loads(x)) for x in reference.stdout.splitlines() if x.strip()}
-    have = {_key(case, json.loads(x)) for x in got}
+    have = {_key(case, json.loads(x)) for x in output_lines(folder / "out")}
     return {"restart_ok": reference.returncode == 0 and have == expected, "restart_outputs": len(have)}
 
 
@@ -267,9 +230,9 @@ def _key(case: Case, record: dict):
     return record["time"], tuple(record["atoms"])
 
 
-def campaign(case: Case, trials: int, seed: int, restart: bool = True) -> dict:
-    rng = random.Random(seed)
-    rows = []
+def campaign(name: str, trials: int, seed: int, restart: bool = True) -> dict:
+    """``trials`` trials of the case ``name``, SIGINT and SIGTERM in turn."""
+    case, rng, rows = CASES[name], random.Random(seed), []
     started = time.perf_counter()
     for i in progress(range(trials), desc=f"interrupt {case.name}"):
         with tempfile.TemporaryDirectory(prefix=f"srtopo-int-{case.name}-") as tmp:
@@ -298,13 +261,10 @@ def main(argv=None) -> int:
     parser = arguments(__doc__, trials=20, cases=(",".join(CASES), "comma-separated: " + ", ".join(CASES)), seed=130,
                        no_restart=(False, "skip the --once restart of Spark trials"), out="interrupt_campaign.json")
     args = parser.parse_args(argv)
-    unknown = [c for c in splits(args.cases) if c not in CASES]
-    if unknown:
-        parser.error(f"unknown case {unknown[0]!r} (use {', '.join(CASES)})")
-    results = [dict(campaign(CASES[c], args.trials, args.seed, not args.no_restart), seed=args.seed,
-                    date=time.strftime("%Y-%m-%d")) for c in splits(args.cases)]
+    results = [dict(campaign(c, args.trials, args.seed, not args.no_restart), seed=args.seed,
+                    date=time.strftime("%Y-%m-%d")) for c in chosen(parser, args.cases, CASES, "case")]
     for r in results:
-        print(f"{r['case']}: {summary_row(r)[3]} ({r['seconds']} s)", file=sys.stderr)
+        log(f"{r['case']}: {summary_row(r)[3]} ({r['seconds']} s)")
     # the results of the cases not run now are kept from the last run, each with the date it was run
     last = read_json(args.out) if Path(args.out).exists() else {}
     kept = [dict(r, seed=r.get("seed", last.get("seed")), date=r.get("date", last.get("date")))

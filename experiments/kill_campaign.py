@@ -2,33 +2,36 @@
 experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
-import glob
 import json
 import os
 import random
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from experiments.common import (
-    EXAMPLES, arguments, cli_env, log, program, progress, splits, srtopo, write_json, write_parts)
+from experiments.campaign import (
+    SPARK_ONCE, Run, canonical, chosen, output_lines, reports_dir, times_in_batch_order, wait_until)
+from experiments.common import EXAMPLES, LUBM_TBOX, arguments, log, program, progress, srtopo, write_json, write_parts
 from experiments.reconfig import queens
 from experiments.reconfig.validate import committed, out_batches, validate
 from experiments.streams import UB
-from srtopo.io.tnt import write_tnt
+from srtopo.concepts import RDF_TYPE
+from srtopo.io.tnt import format_tnt, write_tnt
 
 FILES = 6
 TEX_TBOX = EXAMPLES / "tex.ttl"
 PROGRAM = program("sensors-window.idlvsr")
+#: readings of sensors and each sensor's limit, on streams of their own
+STREAMLOG = program("sensors-limits.sl")
+#: the chain's program: students taking two courses within 5 time points, professors advising two students
+CHAIN_PROGRAM = program("university.idlvsr", window=5)
+#: the choice kind's n-Queens Completion stream: board size, time points, the strategies trials alternate
+CHOICE_N, CHOICE_POINTS, CHOICE_STRATEGIES = 10, 48, ("incremental", "rl")
 
 
 def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
-    from srtopo.concepts import RDF_TYPE
     from srtopo.consistency.owl import load_tbox
     classes = sorted(load_tbox(str(TEX_TBOX)).concepts)
     n = 60_000
@@ -36,6 +39,13 @@ def _consistency_input(folder: Path, rng: random.Random) -> list[str]:
                                     rng.choice(classes)) for i in range(n)), per_file=n // FILES)
     return ["check", "--tbox", str(TEX_TBOX), "--stream", str(folder / "in"), "--window", "10", "--lateness", "0",
             "--shuffle-partitions", "2"]
+
+
+def _reason_input(folder: Path, name: str, text: str, lines: list[str], *flags: str) -> list[str]:
+    """``reason`` of the program ``text`` (written to ``name``) over ``lines`` in FILES files."""
+    (folder / name).write_text(text, encoding="utf-8")
+    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
+    return ["reason", "--program", str(folder / name), "--stream", str(folder / "in"), "--partitions", "2", *flags]
 
 
 def sensor_lines(rng: random.Random, points: int) -> list[str]:
@@ -47,17 +57,6 @@ def sensor_lines(rng: random.Random, points: int) -> list[str]:
         if atoms or rng.random() < 0.5:
             lines.append(f"{1000 + t} " + "; ".join(atoms))
     return lines
-
-
-def _rules_input(folder: Path, rng: random.Random) -> list[str]:
-    (folder / "p.idlvsr").write_text(PROGRAM, encoding="utf-8")
-    lines = sensor_lines(rng, 210)
-    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
-    return ["reason", "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"), "--partitions", "2"]
-
-
-#: readings of sensors and each sensor's limit, on streams of their own
-STREAMLOG = program("sensors-limits.sl")
 
 
 def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
@@ -77,10 +76,6 @@ def _streamlog_input(folder: Path, rng: random.Random) -> list[str]:
             "--also-stream", str(folder / "limits")]
 
 
-#: the choice kind's n-Queens Completion stream: board size, time points, the strategies trials alternate
-CHOICE_N, CHOICE_POINTS, CHOICE_STRATEGIES = 10, 48, ("incremental", "rl")
-
-
 def choice_lines(rng: random.Random) -> list[str]:
     """A QC stream's log lines with 4 time points replaced by two given queens on a diagonal (no completion)."""
     lines = queens.log_lines(queens.qc_stream(CHOICE_N, steps=CHOICE_POINTS, seed=rng.randrange(1000)))
@@ -90,28 +85,15 @@ def choice_lines(rng: random.Random) -> list[str]:
 
 
 def _choice_input(folder: Path, rng: random.Random) -> list[str]:
-    (folder / "qc.lp").write_text(queens.program(CHOICE_N), encoding="utf-8")
     lines = choice_lines(rng)
     (folder / "stream.log").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
-    return ["reason", "--program", str(folder / "qc.lp"), "--stream", str(folder / "in"), "--partitions", "2"]
-
-
-def _consistency_executors_input(folder: Path, rng: random.Random) -> list[str]:
-    """The consistency input on the columnar plan, every micro-batch read and closed in executor tasks."""
-    return _consistency_input(folder, rng) + ["--physical-plan", "columnar", "--driver-tuples", "0"]
-
-
-#: the chain's program: students taking two courses within 5 time points, professors advising two students
-CHAIN_PROGRAM = program("university.idlvsr", window=5)
+    return _reason_input(folder, "qc.lp", queens.program(CHOICE_N), lines)
 
 
 def university_lines(rng: random.Random, points: int) -> list[str]:
     """.tnt lines of students (typed by their subclass), their courses and advisors (typed only by the advisor
     statement's range), teachers of courses; now and then an individual typed into a class disjoint with
     another of its classes at that time point (a report: its statements there are withheld)."""
-    from srtopo.concepts import RDF_TYPE
-    from srtopo.io.tnt import format_tnt
     data = "http://ex.org/u/"
     lines = []
     for t in range(points):
@@ -131,31 +113,23 @@ def university_lines(rng: random.Random, points: int) -> list[str]:
 
 
 def _chain_input(folder: Path, rng: random.Random, points: int = 240) -> list[str]:
-    from importlib.resources import files
-    from srtopo.io.tnt import write_tnt
-    (folder / "p.idlvsr").write_text(CHAIN_PROGRAM, encoding="utf-8")
-    lines = university_lines(rng, points)
-    write_tnt(str(folder / "in"), lines, per_file=-(-len(lines) // FILES))
-    tbox = str(files("srtopo.consistency") / "data" / "lubm-dllite.ttl")
-    return ["reason", "--tbox", tbox, "--program", str(folder / "p.idlvsr"), "--stream", str(folder / "in"),
-            "--window", "5", "--lateness", "0", "--partitions", "2"]
+    return _reason_input(folder, "p.idlvsr", CHAIN_PROGRAM, university_lines(rng, points),
+                         "--tbox", LUBM_TBOX, "--window", "5", "--lateness", "0")
 
 
-INPUTS = {"consistency": _consistency_input, "consistency-executors": _consistency_executors_input,
-          "rules": _rules_input, "streamlog": _streamlog_input, "choice": _choice_input, "chain": _chain_input}
-
-
-def reports_dir(out: Path) -> Path:
-    """Where a chain's run that writes its models to ``out`` writes its reports (``--reports-out``)."""
-    return Path(str(out) + "-reports")
+INPUTS = {"consistency": _consistency_input,
+          # the consistency input on the columnar plan, every micro-batch read and closed in executor tasks
+          "consistency-executors": lambda folder, rng: [*_consistency_input(folder, rng), "--physical-plan",
+                                                        "columnar", "--driver-tuples", "0"],
+          "rules": lambda folder, rng: _reason_input(folder, "p.idlvsr", PROGRAM, sensor_lines(rng, 210)),
+          "streamlog": _streamlog_input, "choice": _choice_input, "chain": _chain_input}
 
 
 def _command(base: list[str], checkpoint: Path, out: Path) -> list[str]:
     """The arguments of ``srtopo`` for a run of ``base`` on Spark, a file per micro-batch, with a checkpoint (a
     chain's reports to ``reports_dir(out)``)."""
     extra = ["--reports-out", str(reports_dir(out))] if "--tbox" in base and base[0] == "reason" else []
-    return [*base, "--engine", "spark", "--once", "--files-per-batch", "1", "--master", "local[2]", "--checkpoint",
-            str(checkpoint), "--out", str(out), *extra]
+    return [*base, *SPARK_ONCE, "--checkpoint", str(checkpoint), "--out", str(out), *extra]
 
 
 def _store_entries(checkpoint: Path) -> int:
@@ -163,31 +137,8 @@ def _store_entries(checkpoint: Path) -> int:
     return max((int(x) for x in os.listdir(store) if x.isdigit()), default=-1) if store.is_dir() else -1
 
 
-def output_lines(out: Path) -> Counter:
-    """The lines of every batch's outputs under ``out`` (and, for a chain, of its reports beside it)."""
-    lines: Counter = Counter()
-    for directory, mark in ((str(out), ""), (str(reports_dir(Path(out))), "report ")):
-        for path in glob.glob(os.path.join(directory, "batch=*", "*.json")):
-            with open(path, encoding="utf-8") as handle:
-                lines.update(mark + line.strip() for line in handle if line.strip())
-    return lines
-
-
-def times_in_batch_order(out: Path) -> list[int]:
-    """The time of every model written under ``out``, reading batch=0, 1, ... and batch=final in that order."""
-    def order(path: Path):
-        n = path.name.split("=", 1)[1]
-        return (0, int(n)) if n.isdigit() else (1, 0)
-    times = []
-    for batch in sorted(out.glob("batch=*"), key=order):
-        for path in sorted(batch.glob("*.json")):
-            times += [json.loads(x)["time"] for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-    return times
-
-
-def _local_models(base: list[str]) -> Counter:
-    """The models of one local run of ``base`` (a ``streamlog`` command), as JSON values."""
-    return Counter(json.dumps(json.loads(x), sort_keys=True) for x in srtopo(base).stdout.splitlines() if x.strip())
+def _sorted_rows(rows):
+    return None if rows is None else sorted(json.dumps(r, sort_keys=True) for r in rows)
 
 
 def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
@@ -197,20 +148,13 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
     for directory in (checkpoint, out, reports_dir(out)):
         shutil.rmtree(directory, ignore_errors=True)
     after, delay = rng.randint(0, FILES - 2), round(rng.uniform(0.0, 1.0), 2)
-    proc = subprocess.Popen([sys.executable, "-m", "srtopo", *_command(base, checkpoint, out)], env=cli_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 600
+    run = Run(_command(base, checkpoint, out))
     try:
-        while _store_entries(checkpoint) < after and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: _store_entries(checkpoint) >= after, 600, every=0.02, proc=run.proc)
         time.sleep(delay)
-        finished_first = proc.poll() is not None
+        finished_first = run.proc.poll() is not None
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        run.kill()
     killed_at = _store_entries(checkpoint)
     before_batches = committed(str(checkpoint))
     written = out_batches(str(out))
@@ -224,10 +168,6 @@ def trial(base: list[str], folder: Path, rng: random.Random) -> dict:
             "answers": [row for rows in written.values() for row in rows]}
 
 
-def _sorted_rows(rows):
-    return None if rows is None else sorted(json.dumps(r, sort_keys=True) for r in rows)
-
-
 def _against_reference(kind: str, base: list[str], folder: Path) -> tuple[dict, object, object]:
     """What every kind but choice is judged by: one uninterrupted run's output (for streamlog and chain, also
     compared with the local runner's). (summary fields, judge(row, i) of a trial, its tally over the rows)."""
@@ -237,19 +177,16 @@ def _against_reference(kind: str, base: list[str], folder: Path) -> tuple[dict, 
     if kind == "streamlog":
         ordered = times_in_batch_order(folder / "ref")
         extra["reference_in_time_order"] = ordered == sorted(set(ordered))
-        extra["reference_equals_local"] = _local_models(base) == Counter(
-            json.dumps(json.loads(x), sort_keys=True) for x in reference.elements())
+        extra["reference_equals_local"] = canonical(srtopo(base).stdout.splitlines()) == canonical(reference.elements())
     if kind == "chain":     # the models and the reports of the local runner, with the same flags
         local = folder / "local-reports.jsonl"
         at = base.index("--partitions")     # a Spark flag
-        models = _local_models([*base[:at], *base[at + 2:], "--reports-out", str(local)])
+        models = canonical(srtopo([*base[:at], *base[at + 2:], "--reports-out", str(local)]).stdout.splitlines())
         # a report's NI and evidence may differ between runners: reports compared by (subject, time)
-        reports = Counter((r["subject"], r["time"]) for r in map(
-            json.loads, local.read_text(encoding="utf-8").splitlines()))
-        spark_models = Counter(json.dumps(json.loads(x), sort_keys=True) for x in reference.elements()
-                               if not x.startswith("report "))
-        spark_reports = Counter((r["subject"], r["time"]) for r in (
-            json.loads(x[len("report "):]) for x in reference.elements() if x.startswith("report ")))
+        by_subject = lambda lines: Counter((r["subject"], r["time"]) for r in map(json.loads, lines))  # noqa: E731
+        reports = by_subject(local.read_text(encoding="utf-8").splitlines())
+        spark_models = canonical(x for x in reference.elements() if not x.startswith("report "))
+        spark_reports = by_subject(x[len("report "):] for x in reference.elements() if x.startswith("report "))
         extra["reference_equals_local"] = spark_models == models and spark_reports == reports
         extra["reference_reports"] = sum(spark_reports.values())
 
@@ -345,9 +282,10 @@ def summary_row(r: dict) -> tuple[str, str, int, str, bool]:
 
 
 def main(argv=None) -> int:
-    args = arguments(__doc__, trials=20, kinds=",".join(INPUTS), seed=20, out="kill_campaign.json").parse_args(argv)
+    parser = arguments(__doc__, trials=20, kinds=",".join(INPUTS), seed=20, out="kill_campaign.json")
+    args = parser.parse_args(argv)
     results: list[dict] = []
-    for kind in splits(args.kinds):
+    for kind in chosen(parser, args.kinds, INPUTS, "kind"):
         results.append(campaign(kind, args.trials, args.seed, save=lambda partial: write_json(
             args.out, {"seed": args.seed, "campaigns": results + [partial]})))
     write_json(args.out, {"seed": args.seed, "campaigns": results})

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from statistics import median
 
-from experiments.common import arguments, chart, command_of, descendants, splits, write_json
-from experiments.hostile import EXAMPLES
+from experiments.campaign import wait_until
+from experiments.common import EXAMPLES, arguments, chart, command_of, descendants, splits, write_json
 from experiments.kill_campaign import PROGRAM
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.choose import topology_from_tbox
@@ -35,10 +35,15 @@ def jmap_path() -> str | None:
     return jmap if jmap and os.path.exists(jmap) else None
 
 
-def live_instances(pid: int, class_name: str) -> int:
-    """How many objects of a class the JVM ``pid`` keeps alive (``jmap -histo:live``, a full collection first)."""
+def _histogram(pid: int) -> list[list[str]]:
+    """The JVM ``pid``'s objects that are still alive, per class (``jmap -histo:live``, a full collection first)."""
     done = subprocess.run([jmap_path(), "-histo:live", str(pid)], capture_output=True, text=True, timeout=120)
-    rows = [line.split() for line in done.stdout.splitlines() if line.endswith(" " + class_name)]
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+def live_instances(pid: int, class_name: str) -> int:
+    """How many objects of a class the JVM ``pid`` keeps alive."""
+    rows = [row for row in _histogram(pid) if row[-1:] == [class_name]]
     return int(rows[0][1]) if rows else 0
 
 
@@ -49,12 +54,9 @@ def _live_heap_mb(pid: int, spark, runtime) -> float:
     accumulators and broadcasts only after a collection found them unreachable."""
     spark.sparkContext._jvm.java.lang.System.gc()
     time.sleep(0.5)
-    jmap = jmap_path()
-    if jmap:
-        done = subprocess.run([jmap, "-histo:live", str(pid)], capture_output=True, text=True, timeout=120)
-        total = [line.split() for line in done.stdout.splitlines() if line.startswith("Total")]
-        if total:
-            return round(int(total[-1][2]) / 2 ** 20, 1)
+    total = [row for row in _histogram(pid) if row[:1] == ["Total"]] if jmap_path() else []
+    if total:
+        return round(int(total[-1][2]) / 2 ** 20, 1)
     return round((runtime.totalMemory() - runtime.freeMemory()) / 2 ** 20, 1)
 
 
@@ -117,12 +119,10 @@ def run(kind: str, batches: int, seed: int = 1, every: int = 5) -> dict:
                     staged.write_text(text, encoding="utf-8")
                     os.replace(staged, folder / "in" / name)   # whole files only: the source never sees a partial one
                     written += 1
-                deadline = time.perf_counter() + 600
-                while len(handle.batch_metrics) < written:
-                    if handle.query.exception() is not None or time.perf_counter() > deadline:
-                        raise RuntimeError(f"the query stopped or stalled at batch {len(handle.batch_metrics)}: "
-                                           f"{handle.query.exception()}")
-                    time.sleep(0.05)
+                wait_until(lambda: len(handle.batch_metrics) >= written or handle.query.exception() is not None, 600)
+                if len(handle.batch_metrics) < written:
+                    raise RuntimeError(f"the query stopped or stalled at batch {len(handle.batch_metrics)}: "
+                                       f"{handle.query.exception()}")
                 workers = [p for p in descendants(jvm) if "python" in command_of(p)]
                 samples.append({"t": time.perf_counter() - started, "batches": len(handle.batch_metrics),
                                 "driver_mb": rss_mb(), "jvm_mb": rss_mb(jvm),

@@ -6,10 +6,12 @@ import os
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from experiments import full_disk, fuzz, hostile, interrupt_campaign, kill_campaign
-from experiments.common import RESULTS, ROOT, arguments, progress, read_json, splits, write_json
+from experiments.campaign import chosen
+from experiments.common import RESULTS, ROOT, arguments, md_table, progress, read_json, write_json
 from srtopo.consistency.compile import compile_ntm
 from srtopo.consistency.nis import analyse
 from srtopo.consistency.tbox import TBox
@@ -53,10 +55,13 @@ def _hostile_row(test: str, tried: str, got: dict, outputs: str) -> dict:
                 f"{got['rejected']} rejected records, one per hostile line{missed}", ok)
 
 
-def _alike(what: str, tried: str, reasons: dict) -> dict:
-    same = reasons["local"] == reasons["spark"]
-    return _row("hostile lines", f"{what}: local and Spark reject alike", tried, len(reasons["local"]),
-                "same lines, same reasons" if same else "DIFFERENT", same)
+#: hostile cases run on both runners, which must reject alike: (test, the case on one runner, its stream, what the
+#: clean run gave, what the runners reject alike: (what, where))
+HOSTILE_ON_BOTH = [
+    ("rules (ICLP 2021 Content Caching log)", hostile.rules_case, "60 time points", "the clean log's",
+     ("rules", "the same hostile log")),
+    ("Streamlog (examples/sensors.sl)", partial(hostile.streamlog_case, facts=4000, count=400), "4,000 fact lines",
+     "the clean stream's ({outputs:,})", ("Streamlog", "the same hostile stream"))]
 
 
 def hostile_rows() -> list[dict]:
@@ -70,28 +75,19 @@ def hostile_rows() -> list[dict]:
             got = hostile.consistency_case(engine, options, Path(tmp) / f"c{i}")
             rows.append(_hostile_row(f"consistency, {label}", "4,000 statements", got,
                                      f"the clean stream's ({got['outputs']})"))
-        reasons = {}
-        for engine, options in (("local", None), ("spark", SparkOptions())):
-            got = hostile.rules_case(engine, options, Path(tmp) / f"r-{engine}")
-            if got is not None:
-                reasons[engine] = got["reasons"]
-                rows.append(_hostile_row(f"rules (ICLP 2021 Content Caching log), {engine}", "60 time points", got,
-                                         "the clean log's"))
-        if len(reasons) == 2:
-            rows.append(_alike("rules", "the same hostile log", reasons))
-        rows += _streamlog_hostile_rows(Path(tmp))
-    return rows
-
-
-def _streamlog_hostile_rows(tmp: Path) -> list[dict]:
-    rows, reasons, far = [], {}, {}
-    for engine, options in (("local", None), ("spark", SparkOptions())):
-        got = hostile.streamlog_case(engine, options, tmp / f"sl-{engine}", facts=4000, count=400)
-        reasons[engine] = got["reasons"]
-        rows.append(_hostile_row(f"Streamlog (examples/sensors.sl), {engine}", "4,000 fact lines", got,
-                                 f"the clean stream's ({got['outputs']:,})"))
-        far[engine] = hostile.far_ahead_case(engine, options, tmp / f"far-{engine}")
-    rows.append(_alike("Streamlog", "the same hostile stream", reasons))
+        for test, case, tried, outputs, (what, alike) in HOSTILE_ON_BOTH:
+            reasons = {}
+            for engine, options in (("local", None), ("spark", SparkOptions())):
+                got = case(engine, options, Path(tmp) / f"{what}-{engine}")
+                if got is not None:
+                    reasons[engine] = got["reasons"]
+                    rows.append(_hostile_row(f"{test}, {engine}", tried, got, outputs.format(**got)))
+            if len(reasons) == 2:
+                same = reasons["local"] == reasons["spark"]
+                rows.append(_row("hostile lines", f"{what}: local and Spark reject alike", alike, len(reasons["local"]),
+                                 "same lines, same reasons" if same else "DIFFERENT", same))
+        far = {engine: hostile.far_ahead_case(engine, options, Path(tmp) / f"far-{engine}")
+               for engine, options in (("local", None), ("spark", SparkOptions()))}
     got = far["local"]
     ok = got["rejected_itself"] and got["good_lines_rejected"] == 0 and got["identical"]
     taken = ("rejected" if got["rejected_itself"] else "taken") + (", on both runners alike" if far["spark"] == got
@@ -153,34 +149,20 @@ def disk_rows() -> list[dict]:
     return rows
 
 
-def _saved(path: str | None, key: str) -> tuple[dict, str | None]:
-    """A campaign's saved results (its own results file, ``path``) by kind or case (``key``), and their date."""
-    if path is None:
-        return {}, None
-    results = read_json(path)
-    return {r[key]: r for r in results["campaigns"]}, results.get("date")
-
-
-def kill_rows(trials: int, saved: str | None = None, kinds=None) -> list[dict]:
-    """The kill campaign's rows (``kinds``: every kind but choice, which has a section of its own): run now, or read
-    from the campaign's own results file (``saved``, written by ``python -m experiments.kill_campaign``), then only
-    for the kinds it holds."""
-    done, date = _saved(saved, "kind")
-    kinds = kinds or [k for k in kill_campaign.INPUTS if k != "choice" and (saved is None or k in done)]
-    return [dict(_row("crashes", *kill_campaign.summary_row(done.get(k) or kill_campaign.campaign(k, trials, seed=20))),
-                 **({"date": date} if date and k in done else {})) for k in kinds]
-
-
-def interrupt_rows(trials: int, saved: str | None = None) -> list[dict]:
-    """The interrupt campaign's rows: run now, or read from the campaign's own results file (``saved``, written
-    by ``python -m experiments.interrupt_campaign``) so one campaign gives both tables."""
-    done, date = _saved(saved, "case")
+def campaign_rows(area: str, campaign, key: str, names, trials: int, seed: int, saved: str | None = None,
+                  held: bool = False) -> list[dict]:
+    """The rows of a campaign (``campaign``: its module) for ``names``: each read from the campaign's own results
+    file (``saved``, by ``key``: kind or case) with the date it was measured, else run now, so one campaign gives
+    both tables; ``held``: with ``saved``, only the names it holds."""
+    results = read_json(saved) if saved else {}
+    done = {r[key]: r for r in results.get("campaigns", [])}
     rows = []
-    for name, case in interrupt_campaign.CASES.items():
-        r = done.get(name) or interrupt_campaign.campaign(case, trials, seed=130)
-        measured = r.get("date", date) if name in done else None
-        rows.append(dict(_row("interrupts", *interrupt_campaign.summary_row(r)),
-                         **({"date": measured} if measured else {})))
+    for name in names:
+        if held and saved and name not in done:
+            continue
+        r = done.get(name) or campaign.campaign(name, trials, seed=seed)
+        measured = r.get("date", results.get("date")) if name in done else None
+        rows.append(dict(_row(area, *campaign.summary_row(r)), **({"date": measured} if measured else {})))
     return rows
 
 
@@ -204,10 +186,6 @@ def overload_rows() -> list[dict]:
                         f"{r['latency_p50_s']:.2f} s, p95 {r['latency_p95_s']:.2f} s, max {r['latency_max_s']:.2f} s",
                         ok))
     return out
-
-
-def memory_rows() -> list[dict]:
-    return _spark_memory_rows() + _reason_memory_rows()
 
 
 def _spark_memory_rows() -> list[dict]:
@@ -250,18 +228,15 @@ def _reason_memory_rows() -> list[dict]:
 
 
 def render(rows: list[dict]) -> str:
-    lines = ["# Reliability", "",
-             "What was tried against srtopo, how often, and what happened. Regenerate with "
-             "`python -m experiments.reliability` (this file and `experiments/results/reliability.json`); "
-             "the fast parts of every row run in the test suite (`tests/reliability`, `tests/spark`).", "",
-             "| area | test | tried | count | outcome | measured |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        mark = "" if r["ok"] else "**FAILED** "
-        lines.append(f"| {r['area']} | {r['test']} | {r['tried']} | {r['count']:,} | {mark}{r['outcome']} | "
-                     f"{r.get('date', '')} |")
-    lines += ["", "Limits: the overload feeds are as long as their inputs (30 and 60 time points, 10-20 s); "
-              "memory over long runs is measured on local[2] only, not on a cluster.", ""]
-    return "\n".join(lines)
+    table = md_table(["area", "test", "tried", "count", "outcome", "measured"],
+                     [[r["area"], r["test"], r["tried"], r["count"], ("" if r["ok"] else "**FAILED** ") + r["outcome"],
+                       r.get("date", "")] for r in rows])
+    return "\n".join(["# Reliability", "",
+                      "What was tried against srtopo, how often, and what happened. Regenerate with "
+                      "`python -m experiments.reliability` (this file and `experiments/results/reliability.json`); "
+                      "the fast parts of every row run in the test suite (`tests/reliability`, `tests/spark`).", "",
+                      table, "", "Limits: the overload feeds are as long as their inputs (30 and 60 time points, "
+                      "10-20 s); memory over long runs is measured on local[2] only, not on a cluster.", ""])
 
 
 def main(argv=None) -> int:
@@ -277,19 +252,20 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.examples, args.kills, args.interrupts = 300, 2, 2
-    sections = splits(args.sections)
-    unknown = [s for s in sections if s not in SECTIONS]
-    if unknown:
-        parser.error(f"unknown section {unknown[0]!r} (use {', '.join(SECTIONS)})")
+    sections = chosen(parser, args.sections, SECTIONS, "section")
     # rows of the sections not run now are kept from the last run (each row says when it was measured)
     previous = read_json(args.out).get("rows", []) if Path(args.out).exists() else []
     rows: list[dict] = [r for r in previous if r.get("section") in SECTIONS and r["section"] not in sections]
+    kill = partial(campaign_rows, "crashes", kill_campaign, "kind", trials=args.kills, seed=20)
     builders = {"fuzz": lambda: fuzz_rows(args.examples), "hostile": hostile_rows, "checkpoint": checkpoint_rows,
                 "disk": disk_rows,
-                "kill": lambda: kill_rows(args.kills, args.kill_results),
-                "kill-choice": lambda: kill_rows(args.kills, args.kill_choice_results, kinds=["choice"]),
-                "interrupt": lambda: interrupt_rows(args.interrupts, args.interrupt_results),
-                "overload": overload_rows, "memory": memory_rows}
+                # every kind but choice, which has a section of its own
+                "kill": lambda: kill([k for k in kill_campaign.INPUTS if k != "choice"], saved=args.kill_results,
+                                     held=True),
+                "kill-choice": lambda: kill(["choice"], saved=args.kill_choice_results),
+                "interrupt": lambda: campaign_rows("interrupts", interrupt_campaign, "case", interrupt_campaign.CASES,
+                                                   args.interrupts, 130, args.interrupt_results),
+                "overload": overload_rows, "memory": lambda: _spark_memory_rows() + _reason_memory_rows()}
     for section in sections:
         built = [dict(r, section=section, date=r.get("date") or time.strftime("%Y-%m-%d")) for r in builders[section]()]
         if section == "kill" and args.kill_results:      # the kinds the saved run does not hold

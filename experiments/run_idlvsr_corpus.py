@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -15,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from experiments import common
+from experiments.campaign import Run
 from experiments.common import arguments, progress, write_json
 
 DATA = Path(common.DATA, "idlvsr")
@@ -29,7 +28,6 @@ BK_LITERAL = re.compile(r"""["']([^"'\s/][^"'\s]*/BK/[^"'\s/]+)["']""")
 class Job:
     program: Path
     log: Path | None
-    scripts: list[Path] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     links: dict[str, Path] = field(default_factory=dict)   # path in the working directory -> corpus folder
 
@@ -84,7 +82,7 @@ def discover(data: Path) -> list[Job]:
                 flags += ["--now-format", "sec"]
             links = bk_links(scripts[program], data)
             for log in logs[program] or [None]:
-                jobs.append(Job(program, log, scripts[program], flags, links))
+                jobs.append(Job(program, log, flags, links))
     return jobs
 
 
@@ -96,33 +94,25 @@ def first_error(stderr: str, status: int) -> str:
 
 
 def run(job: Job, timeout: float) -> dict:
-    srtopo = [sys.executable, "-m", "srtopo"]
     if job.log is None:
-        command = srtopo + ["compile", "--program", str(job.program)]
+        args = ["compile", "--program", str(job.program)]
     else:
-        command = srtopo + ["reason", "--program", str(job.program), "--stream", str(job.log),
-                            "--out", "out.jsonl", *job.flags]
+        args = ["reason", "--program", str(job.program), "--stream", str(job.log), "--out", "out.jsonl", *job.flags]
     with tempfile.TemporaryDirectory(prefix="idlvsr-corpus-") as tmp:
         for name, target in job.links.items():
             (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(tmp) / name).symlink_to(target, target_is_directory=True)
         started = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=tmp, env=dict(os.environ), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
-        try:
-            _, stderr = proc.communicate(timeout=timeout)
-            outcome = "ok" if proc.returncode == 0 else "error: " + first_error(stderr, proc.returncode)
-        except subprocess.TimeoutExpired:
-            outcome = "timeout"
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
+        cli = Run(args, env=dict(os.environ), cwd=tmp)
+        ended, stderr = cli.wait(timeout), cli.stderr()
+        status = cli.proc.returncode
+        outcome = "timeout" if not ended else "ok" if status == 0 else "error: " + first_error(stderr, status)
         seconds = time.perf_counter() - started
         out = Path(tmp) / "out.jsonl"
         outputs = None if job.log is None else (sum(1 for _ in out.open("rb")) if out.exists() else 0)
-    row = {"kind": "compile" if job.log is None else "reason", "outcome": outcome, "status": proc.returncode,
-           "seconds": round(seconds, 3), "outputs": outputs, "command": shlex.join(command)}
+    row = {"kind": "compile" if job.log is None else "reason", "outcome": outcome, "status": status,
+           "seconds": round(seconds, 3), "outputs": outputs,
+           "command": shlex.join([sys.executable, "-m", "srtopo", *args])}
     if job.links:
         row["links"] = {name: str(target) for name, target in job.links.items()}
     return row

@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     get_session(master=args.master, app_name="srtopo-streamlog-campaign", shuffle_partitions=2)
     runners = {"local": (get_runner("local"), LocalOptions()), "spark": (get_runner("spark"), SparkOptions())}
     #: a keyed case runs on Spark in two and in three key partitions (one run each, in place of the default)
-    in_partitions = {"spark[2]": (get_runner("spark"), SparkOptions(partitions=2)),
+    keyed_runners = {"local": runners["local"], "spark[2]": (get_runner("spark"), SparkOptions(partitions=2)),
                      "spark[3]": (get_runner("spark"), SparkOptions(partitions=3))}
     cases = []
     for seed in range(args.programs):
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     for name, (text, oracle_text, make_feed, nsources) in EXAMPLES.items():
         for seed in range(3):
             cases.append((f"{name}, seed {seed}", text, oracle_text, make_feed(seed), nsources, 2))
-    failures, seconds = [], {name: 0.0 for name in list(runners) + list(in_partitions)}
+    failures, seconds = [], {name: 0.0 for name in {**runners, **keyed_runners}}
     counts = {"keyed": 0, "unkeyed": 0, "runs": 0}
     started = time.perf_counter()
     for where, text, oracle_text, feed, nsources, batches in progress(cases, desc="streamlog cases"):
@@ -46,10 +46,7 @@ def main(argv=None) -> int:
         topology = compile_program(program)
         split = keyed(program, topology.stages[0].key, topology.source.union, None)
         counts["keyed" if split else "unkeyed"] += 1
-        chosen = dict(runners, **in_partitions) if split else runners
-        if split:
-            del chosen["spark"]
-        for name, (runner, options) in chosen.items():
+        for name, (runner, options) in (keyed_runners if split else runners).items():
             counts["runs"] += 1
             t0 = time.perf_counter()
             result = run_topology(runner, topology, per_source(feed, nsources, batches), options=options)
