@@ -62,6 +62,7 @@ def _starts_spark(item) -> bool:
     return any(isinstance(v, str) and (v == "spark" or v.startswith("spark-")) for v in params.values())
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Every test that starts Spark, and the experiments' slices (tests/experiments), are ``slow`` (the fast loop,
     ``-m "not slow"``, leaves them out): marked here so that a new one is left out without a mark of its own. On
@@ -71,6 +72,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
     if hasattr(config, "workerinput"):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        _group_suffixes(config, items)
+
+
+def _group_suffixes(config, items) -> None:
+    """The ``@group`` suffix of a test marked ``xdist_group``, which ``--dist loadgroup`` schedules by. pytest-xdist
+    3.8 sets it through ``item._nodeid``, which pytest 9.2 no longer reads (nodeids live in ``item._id``), so
+    every group's tests were spread over the workers; set here where xdist's own did not take."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:         # a pytest before node ids were objects: xdist's own suffix works there
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names and "@" not in item.nodeid:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")
 
 
 def pytest_addoption(parser):

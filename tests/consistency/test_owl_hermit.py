@@ -28,8 +28,8 @@ from tests.consistency.owl2_constructs import CASES
 from tests.consistency.test_owl_constructs import load_with_graph, turtle
 
 owlready2 = pytest.importorskip("owlready2")
-# one worker runs the whole module, so each classification (its module-scoped fixture) runs once, not once per
-# worker that meets one of its tests
+# one worker runs the whole module, and each classification is a fixture of the session: it runs once, not once per
+# worker that meets one of its tests, nor again when the worker runs other modules' tests between two of these
 pytestmark = [pytest.mark.skipif(shutil.which("java") is None, reason="HermiT needs a Java runtime"), pytest.mark.slow,
               pytest.mark.xdist_group("hermit")]
 
@@ -119,7 +119,7 @@ def our_classification(tbox, classes: frozenset) -> Classification:
     return Classification(frozenset(pairs), unsatisfiable)
 
 
-@pytest.fixture(scope="module", params=list(ONTOLOGIES))
+@pytest.fixture(scope="session", params=list(ONTOLOGIES))
 def compared(request, tmp_path_factory):
     path = ONTOLOGIES[request.param]
     if not path.exists():
@@ -161,7 +161,7 @@ def test_what_we_lack_is_explained_by_skipped_axioms(compared):
     assert explained.unsatisfiable <= original.unsatisfiable
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def constructs(tmp_path_factory):
     """The OWL 2 constructs fixture (every case in its own namespace; one left out: HermiT rejects
     owl:topDataProperty outside a super-property position, OWL 2 DL's restriction), its TBox as loaded, and ONE
