@@ -236,18 +236,21 @@ COMMON_FLAGS = {"master": "Spark's master", "out": "where the results go (by def
 
 def arguments(doc: str, **flags) -> argparse.ArgumentParser:
     """A benchmark's command line: its docstring as the help, and a flag ``--name`` for each keyword, typed by its
-    default (``False``: a switch; ``(default, help)`` gives a help). The flags benchmarks share are named alike
-    (``COMMON_FLAGS``); the default of ``out`` is taken relative to ``experiments/results``."""
+    default (``False``: a switch; ``(default, help)`` gives a help, ``(default, help, kind)`` its type, or its
+    choices where ``kind`` is a list). The flags benchmarks share are named alike (``COMMON_FLAGS``); the default
+    of ``out`` is taken relative to ``experiments/results``."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=_Help)
     for name, spec in flags.items():
-        default, text = spec if isinstance(spec, tuple) else (spec, COMMON_FLAGS.get(name))
+        default, text, *kind = spec if isinstance(spec, tuple) else (spec, COMMON_FLAGS.get(name))
         option = "--" + name.replace("_", "-")
         if default is False:
             parser.add_argument(option, action="store_true", help=text)
-        else:
-            if name == "out" and default is not None:
-                default = os.path.normpath(os.path.join(RESULTS, default))
-            parser.add_argument(option, type=str if default is None else type(default), default=default, help=text)
+            continue
+        if name == "out" and default is not None:
+            default = os.path.normpath(os.path.join(RESULTS, default))
+        kind = kind[0] if kind else str if default is None else type(default)
+        parser.add_argument(option, default=default, help=text,
+                            **({"choices": kind} if isinstance(kind, list) else {"type": kind}))
     return parser
 
 
