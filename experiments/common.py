@@ -398,6 +398,11 @@ def write_parts(folder, parts, first: int = 0) -> list[str]:
     return paths
 
 
+def load_average() -> list[float]:
+    """The machine's load averages (1, 5, 15 minutes), rounded: a run records them beside its figures."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def machine() -> dict:
     """The machine a run measured on, and the versions that matter."""
     info = {"nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
@@ -455,6 +460,25 @@ def write_csv(path, rows: list[dict], fields: list[str] | None = None) -> str:
         for r in rows:
             writer.writerow({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
     return str(path)
+
+
+def write_rows(path, data: dict, rows: list[dict], columns: list[str] | None = None, plots: dict | None = None):
+    """A benchmark's results side by side: ``data`` as JSON at ``path``, ``rows`` as CSV at its ``.csv`` (the
+    ``columns``; none without them), and each plot of ``plots`` (an ending -> ``plot(rows, path)``) at the path
+    with that ending instead of ``.json``."""
+    path = Path(path)
+    write_json(path, data)
+    if columns:
+        write_csv(path.with_suffix(".csv"), rows, columns)
+    for ending, plot in (plots or {}).items():
+        plot(rows, path.with_name(path.stem + ending))
+
+
+def finish(failures: list[str]) -> int:
+    """A benchmark's exit status: each failed check on a line of its own (``FAILED: ...``), 1 if there was one."""
+    for line in failures:
+        print("FAILED: " + line, file=sys.stderr)
+    return 1 if failures else 0
 
 
 @contextmanager
