@@ -15,7 +15,7 @@ from pathlib import Path
 
 from experiments.common import (
     ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, finish, in_own_process,
-    load_average, log, percentile, progress, splits, srtopo, stats, workloads, write_parts, write_rows)
+    load_average, log, percentile, progress, ratio, splits, srtopo, stats, workloads, write_parts, write_rows)
 from experiments.reconfig.validate import committed, out_batches, pairs, program_of, validate
 from srtopo.io.sources import AtomLog
 from srtopo.measure import rss_mb
@@ -400,8 +400,7 @@ def spark(argv=None) -> int:
                         failures.append(f"{problem} {size} {strategy} {r['runner']}: "
                                         f"{(r['problems'] or r['restart_problems'])[:3]}")
                     if r["runner"] == "spark" and strategy in local:
-                        row["spark_over_local"] = round(r["steady_tps"] / local[strategy]["tps"], 4) \
-                            if r["steady_tps"] else None
+                        row["spark_over_local"] = ratio(r["steady_tps"], local[strategy]["tps"], 4)
                         row["spark_over_local_whole_run"] = round(r["tps"] / local[strategy]["tps"], 4)
                     rows.append(row)
                     _print(row)

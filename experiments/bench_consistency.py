@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from experiments.common import (
-    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, progress, read_json, splits,
-    stats, text_table, workloads, write_json, write_rows)
+    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, progress, ratio, read_json,
+    splits, stats, text_table, workloads, write_json, write_rows)
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.balance import contiguous_splits
 from srtopo.consistency.compile import compile_ltm, compile_ntm
@@ -454,8 +454,7 @@ def scaling(argv=None) -> int:
             log(json.dumps(rows[-1]))
     base = next((r for r in rows if r["config"] == "one process"), None)
     for r in rows:
-        r["steady_over_one_process"] = round(r["steady_tuples_per_s"] / base["steady_tuples_per_s"], 3) \
-            if base else None
+        r["steady_over_one_process"] = ratio(r["steady_tuples_per_s"], base["steady_tuples_per_s"]) if base else None
         r["same_reports"] = r["reports_digest"] == base["reports_digest"] if base else None
     columns = ["config", "cores", "tuples_per_s", "steady_tuples_per_s", "batch_p50_s", "steady_over_one_process",
                "same_reports"]

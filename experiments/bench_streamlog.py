@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from experiments.common import (
-    ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, program, progress, splits,
-    stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
+    ExperimentError, arguments, chart, command, in_own_process, load_average, log, models_digest, peak_rss_mb, program,
+    progress, ratio, splits, stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
 from srtopo.io.sources import FactLines
 from srtopo.measure import rss_mb
 from srtopo.runners import RunConfig, SparkOptions, get_runner
@@ -326,13 +326,12 @@ def _in_child(which: str, params: dict) -> dict:
 
 # --- the long history: summaries ----------------------------------------------------------------------------------
 
-def _window(points: list[tuple[float, float]], centre: int, half: int) -> list[float]:
-    return [ms for t, ms in points if centre - half <= t <= centre + half]
-
-
 def summarise(points: list[tuple[float, float]], near: tuple, half: int) -> dict:
     """p50/p95 of the step times near each timestamp of ``near`` (within ``half``), and last / first p50."""
-    out = {str(c): {**stats(_window(points, c, half), "{}_ms"), "n": len(_window(points, c, half))} for c in near}
+    out = {}
+    for c in near:
+        window = [ms for t, ms in points if c - half <= t <= c + half]
+        out[str(c)] = {**stats(window, "{}_ms"), "n": len(window)}
     first, last = out[str(near[0])]["p50_ms"], out[str(near[-1])]["p50_ms"]
     out["ratio_p50"] = last / first if first else None
     return out
@@ -590,25 +589,22 @@ def keyed(argv=None) -> int:
     params = {k: v for k, v in vars(args).items() if k != "out"}
     work = tempfile.mkdtemp(prefix="srtopo-bench-streamlog-keyed-")
     files = write_readings(Path(work, "in"), args.sensors, args.timestamps, args.ts_per_file, args.seed)
-    load_before = os.getloadavg()
+    load_before = load_average()
     started = time.perf_counter()
     rows = {}
     for config in CONFIGS:
         rows[config] = dict(in_own_process(keyed_child, config=config, work=work, params=params),
-                            load_after=round(os.getloadavg()[0], 2))
+                            load_after=load_average()[0])
         log(f"{config}: {rows[config]['seconds']} s")
-
-    def ratio(a, b, field):
-        return round(rows[a][field] / rows[b][field], 3) if rows[a].get(field) and rows[b].get(field) else None
-    ratios = {"local2_over_local1": ratio("local[2]", "local[1]", "timestamps_per_s"),
-              "local2_over_local1_steady": ratio("local[2]", "local[1]", "steady_timestamps_per_s"),
-              "local1_over_local": ratio("local[1]", "local", "timestamps_per_s"),
-              "local2_over_local": ratio("local[2]", "local", "timestamps_per_s")}
-    load = {"load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()]}
+    ratios = {name: ratio(rows[a].get(field), rows[b].get(field)) for name, a, b, field in (
+        ("local2_over_local1", "local[2]", "local[1]", "timestamps_per_s"),
+        ("local2_over_local1_steady", "local[2]", "local[1]", "steady_timestamps_per_s"),
+        ("local1_over_local", "local[1]", "local", "timestamps_per_s"),
+        ("local2_over_local", "local[2]", "local", "timestamps_per_s"))}
+    load_after = load_average()
     same_models(args, rows, KEYED_COLUMNS, started, files=files, facts=args.sensors * args.timestamps,
-                cpus=os.cpu_count(), **load, ratios=ratios)
-    log(f"ratios {ratios}; load {load['load_before'][0]} before, {load['load_after'][0]} after; same models; "
-        f"written to {args.out}")
+                cpus=os.cpu_count(), load_before=load_before, load_after=load_after, ratios=ratios)
+    log(f"ratios {ratios}; load {load_before[0]} before, {load_after[0]} after; same models; written to {args.out}")
     return 0
 
 

@@ -330,6 +330,11 @@ def steady_rate(batches, count, skip: int = 1) -> float | None:
     return sum(count(b) for b in steady) / seconds if seconds else None
 
 
+def ratio(a, b, digits: int = 3) -> float | None:
+    """A figure against its base, rounded (None where either is missing or the base is 0)."""
+    return round(a / b, digits) if a is not None and b else None
+
+
 def peak_rss_mb() -> float:
     """The peak resident memory of this process so far, in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
