@@ -15,8 +15,9 @@ from pathlib import Path
 
 from experiments.common import (
     ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, finish, in_own_process,
-    load_average, log, percentile, progress, ratio, splits, srtopo, stats, workloads, write_parts, write_rows)
-from experiments.reconfig.validate import committed, out_batches, pairs, program_of, validate
+    load_average, log, out_batches, percentile, progress, ratio, splits, srtopo, stats, workloads, write_parts,
+    write_rows)
+from experiments.reconfig.validate import committed, pairs, program_of, validate
 from srtopo.io.sources import AtomLog
 from srtopo.measure import rss_mb
 from srtopo.rules.compile import compile_program

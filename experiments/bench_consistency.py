@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from experiments.common import (
-    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, progress, ratio, read_json,
-    splits, stats, text_table, workloads, write_json, write_rows)
+    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, out_batches, progress, ratio,
+    read_json, splits, stats, text_table, workloads, write_json, write_rows)
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.balance import contiguous_splits
 from srtopo.consistency.compile import compile_ltm, compile_ntm
@@ -351,19 +351,12 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
         handle.stop()
     metrics = list(handle.batch_metrics)
     written = {m["batch"]: m["written_at"] for m in metrics}
-    latencies, per_batch = [], {}
-    for name in sorted(os.listdir(out)):
-        if not name.startswith("batch=") or name == "batch=final":
-            continue
-        done = written[int(name.split("=", 1)[1])]
-        for part in sorted((out / name).iterdir()):
-            if part.suffix != ".json":
-                continue
-            for line in part.read_text(encoding="utf-8").splitlines():
-                t = json.loads(line)["time"]
-                last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last batch with tuples of time t
-                latencies.append(done - arrivals[last])
-                per_batch.setdefault(name, []).append(done - arrivals[last])
+    per_batch = {}
+    for number, reports in sorted(out_batches(out).items()):
+        for report in reports if number >= 0 else []:
+            last = min(len(files) - 1, ((report["time"] + 1) * rate - 1) // batch)   # the last with tuples of time t
+            per_batch.setdefault(number, []).append(written[number] - arrivals[last])
+    latencies = [x for values in per_batch.values() for x in values]
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
         return {**stats(durations, "batch_{}_s", ("p50",), digits=3), "_finished": [m["finished_at"] for m in metrics],
@@ -377,8 +370,7 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
             **stats(durations, "batch_{}_s", digits=3),
             "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics),
             "batch_durations_s": [round(d, 3) for d in durations],
-            "batch_latency_p50_s": {int(name.split("=", 1)[1]): stats(v, digits=3)["p50"]
-                                    for name, v in sorted(per_batch.items())}}
+            "batch_latency_p50_s": {number: stats(v, digits=3)["p50"] for number, v in per_batch.items()}}
 
 
 def latency(argv=None) -> int:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import string
@@ -546,6 +547,19 @@ def text_table(headers: list[str], rows: list[list]) -> str:
     text = [all(isinstance(row[k], str) or row[k] is None for row in rows) for k in range(len(headers))]
     lines = ["  ".join(c.ljust(w) if left else c.rjust(w) for c, w, left in zip(row, widths, text)) for row in cells]
     return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
+
+
+def out_batches(out) -> dict:
+    """The rows a run's out directory holds, by micro-batch: {batch number: [row, ...]} (``batch=final`` as -1)."""
+    found: dict = {}
+    for folder in glob.glob(os.path.join(out, "batch=*")):
+        name = os.path.basename(folder).split("=", 1)[1]
+        batch = int(name) if re.fullmatch(r"[0-9]+", name) else -1
+        rows = found.setdefault(batch, [])
+        for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+            with open(path, encoding="utf-8") as handle:
+                rows += [json.loads(x) for x in handle if x.strip()]
+    return found
 
 
 def first_log(path) -> str:
