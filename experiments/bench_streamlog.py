@@ -522,9 +522,9 @@ def spark(argv=None) -> int:
     rows = {"local": figures(*run_streamlog(topology, work / "in"), args.timestamps),
             "spark": figures(*run_streamlog(topology, work / "in", args.master, args.files_per_batch, work / "ck"),
                              args.timestamps, lambda _b: args.ts_per_file * args.files_per_batch)}
-    ratio = rows["spark"]["timestamps_per_s"] / rows["local"]["timestamps_per_s"]
-    same_models(args, rows, SPARK_COLUMNS, started, files=files, spark_over_local=round(ratio, 3))
-    log(f"spark / local: {ratio:.2f}x; same models; written to {args.out}")
+    over_local = rows["spark"]["timestamps_per_s"] / rows["local"]["timestamps_per_s"]
+    same_models(args, rows, SPARK_COLUMNS, started, files=files, spark_over_local=round(over_local, 3))
+    log(f"spark / local: {over_local:.2f}x; same models; written to {args.out}")
     return 0
 
 
