@@ -2,7 +2,6 @@
 Spark. experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -10,10 +9,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.common import LUBM_TBOX, RESULTS, UBA, machine, md_table, program
+from experiments.common import LUBM_TBOX, UBA, arguments, command, log, md_table, program, splits, timed, write_json
 from experiments.streams import UB, uba_replay, uba_triples
+from srtopo.concepts import RDF_TYPE
 
-TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 WINDOW = 10
 PROGRAM = program("university.idlvsr", window=WINDOW)
 
@@ -27,7 +26,7 @@ def stream(folder: Path, copies: int, per_file: int) -> tuple[str, int]:
     renamed = []
     for copy in range(copies):
         def name(term: str) -> str:
-            return term if term.startswith('"') or term.startswith(UB) or term == TYPE else f"{term}-c{copy}"
+            return term if term.startswith('"') or term.startswith(UB) or term == RDF_TYPE else f"{term}-c{copy}"
         renamed += [(name(s), p, name(o)) for s, p, o in triples]
     replay = uba_replay(analyse(load_tbox(LUBM_TBOX)), renamed, per_time=50, violation=0.02, seed=7)
     directory = folder / "stream"
@@ -46,15 +45,14 @@ def topologies():
     return consistency, rules, chain(consistency, rules, tbox)
 
 
-def saturate_apart(directory: str, reports, topology, out: Path) -> float:
+def saturate_apart(directory: str, reports, topology, out: Path) -> None:
     """The step between the two commands: read the stream, withhold the statements of reported individuals,
-    add what the TBox entails, write a .tnt stream; its seconds."""
+    add what the TBox entails, write a .tnt stream."""
     from srtopo.chain.entail import Entailment
     from srtopo.chain.local import statement_text
     from srtopo.io.sources import stream_files
     from srtopo.io.tnt import file_lines, tnt_statements
     from srtopo.ir.records import RejectedRecord, Statement
-    started = time.perf_counter()
     entail = Entailment(topology.parts()[1])
     reported: dict = {}
     for report in reports:
@@ -70,7 +68,6 @@ def saturate_apart(directory: str, reports, topology, out: Path) -> float:
                     continue
                 for triple in dict.fromkeys(entail.saturate(statement)):
                     handle.write(statement_text(Statement(statement.time, *triple)) + "\n")
-    return time.perf_counter() - started
 
 
 def non_empty(models) -> dict:
@@ -95,7 +92,7 @@ def run_engine(engine: str, directory: str, lines: int, folder: Path, files_per_
             row, reports, models = run(runner, options(), engine, directory, lines,
                                        folder / f"{engine}-{mode}-{turn}", files_per_batch)
             row["turn"] = turn
-            print(json.dumps({k: row[k] for k in ("engine", "mode", "turn", "seconds", "parts_s")}), file=sys.stderr)
+            log(json.dumps({k: row[k] for k in ("engine", "mode", "turn", "seconds", "parts_s")}))
             if mode not in best or row["seconds"] < best[mode][0]["seconds"]:
                 best[mode] = (row, reports, models)
     (chain_row, chain_reports, chain_models), (apart_row, apart_reports, apart_models) = best["chain"], best["apart"]
@@ -111,10 +108,8 @@ def run_chain(runner, options, engine, directory, lines, folder: Path, files_per
     from srtopo.io.sources import TntFiles
     from srtopo.runners import RunConfig
     _consistency, _rules, chained = topologies()
-    started = time.perf_counter()
-    result = runner.run(chained, [TntFiles(directory, files_per_batch=files_per_batch)], RunConfig(
+    result, seconds = timed(runner.run, chained, [TntFiles(directory, files_per_batch=files_per_batch)], RunConfig(
         window=WINDOW, lateness=0, print_empty=False, options=options, checkpoint=str(folder / "ck")))
-    seconds = time.perf_counter() - started
     extra = result.counters.extra
     parts = {k: extra.get(f"{k}_s", 0.0) for k in ("consistency", "saturation", "program")}
     row = _row(engine, "chain", lines, seconds, parts, result.reports, result.models, extra.get("withheld", 0),
@@ -130,15 +125,12 @@ def run_apart(runner, options, engine, directory, lines, folder: Path, files_per
     from srtopo.runners import RunConfig
     consistency, rules, chained = topologies()
     started = time.perf_counter()
-    checked = runner.run(consistency, [TntFiles(directory, files_per_batch=files_per_batch)], RunConfig(
-        window=WINDOW, lateness=0, options=options, checkpoint=str(folder / "ck-check")))
-    check_s = time.perf_counter() - started
+    checked, check_s = timed(runner.run, consistency, [TntFiles(directory, files_per_batch=files_per_batch)],
+                             RunConfig(window=WINDOW, lateness=0, options=options, checkpoint=str(folder / "ck-check")))
     saturated = folder / "saturated" / "stream.tnt"
-    saturate_s = saturate_apart(directory, checked.reports, chained, saturated)
-    began = time.perf_counter()
-    reasoned = runner.run(rules, [AtomLog(str(saturated.parent), "tnt")], RunConfig(
+    saturate_s = timed(saturate_apart, directory, checked.reports, chained, saturated)[1]
+    reasoned, reason_s = timed(runner.run, rules, [AtomLog(str(saturated.parent), "tnt")], RunConfig(
         lateness=0, max_gap=None, print_empty=False, options=options, checkpoint=str(folder / "ck-reason")))
-    reason_s = time.perf_counter() - began
     seconds = time.perf_counter() - started
     row = _row(engine, "apart", lines, seconds, {"consistency": check_s, "saturation": saturate_s,
                                                  "program": reason_s},
@@ -157,30 +149,23 @@ def _row(engine, mode, lines, seconds, parts, reports, models, withheld, plan) -
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=8, help="copies of the two UBA universities (default 8)")
-    parser.add_argument("--engines", default="local,spark")
-    parser.add_argument("--per-file", type=int, default=15_000, help="statements per .tnt file")
-    parser.add_argument("--files-per-batch", type=int, default=None,
-                        help="Spark: files per micro-batch (default: every file in one, as the saturated stream the "
-                             "two commands run apart read is one file)")
-    parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--repeats", type=int, default=2, help="runs of each way, in turns (the best is kept)")
-    parser.add_argument("--out", default=os.path.join(RESULTS, "bench_chain.json"))
-    args = parser.parse_args(argv)
+    args = arguments(
+        __doc__, copies=(8, "copies of the two UBA universities"), engines="local,spark",
+        per_file=(15_000, "statements per .tnt file"),
+        files_per_batch=(None, "Spark: files per micro-batch (default: every file in one, as the saturated stream the "
+                               "two commands run apart read is one file)", int),
+        master="local[2]", repeats=(2, "runs of each way, in turns (the best is kept)"),
+        out="bench_chain.json").parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     rows = []
     with tempfile.TemporaryDirectory(prefix="srtopo-bench-chain-") as tmp:
         folder = Path(tmp)
         directory, lines = stream(folder, args.copies, args.per_file)
-        for engine in args.engines.split(","):
+        for engine in splits(args.engines):
             rows += run_engine(engine, directory, lines, folder, args.files_per_batch, args.master, args.repeats)
             for row in rows[-2:]:
-                print(json.dumps(row), file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"experiment": "bench_chain", "machine": machine(),
-                                          "copies": args.copies, "window": WINDOW, "rows": rows}, indent=1) + "\n",
-                              encoding="utf-8")
+                log(json.dumps(row))
+    write_json(args.out, {"experiment": "bench_chain", "copies": args.copies, "window": WINDOW, "rows": rows})
     print(md_table(["engine", "mode", "statements", "s", "statements/s", "consistency", "withhold+saturate",
                     "program", "reports", "models"],
                    [[r["engine"], r["mode"], r["statements"], r["seconds"], r["statements_per_s"],
@@ -190,4 +175,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    command(main)

@@ -7,16 +7,17 @@ import json
 import math
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from experiments.common import (
-    ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, in_own_process, percentile,
-    progress, splits, srtopo, stats, workloads, write_csv, write_json, write_parts)
-from experiments.reconfig.validate import committed, out_batches, pairs, program_of, validate
+    ExperimentError, TimedSink, arguments, chart, command, command_of, descendants, finish, in_own_process,
+    load_average, log, out_batches, percentile, progress, ratio, splits, srtopo, stats, workloads, write_parts,
+    write_rows)
+from experiments.reconfig.validate import committed, pairs, program_of, validate
 from srtopo.io.sources import AtomLog
 from srtopo.measure import rss_mb
 from srtopo.rules.compile import compile_program
@@ -144,27 +145,21 @@ def reasoner(argv=None) -> int:
                 b, mine = base["seconds"][:common], r["seconds"][:common]
                 row["restart_over_this_median"] = round(percentile(b, 0.5) / max(percentile(mine, 0.5), 1e-9), 2)
             rows.append(row)
-            print(f"{problem} {size:3} {r['strategy']:14} median {row['median_ms']:8.2f} ms  p95 "
-                  f"{row['p95_ms']:8.2f} ms  x{row.get('restart_over_this_median', 0):7.2f}  steps {r['steps']}",
-                  file=sys.stderr)
+            log(f"{problem} {size:3} {r['strategy']:14} median {row['median_ms']:8.2f} ms  p95 "
+                f"{row['p95_ms']:8.2f} ms  x{row.get('restart_over_this_median', 0):7.2f}  steps {r['steps']}")
     family_rows = families(rows)
     for f in family_rows:
-        print(f"{f['problem']}: best fixed strategy {f['best']} (geometric mean of medians "
-              f"{f['best_geomean_ms']} ms), auto {f['auto_geomean_ms']} ms: auto / best {f['auto_over_best']}",
-              file=sys.stderr)
+        log(f"{f['problem']}: best fixed strategy {f['best']} (geometric mean of medians {f['best_geomean_ms']} "
+            f"ms), auto {f['auto_geomean_ms']} ms: auto / best {f['auto_over_best']}")
     long_rows = [in_own_process(long_stream, problem="qc", size=14, steps=args.long_steps, seed=args.seed,
                                 strategy=strategy)
                  for strategy in (progress(strategies, desc=f"{args.long_steps} steps") if args.long_steps else [])]
-    out = Path(args.out)
-    write_json(out, {"args": vars(args), "families": family_rows, "long": long_rows, "failures": failures,
-                     "rows": [r | {"seconds": [round(x, 5) for x in r["seconds"]]} for r in rows]})
-    write_csv(out.with_suffix(".csv"), rows, ["problem", "size", "strategy", "steps", "median_ms", "p95_ms", "max_ms",
-                                              "mean_ms", "restart_over_this_median", "ground_s", "search_s",
-                                              "groundings", "unsatisfiable_steps", "rss_mb"])
-    _plot(rows, out.with_suffix(".png"))
-    for line in failures:
-        print("FAILED: " + line, file=sys.stderr)
-    return 1 if failures else 0
+    write_rows(args.out, {"args": vars(args), "families": family_rows, "long": long_rows, "failures": failures,
+                          "rows": [r | {"seconds": [round(x, 5) for x in r["seconds"]]} for r in rows]}, rows,
+               ["problem", "size", "strategy", "steps", "median_ms", "p95_ms", "max_ms", "mean_ms",
+                "restart_over_this_median", "ground_s", "search_s", "groundings", "unsatisfiable_steps", "rss_mb"],
+               {".png": _plot})
+    return finish(failures)
 
 
 def _plot(rows: list[dict], path: Path) -> None:
@@ -191,10 +186,9 @@ def _panels(rows: list[dict], path: Path, width: float, draw) -> None:
 SPARK_STRATEGIES = ("restart", "incremental", "forget-lemmas", "progress", "rl", "auto")
 #: batches compared on either side of a restart
 AROUND = 5
-
-
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
+SPARK_CSV = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local",
+             "latency_p50_ms", "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms", "per_point_p95_ms",
+             "rss_mb", "driver_mb", "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
 
 
 def write_files(folder: Path, lines: list[str], per_file: int, first: int = 0) -> list[str]:
@@ -202,37 +196,33 @@ def write_files(folder: Path, lines: list[str], per_file: int, first: int = 0) -
     return write_parts(folder, [lines[k:k + per_file] for k in range(0, len(lines), per_file)], first)
 
 
-class Sampler:
+def _lines(folder: str) -> list[str]:
+    """The log lines of a stream directory, file after file."""
+    return [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
+
+
+@contextmanager
+def peak_memory():
     """The peak resident memory of this process's JVM child and of the Python processes under it (Spark's
-    workers), sampled every half second while a run goes."""
+    workers), sampled every half second while the block runs."""
+    peak, stop = {"jvm": 0.0, "workers": 0.0}, threading.Event()
 
-    def __init__(self):
-        self.peak = {"jvm": 0.0, "workers": 0.0}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def sample(self) -> dict:
-        jvm = workers = 0.0
-        for pid in descendants(os.getpid()):
-            command = command_of(pid)
-            if "java" in command.split("\0")[0]:
-                jvm += rss_mb(pid) or 0.0
-            elif "python" in command:
-                workers += rss_mb(pid) or 0.0
-        return {"jvm": round(jvm, 1), "workers": round(workers, 1)}
-
-    def _run(self):
-        while not self._stop.wait(0.5):
-            for k, v in self.sample().items():
-                self.peak[k] = max(self.peak[k], v)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+    def sample():
+        while not stop.wait(0.5):
+            now = dict.fromkeys(peak, 0.0)
+            for pid in descendants(os.getpid()):
+                command = command_of(pid)
+                kind = "jvm" if "java" in command.split("\0")[0] else "workers" if "python" in command else None
+                if kind:
+                    now[kind] += rss_mb(pid) or 0.0
+            peak.update({k: max(peak[k], round(v, 1)) for k, v in now.items()})
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _topology(problem: str, size: int):
@@ -244,49 +234,50 @@ def _answers(models) -> list[dict]:
             for m in models]
 
 
-def local_worker(problem: str, size: int, strategy: str, folder: str, half_folder: str | None) -> dict:
-    """One local run over the directory (and, with ``half_folder``, a new runner over the second half)."""
-    lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
+def local_worker(problem: str, size: int, strategies: list[str], folder: str, half: str, restarts: list[str],
+                 **_) -> list[dict]:
+    """Local runs over the directory, one per strategy (and, for ``restarts``, a new runner over the second half
+    of the stream, the directory ``half``)."""
+    lines, rows = _lines(folder), []
 
-    def run(where: str):
+    def run(strategy: str, where: str):
         sink = TimedSink()
         started = time.perf_counter()
         result = LocalRunner().run(_topology(problem, size), [AtomLog(where)],
                                    RunConfig(lateness=0, options=LocalOptions(strategy=strategy)), sink=sink)
-        seconds = [b - a for a, b in zip([started] + sink.at, sink.at)]
-        return result, sink, seconds
-
-    result, sink, seconds = run(folder)
-    problems = validate(problem, size, lines, _answers(sink.outputs))
-    row = {"runner": "local", "points": len(sink.outputs), "seconds": round(result.seconds, 4),
-           "tps": round(len(sink.outputs) / result.seconds, 2),
-           **stats(seconds, "latency_{}_ms", scale=1000, digits=3), "latency_ms": [round(1000 * s, 3) for s in seconds],
-           "rss_mb": rss_mb(), "problems": problems[:10], "invalid": len(problems),
-           "unsatisfiable": sum(1 for m in sink.outputs if not m.satisfiable)}
-    if half_folder:
-        _r, half_sink, after = run(half_folder)
-        first = len(lines) - len(half_sink.outputs)
-        # a new run numbers its time points from its own first line
-        zero = min((m.time for m in half_sink.outputs), default=0)
-        shifted = [dict(a, time=a["time"] - zero) for a in _answers(half_sink.outputs)]
-        row["restart_problems"] = validate(problem, size, lines[first:], shifted)[:10]
-        row["restart_at"] = first
-        row["after_restart_ms"] = [round(1000 * s, 3) for s in after]
-    return row
+        return result, sink, [b - a for a, b in zip([started] + sink.at, sink.at)]
+    for strategy in strategies:
+        load_before = load_average()
+        result, sink, seconds = run(strategy, folder)
+        problems = validate(problem, size, lines, _answers(sink.outputs))
+        row = {"runner": "local", "points": len(sink.outputs), "seconds": round(result.seconds, 4),
+               "tps": round(len(sink.outputs) / result.seconds, 2),
+               **stats(seconds, "latency_{}_ms", scale=1000, digits=3),
+               "latency_ms": [round(1000 * s, 3) for s in seconds], "rss_mb": rss_mb(), "problems": problems[:10],
+               "invalid": len(problems), "unsatisfiable": sum(1 for m in sink.outputs if not m.satisfiable)}
+        if strategy in restarts:
+            _r, half_sink, after = run(strategy, half)
+            first = len(lines) - len(half_sink.outputs)
+            # a new run numbers its time points from its own first line
+            zero = min((m.time for m in half_sink.outputs), default=0)
+            shifted = [dict(a, time=a["time"] - zero) for a in _answers(half_sink.outputs)]
+            row.update(restart_problems=validate(problem, size, lines[first:], shifted)[:10], restart_at=first,
+                       after_restart_ms=[round(1000 * s, 3) for s in after])
+        rows.append(dict(row, strategy=strategy, load_before=load_before, load_after=load_average()))
+    return rows
 
 
 def spark_worker(problem: str, size: int, strategies: list[str], folder: str, work: str, master: str,
-                 partitions: int, per_file: int) -> list[dict]:
+                 partitions: int, per_file: int, **_) -> list[dict]:
     """Spark runs of ``strategies`` over the directory, one after the other on this process's session."""
-    lines = [x for f in sorted(os.listdir(folder)) for x in Path(folder, f).read_text().splitlines()]
-    rows = []
+    lines, rows = _lines(folder), []
     runner = SparkRunner()
     for strategy in strategies:
         ck, out = Path(work, f"ck-{strategy}"), Path(work, f"out-{strategy}")
         shutil.rmtree(ck, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
-        load_before = load()
-        with Sampler() as sampler:
+        load_before = load_average()
+        with peak_memory() as peak:
             result = runner.run(_topology(problem, size), [AtomLog(folder, files_per_batch=1)],
                                 RunConfig(lateness=0, checkpoint=str(ck), out=str(out),
                                           options=SparkOptions(master=master, once=True, partitions=partitions,
@@ -304,11 +295,10 @@ def spark_worker(problem: str, size: int, strategies: list[str], folder: str, wo
                      "batches": len(batches), "batch_s": [round(b, 4) for b in batches],
                      **stats(batches, "batch_{}_s", digits=4),
                      **stats(batches, "per_point_{}_ms", scale=1000 / per_file, digits=3),
-                     "memory_mb": {**result.memory_mb, "jvm_peak": sampler.peak["jvm"],
-                                   "workers_peak": sampler.peak["workers"]},
+                     "memory_mb": {**result.memory_mb, "jvm_peak": peak["jvm"], "workers_peak": peak["workers"]},
                      "problems": problems[:10], "invalid": len(problems),
                      "unsatisfiable": sum(1 for a in answers if a.get("unsatisfiable")),
-                     "load_before": load_before, "load_after": load()})
+                     "load_before": load_before, "load_after": load_average()})
     return rows
 
 
@@ -325,7 +315,7 @@ def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_f
     base = ["reason", "--engine", "spark", "--program", str(folder / "p.lp"), "--stream", str(folder / "in"),
             "--strategy", strategy, "--once", "--files-per-batch", "1", "--master", master,
             "--partitions", str(partitions), "--checkpoint", str(ck), "--out", str(out)]
-    load_before = load()
+    load_before = load_average()
     srtopo(base + ["--metrics-out", str(folder / "before.jsonl")])
     before_batches = committed(str(ck))
     written = out_batches(str(out))
@@ -351,7 +341,7 @@ def restart_case(problem: str, size: int, strategy: str, lines: list[str], per_f
             # the first run's first batch starts as cold as the restart's (a new JVM, new Python workers)
             "first_before_batch_s": round(before[0], 4) if before else None,
             "committed_before": len(before_batches), "committed_changed": changed, "problems": problems[:10],
-            "invalid": len(problems), "load_before": load_before, "load_after": load()}
+            "invalid": len(problems), "load_before": load_before, "load_after": load_average()}
 
 
 def spark(argv=None) -> int:
@@ -370,50 +360,40 @@ def spark(argv=None) -> int:
         args.qc, args.pup, args.points, args.per_file = 8, 4, 8, 4
         args.strategies, args.restart = "incremental,rl", ""
     strategies, restarts, runners = splits(args.strategies), splits(args.restart), splits(args.runners)
-    problems = [(p, n) for p, n in (("qc", args.qc), ("pup", args.pup)) if n]
     rows, restart_rows, failures = [], [], []
     started = time.perf_counter()
 
     def write() -> None:
         """The results so far (after each problem and each restart run: a stopped run leaves them behind)."""
-        out = Path(args.out)
-        write_json(out, {"date": time.strftime("%Y-%m-%d %H:%M"), "args": vars(args), "cpus": os.cpu_count(),
-                         "rows": rows, "restart": restart_rows, "failures": failures,
-                         "wall_s": round(time.perf_counter() - started, 1)})
-        write_csv(out.with_suffix(".csv"), [{**r, "driver_mb": r.get("memory_mb", {}).get("driver_python"),
-                                             "jvm_mb": r.get("memory_mb", {}).get("jvm_peak"),
-                                             "workers_mb": r.get("memory_mb", {}).get("workers_peak"),
-                                             "load": " ".join(map(str, r["load_after"]))} for r in rows], SPARK_CSV)
-        _plot_spark(rows, out.with_suffix(".png"))
+        memory = {"driver_mb": "driver_python", "jvm_mb": "jvm_peak", "workers_mb": "workers_peak"}
+        write_rows(args.out, {"date": time.strftime("%Y-%m-%d %H:%M"), "args": vars(args), "cpus": os.cpu_count(),
+                              "rows": rows, "restart": restart_rows, "failures": failures,
+                              "wall_s": round(time.perf_counter() - started, 1)},
+                   [{**r, **{k: r.get("memory_mb", {}).get(v) for k, v in memory.items()},
+                     "load": " ".join(map(str, r["load_after"]))} for r in rows], SPARK_CSV, {".png": _plot_spark})
     with tempfile.TemporaryDirectory(prefix="srtopo-bench-choice-spark-") as tmp:
-        for problem, size in problems:
+        for problem, size in [(p, n) for p, n in (("qc", args.qc), ("pup", args.pup)) if n]:
             lines = stream_of(problem, size, args.points, args.seed, None)[1]
-            folder = Path(tmp, problem, "in")
+            folder, half = Path(tmp, problem, "in"), Path(tmp, problem, "half")
             write_files(folder, lines, args.per_file)
-            half = Path(tmp, problem, "half")
             restart_at = (len(lines) // args.restart_per_file // 2) * args.restart_per_file
             write_files(half, lines[restart_at:], args.per_file)
-            local, spark = {}, {}
-            for strategy in progress(strategies if "local" in runners else [], desc=f"{problem} {size} local"):
-                load_before = load()
-                try:
-                    got = in_own_process(local_worker, problem=problem, size=size, strategy=strategy,
-                                         folder=str(folder), half_folder=str(half) if strategy in restarts else None)
-                except ExperimentError as error:
-                    failures.append(f"{problem} {size} {strategy} local: {error}")
-                    continue
-                local[strategy] = dict(got, strategy=strategy, load_before=load_before, load_after=load())
+            # each local run in a process of its own; the Spark runs of a problem in one (--spark-processes)
             groups = [strategies] if args.spark_processes == "one" and strategies else [[s] for s in strategies]
-            for group in progress(groups if "spark" in runners else [], desc=f"{problem} {size} spark"):
+            runs = [("local", local_worker, [s]) for s in strategies if "local" in runners] + \
+                [("spark", spark_worker, group) for group in groups if "spark" in runners]
+            by_runner: dict = {"local": {}, "spark": {}}
+            for runner, worker, group in progress(runs, desc=f"{problem} {size}"):
                 try:
-                    spark.update({r["strategy"]: r for r in in_own_process(
-                        spark_worker, problem=problem, size=size, strategies=group, folder=str(folder),
-                        work=str(Path(tmp, problem)), master=args.master, partitions=args.partitions,
-                        per_file=args.per_file)})
+                    for r in in_own_process(worker, problem=problem, size=size, strategies=group, folder=str(folder),
+                                            half=str(half), restarts=restarts, work=str(Path(tmp, problem)),
+                                            master=args.master, partitions=args.partitions, per_file=args.per_file):
+                        by_runner[r["runner"]][r["strategy"]] = r
                 except ExperimentError as error:
-                    failures.append(f"{problem} {size} {','.join(group)} spark: {error}")
+                    failures.append(f"{problem} {size} {','.join(group)} {runner}: {error}")
+            local = by_runner["local"]
             for strategy in strategies:
-                for r in (local.get(strategy), spark.get(strategy)):
+                for r in (local.get(strategy), by_runner["spark"].get(strategy)):
                     if r is None:
                         continue
                     row = {"problem": problem, "size": size, "per_file": args.per_file, **r}
@@ -421,8 +401,7 @@ def spark(argv=None) -> int:
                         failures.append(f"{problem} {size} {strategy} {r['runner']}: "
                                         f"{(r['problems'] or r['restart_problems'])[:3]}")
                     if r["runner"] == "spark" and strategy in local:
-                        row["spark_over_local"] = round(r["steady_tps"] / local[strategy]["tps"], 4) \
-                            if r["steady_tps"] else None
+                        row["spark_over_local"] = ratio(r["steady_tps"], local[strategy]["tps"], 4)
                         row["spark_over_local_whole_run"] = round(r["tps"] / local[strategy]["tps"], 4)
                     rows.append(row)
                     _print(row)
@@ -446,29 +425,27 @@ def spark(argv=None) -> int:
                                     f"changed: {r['committed_changed']}")
                 restart_rows.append(r)
                 write()
-                print(f"{problem} {size} {strategy:13} restart: last {AROUND} batches before p50 "
-                      f"{r['last_before_p50_s']} s, first {AROUND} after p50 {r['first_after_p50_s']} s (first "
-                      f"{r['first_after_batch_s']} s); local p50 {r.get('local_last_before_p50_ms')} -> "
-                      f"{r.get('local_first_after_p50_ms')} ms; committed unchanged "
-                      f"{r['committed_before'] - len(r['committed_changed'])}/{r['committed_before']}; load "
-                      f"{r['load_after']}", file=sys.stderr)
+                log(f"{problem} {size} {strategy:13} restart: last {AROUND} batches before p50 "
+                    f"{r['last_before_p50_s']} s, first {AROUND} after p50 {r['first_after_p50_s']} s (first "
+                    f"{r['first_after_batch_s']} s); local p50 {r.get('local_last_before_p50_ms')} -> "
+                    f"{r.get('local_first_after_p50_ms')} ms; committed unchanged "
+                    f"{r['committed_before'] - len(r['committed_changed'])}/{r['committed_before']}; load "
+                    f"{r['load_after']}")
     write()
-    for line in failures:
-        print("FAILED: " + line, file=sys.stderr)
-    return 1 if failures else 0
+    return finish(failures)
 
 
 def _print(r: dict) -> None:
     if r["runner"] == "local":
-        print(f"{r['problem']} {r['size']} {r['strategy']:13} local  {r['tps']:9.1f} tp/s  latency p50 "
-              f"{r['latency_p50_ms']} ms p95 {r['latency_p95_ms']} ms  RSS {r['rss_mb']} MB  invalid {r['invalid']}  "
-              f"load {r['load_after']}", file=sys.stderr)
+        log(f"{r['problem']} {r['size']} {r['strategy']:13} local  {r['tps']:9.1f} tp/s  latency p50 "
+            f"{r['latency_p50_ms']} ms p95 {r['latency_p95_ms']} ms  RSS {r['rss_mb']} MB  invalid {r['invalid']}  "
+            f"load {r['load_after']}")
     else:
         m = r["memory_mb"]
-        print(f"{r['problem']} {r['size']} {r['strategy']:13} spark  {r['steady_tps']:9.1f} tp/s (whole run "
-              f"{r['tps']})  batch p50 {r['batch_p50_s']} s p95 {r['batch_p95_s']} s  x{r.get('spark_over_local')}  "
-              f"driver {m.get('driver_python')} jvm {m.get('jvm_peak')} workers {m.get('workers_peak')} MB  "
-              f"invalid {r['invalid']}  load {r['load_after']}", file=sys.stderr)
+        log(f"{r['problem']} {r['size']} {r['strategy']:13} spark  {r['steady_tps']:9.1f} tp/s (whole run "
+            f"{r['tps']})  batch p50 {r['batch_p50_s']} s p95 {r['batch_p95_s']} s  x{r.get('spark_over_local')}  "
+            f"driver {m.get('driver_python')} jvm {m.get('jvm_peak')} workers {m.get('workers_peak')} MB  "
+            f"invalid {r['invalid']}  load {r['load_after']}")
 
 
 def _plot_spark(rows: list[dict], path: Path) -> None:
@@ -484,11 +461,6 @@ def _plot_spark(rows: list[dict], path: Path) -> None:
         ax.set_title(f"{problem.upper()} {size}: local vs Spark", fontsize=9)
         ax.legend(fontsize=8)
     _panels(rows, path, 5.5, draw)
-
-
-SPARK_CSV = ["problem", "size", "strategy", "runner", "points", "tps", "steady_tps", "spark_over_local",
-             "latency_p50_ms", "latency_p95_ms", "batch_p50_s", "batch_p95_s", "per_point_p50_ms", "per_point_p95_ms",
-             "rss_mb", "driver_mb", "jvm_mb", "workers_mb", "unsatisfiable", "invalid", "load"]
 
 
 def main(argv=None) -> int:

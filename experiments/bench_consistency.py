@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from experiments.common import (
-    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, progress, read_json, splits,
-    stats, text_table, workloads, write_json)
+    LUBM_TBOX, arguments, chart, command, in_own_process, log, measure, models_digest, out_batches, progress, ratio,
+    read_json, splits, stats, text_table, workloads, write_json, write_rows)
 from srtopo.concepts import RDF_TYPE
 from srtopo.consistency.balance import contiguous_splits
 from srtopo.consistency.compile import compile_ltm, compile_ntm
@@ -100,6 +100,12 @@ def _lateness(text: str) -> int | None:
     return None if text.lower() == "none" else int(text)
 
 
+def _write(folder, tuples: list, per_file: int) -> list[str]:
+    """The (subject, class, time) tuples as .tnt files of ``per_file`` lines in ``folder`` (made anew)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    return write_tnt(str(folder), ((t, s, RDF_TYPE, c) for s, c, t in tuples), per_file=per_file)
+
+
 def options(plan: str, args):
     """A ``--plans`` variant's runner options."""
     runner, physical = PLANS[plan]
@@ -118,9 +124,10 @@ def run_variant(variant: str, topology, stream_dir: str, args, work: str, warmup
     shutil.rmtree(run_dir, ignore_errors=True)
     jvm = _jvm_pid() if name == "spark" else None
     cpu_before = (process_cpu_seconds(), process_cpu_seconds(jvm) if jvm else None)
-    row, result = measure(name, options(variant, args), topology, [TntFiles(stream_dir, files_per_batch=args.files_per_batch)],
-                          args.window, warmup=warmup, lateness=args.lateness,
-                          checkpoint=os.path.join(run_dir, "ck"), out=os.path.join(run_dir, "out"))
+    row, result = measure(name, options(variant, args), topology,
+                          [TntFiles(stream_dir, files_per_batch=args.files_per_batch)], args.window, warmup=warmup,
+                          lateness=args.lateness, checkpoint=os.path.join(run_dir, "ck"),
+                          out=os.path.join(run_dir, "out"))
     jvm = jvm or (_jvm_pid() if name == "spark" else None)
     cpu = {"python": _minus(process_cpu_seconds(), cpu_before[0]),
            "jvm": _minus(process_cpu_seconds(jvm), cpu_before[1]) if jvm and cpu_before[1] is not None else None}
@@ -159,15 +166,11 @@ def _minus(after, before):
 
 def best_ltm(analysis):
     """The split the paper recommends: the least skewed stage load (max conjunction ops per stage), 2-4 stages."""
-    best = None
     k = len(analysis.groups)
-    for stages in range(2, min(4, k) + 1):
-        for split in contiguous_splits(k, stages):
-            topo = compile_ltm(analysis, split)
-            key = (max(topo.conjunction_counts), sum(topo.conjunction_counts), len(split))
-            if best is None or key < best[0]:
-                best = (key, topo)
-    return best[1] if best else None
+    candidates = [compile_ltm(analysis, split) for stages in range(2, min(4, k) + 1)
+                  for split in contiguous_splits(k, stages)]
+    return min(candidates, default=None,
+               key=lambda t: (max(t.conjunction_counts), sum(t.conjunction_counts), len(t.stages)))
 
 
 def ntm_row(argv: list[str]) -> dict:
@@ -180,7 +183,7 @@ def ntm_row(argv: list[str]) -> dict:
 
 def plans(argv=None) -> int:
     """The default workload: the runners' physical plans on one stream."""
-    parser = arguments(
+    args = arguments(
         __doc__, tbox=(DEFAULT_TBOX, "OWL TBox (default: the LUBM DL-Lite adaptation)"),
         tuples=1_000_000,
         rate=(2000, "tuples per time unit (event time = index // rate)"),
@@ -197,70 +200,55 @@ def plans(argv=None) -> int:
                           "experiments/spark_limits.py), measured after the plans on one micro-batch's files"),
         methods="ntm,ltm", master="local[2]", shuffle_partitions=4,
         work=(None, "scratch directory (default: a temporary one, removed)"),
-        out=(None, "write the results as JSON here"))
-    parser.add_argument("--lateness", type=_lateness, default=0, help="allowed lateness (or 'none': unbounded)")
-    args = parser.parse_args(argv)
+        out=(None, "write the results as JSON here"),
+        lateness=(0, "allowed lateness (or 'none': unbounded)", _lateness)).parse_args(argv)
     tbox, analysis = load(args.tbox)
     named = [c for c in tbox.concepts if not c.startswith("exists")]
-    topologies = []
-    if "ntm" in args.methods:
-        topologies.append(compile_ntm(analysis))
-    if "ltm" in args.methods:
-        ltm = best_ltm(analysis)
-        if ltm is not None:
-            topologies.append(ltm)
+    ltm = best_ltm(analysis) if "ltm" in args.methods else None
+    topologies = ([compile_ntm(analysis)] if "ntm" in args.methods else []) + ([ltm] if ltm is not None else [])
     work = args.work or tempfile.mkdtemp(prefix="srtopo-bench-")
     t0 = time.perf_counter()
     tuples = disordered(make_stream(analysis, args.tuples, args.rate, args.noise, args.subjects, args.seed),
                         args.disorder, args.rate, args.seed)
     stream_dir = os.path.join(work, "stream")
-    shutil.rmtree(stream_dir, ignore_errors=True)
-    n_files = len(write_tnt(stream_dir, ((t, s, RDF_TYPE, c) for s, c, t in tuples), per_file=args.file_tuples))
+    files = _write(stream_dir, tuples, args.file_tuples)
     gen_s = time.perf_counter() - t0
     setup = {"tbox": args.tbox, "classes": len(named), "nis": len(tbox.nis),
              "ni_closure": len(analysis.closure), "groups": len(analysis.groups), "tuples": args.tuples,
              "rate_per_time_unit": args.rate, "noise": args.noise, "subjects": args.subjects,
              "window": args.window, "lateness": args.lateness, "disorder": args.disorder, "seed": args.seed,
-             "files": n_files,
+             "files": len(files),
              "batch_tuples": args.file_tuples * args.files_per_batch, "master": args.master, "cpus": os.cpu_count(),
              "load_avg_at_start": os.getloadavg(), "generate_s": round(gen_s, 2),
              "jvm_warmup_tuples": args.jvm_warmup_tuples}
     log(json.dumps(setup))
-    variants = splits(args.plans)
+    jobs = [(topo, plan) for topo in topologies for plan in splits(args.plans)]
     if args.jvm_warmup_tuples > 0:
         warm_dir = os.path.join(work, "warmup-stream")
-        shutil.rmtree(warm_dir, ignore_errors=True)
-        write_tnt(warm_dir, ((t, s, RDF_TYPE, c) for s, c, t in tuples[:args.jvm_warmup_tuples]),
-                  per_file=args.file_tuples)
-        for topo in topologies:
-            for plan in variants:
-                run_variant(plan, topo, warm_dir, args, os.path.join(work, "warmup"), args.warmup_batches)
+        _write(warm_dir, tuples[:args.jvm_warmup_tuples], args.file_tuples)
+        for topo, plan in jobs:
+            run_variant(plan, topo, warm_dir, args, os.path.join(work, "warmup"), args.warmup_batches)
     results = []
-    for topo in topologies:
-        for plan in variants:
-            res = run_variant(plan, topo, stream_dir, args, work, args.warmup_batches)
-            res["method"] = topo.label
-            res["stage_ops"] = topo.conjunction_counts
-            results.append(res)
-            log(json.dumps({k: v for k, v in res.items() if k != "stages"}))
+    for topo, plan in jobs:
+        results.append({**run_variant(plan, topo, stream_dir, args, work, args.warmup_batches),
+                        "method": topo.label, "stage_ops": topo.conjunction_counts})
+        log(json.dumps({k: v for k, v in results[-1].items() if k != "stages"}))
     limits = None
     if not args.no_limits:
         from experiments.spark_limits import measure_limits
         from srtopo.runners.spark.session import get_session
-        batch_files = [os.path.join(stream_dir, n) for n in sorted(os.listdir(stream_dir))][:args.files_per_batch]
-        limits = measure_limits(get_session(args.master), batch_files, args.file_tuples * len(batch_files),
-                                args.window, topology=topologies[0])
+        batch = files[:args.files_per_batch]
+        limits = measure_limits(get_session(args.master), batch, args.file_tuples * len(batch), args.window,
+                                topology=topologies[0])
         log(json.dumps({"limits": limits}))
-    for r in results:
-        base = next((b for b in results if b["method"] == r["method"] and b["plan"] == "local"), None)
-        if r["plan"] != "local" and base:
-            r["over_local"] = round(r["tuples_per_s"] / max(1, base["tuples_per_s"]), 3)
-            r["steady_over_local"] = round(r["steady_tuples_per_s"] / max(1, base["steady_tuples_per_s"]), 3)
-            r["same_reports_as_local"] = r["reports_digest"] == base["reports_digest"]
-        reference = next((b for b in results if b["method"] == r["method"] and b["plan"] == "local-reference"), None)
-        if reference and r is not reference:
-            r["steady_over_reference"] = round(r["steady_tuples_per_s"] / max(1, reference["steady_tuples_per_s"]), 3)
-            r["same_reports_as_reference"] = r["reports_digest"] == reference["reports_digest"]
+    for r in results:       # each plan against the local runner's default plan and its reference plan
+        for plan, name in (("local", "local"), ("local-reference", "reference")):
+            base = next((b for b in results if b["method"] == r["method"] and b["plan"] == plan), None)
+            if base is not None and base is not r:
+                if name == "local":
+                    r["over_local"] = round(r["tuples_per_s"] / max(1, base["tuples_per_s"]), 3)
+                r[f"steady_over_{name}"] = round(r["steady_tuples_per_s"] / max(1, base["steady_tuples_per_s"]), 3)
+                r[f"same_reports_as_{name}"] = r["reports_digest"] == base["reports_digest"]
     print(text_table(["method", "plan", "tuples/s", "steady/s", "p50 s", "p95 s", "batches", "cached", "RSS MB",
                       "reports", "x local", "x reference", "same"],
                      [[r["method"], r["plan"], r["tuples_per_s"], r["steady_tuples_per_s"], r["batch_p50_s"],
@@ -300,10 +288,8 @@ FILES = {100_000: (16, 15), 500_000: (6, 5), 1_000_000: (4, 4)}
 def _files(folder: Path, tuples: list, batch: int, n: int, file_tuples: int) -> list[list[Path]]:
     """``n`` micro-batches of ``batch`` tuples, each as files of ``file_tuples`` tuples (a file is read whole, as
     one task: a micro-batch of one file would parse on one core)."""
-    folder.mkdir(parents=True, exist_ok=True)
     per_file = min(batch, file_tuples)
-    names = write_tnt(str(folder), ((t, s, RDF_TYPE, c) for s, c, t in tuples[:batch * n]), per_file=per_file)
-    paths = [Path(p) for p in sorted(names)]
+    paths = [Path(p) for p in sorted(_write(folder, tuples[:batch * n], per_file))]
     k = -(-batch // per_file)
     return [paths[i:i + k] for i in range(0, len(paths), k)]
 
@@ -365,19 +351,12 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
         handle.stop()
     metrics = list(handle.batch_metrics)
     written = {m["batch"]: m["written_at"] for m in metrics}
-    latencies, per_batch = [], {}
-    for name in sorted(os.listdir(out)):
-        if not name.startswith("batch=") or name == "batch=final":
-            continue
-        done = written[int(name.split("=", 1)[1])]
-        for part in sorted((out / name).iterdir()):
-            if part.suffix != ".json":
-                continue
-            for line in part.read_text(encoding="utf-8").splitlines():
-                t = json.loads(line)["time"]
-                last = min(len(files) - 1, ((t + 1) * rate - 1) // batch)   # the last batch with tuples of time t
-                latencies.append(done - arrivals[last])
-                per_batch.setdefault(name, []).append(done - arrivals[last])
+    per_batch = {}
+    for number, reports in sorted(out_batches(out).items()):
+        for report in reports if number >= 0 else []:
+            last = min(len(files) - 1, ((report["time"] + 1) * rate - 1) // batch)   # the last with tuples of time t
+            per_batch.setdefault(number, []).append(written[number] - arrivals[last])
+    latencies = [x for values in per_batch.values() for x in values]
     durations = [m["duration_s"] for m in metrics]
     if period == 0:
         return {**stats(durations, "batch_{}_s", ("p50",), digits=3), "_finished": [m["finished_at"] for m in metrics],
@@ -391,8 +370,7 @@ def paced(topology, files: list[list[Path]], work: Path, master: str, window: in
             **stats(durations, "batch_{}_s", digits=3),
             "backlog_max_batches": round(max(backlog), 2) if backlog else 0, "batches": len(metrics),
             "batch_durations_s": [round(d, 3) for d in durations],
-            "batch_latency_p50_s": {int(name.split("=", 1)[1]): stats(v, digits=3)["p50"]
-                                    for name, v in sorted(per_batch.items())}}
+            "batch_latency_p50_s": {number: stats(v, digits=3)["p50"] for number, v in per_batch.items()}}
 
 
 def latency(argv=None) -> int:
@@ -468,14 +446,13 @@ def scaling(argv=None) -> int:
             log(json.dumps(rows[-1]))
     base = next((r for r in rows if r["config"] == "one process"), None)
     for r in rows:
-        r["steady_over_one_process"] = round(r["steady_tuples_per_s"] / base["steady_tuples_per_s"], 3) if base else None
+        r["steady_over_one_process"] = ratio(r["steady_tuples_per_s"], base["steady_tuples_per_s"]) if base else None
         r["same_reports"] = r["reports_digest"] == base["reports_digest"] if base else None
     columns = ["config", "cores", "tuples_per_s", "steady_tuples_per_s", "batch_p50_s", "steady_over_one_process",
                "same_reports"]
     print(text_table(columns, [[r[c] for c in columns] for r in rows]))
-    write_json(args.out, {"rows": rows, "cpus": os.cpu_count(), "tuples": args.tuples,
-                          "batch_tuples": 50_000 * args.files_per_batch})
-    _plot_scaling(rows, Path(args.out).with_suffix(".png"))
+    write_rows(args.out, {"rows": rows, "cpus": os.cpu_count(), "tuples": args.tuples,
+                          "batch_tuples": 50_000 * args.files_per_batch}, rows, plots={".png": _plot_scaling})
     return 0
 
 

@@ -12,12 +12,14 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
+from unittest.mock import patch
 
 from experiments.common import (
     ICLP, ICLP_INPUTS, TimedSink, arguments, command, first_log, iclp_input, iclp_names, in_own_process, log,
-    models_digest, peak_rss_mb, percentile, progress, splits, stats, steady_rate, text_table, timed, warm_jvm,
+    models_digest, peak_rss_mb, percentile, progress, ratio, splits, stats, steady_rate, text_table, timed, warm_jvm,
     workloads, write_json)
 from experiments.replay import Sender
 from srtopo.io.sources import AtomLog, Timeline
@@ -89,23 +91,15 @@ def strategies(argv=None) -> int:
             row["speedup_restart_over_incremental"] = row["restart"]["median_ms"] / row["incremental"]["median_ms"]
             row["ratio_incremental_over_restart"] = row["incremental"]["median_ms"] / row["restart"]["median_ms"]
         results.append(row)
-        _print_row(row, strategies)
+        log(json.dumps({k: row[k] for k in ("bench", "ratio_incremental_over_restart") if k in row}))
     write_json(args.out, {"meta": {"points": args.points, "python": sys.version.split()[0],
                                    "time": time.strftime("%Y-%m-%d %H:%M:%S")}, "results": results})
-    print(f"\nwritten {args.out}")
+    columns = ["strategy", "median_ms", "p95_ms", "throughput_atoms_s", "peak_rss_mb", "setup_s", "points", "solves",
+               "groundings"]
+    print(text_table(["bench"] + columns + ["incremental / restart"],
+                     [[row["bench"]] + [row[s][c] for c in columns] + [row.get("ratio_incremental_over_restart")]
+                      for row in results for s in splits(args.strategies)]))
     return 0
-
-
-def _print_row(row: dict, strategies) -> None:
-    for strategy in strategies:
-        r = row[strategy]
-        print(f"{row['bench']:<28} {strategy:<12} median {r['median_ms']:8.1f} ms  p95 {r['p95_ms']:8.1f} ms  "
-              f"{r['throughput_atoms_s']:10.0f} atoms/s  rss {r['peak_rss_mb']:6.0f} MB  setup {r['setup_s']:.2f} s "
-              f"({r['points']} points, {r['solves']} solves, {r['groundings']} groundings)")
-    if "speedup_restart_over_incremental" in row:
-        print(f"{'':<28} incremental/restart = {row['ratio_incremental_over_restart']:.3f} "
-              f"(incremental {row['speedup_restart_over_incremental']:.1f}x faster)")
-    sys.stdout.flush()
 
 
 # --- the local runner against Spark local[1] and local[2] ----------------------------------------------------------
@@ -212,9 +206,9 @@ def spark(argv=None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     for r in rows:
         base = next((b for b in rows if b["input"] == r["input"] and b["engine"] == "local"), None)
-        r["tps_vs_local"] = round(r["tps"] / base["tps"], 3) if base and base["tps"] else None
-        r["steady_vs_local"] = round(r["steady_tps"] / base["tps"], 3) if base and base["tps"] else None
-        r["tps_per_core"] = round(r["tps"] / r["cores_busy"], 3) if r.get("cores_busy") else None
+        r["tps_vs_local"] = ratio(r["tps"], base["tps"]) if base else None
+        r["steady_vs_local"] = ratio(r["steady_tps"], base["tps"]) if base else None
+        r["tps_per_core"] = ratio(r["tps"], r.get("cores_busy"))
         r["same_models_as_local"] = base is None or r["digest"] == base["digest"]
     write_json(args.out, {"args": vars(args), "rows": rows})
     print(text_table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows]))
@@ -248,9 +242,8 @@ def check(argv=None) -> int:
             failed.append(name)
             log(f"{name}: Spark's models differ from the local runner's")
     write_json(args.out, {"master": args.master, "partitions": args.partitions, "rows": rows})
-    for r in rows:
-        print(f"{r['input']:22} {r['time_points']:4d} tps {r['atoms_out']:8d} atoms  local {r['local_s']:7.2f} s  "
-              f"spark {r['spark_s']:7.2f} s  {'equal' if r['equal'] else 'DIFFERENT'}")
+    columns = ["input", "time_points", "atoms_out", "local_s", "spark_s", "equal"]
+    print(text_table(columns, [[r[c] for c in columns] for r in rows]))
     print(f"{len(rows) - len(failed)} of {len(rows)} inputs equal")
     return 1 if failed else 0
 
@@ -301,7 +294,7 @@ def floor(spark, lines: int, period: float) -> dict:
         query.stop()
         sender.close()
         measured = latencies[len(latencies) // 3:]        # the first third warms the JVM
-        out[name] = {"p50_ms": _median(measured), "p95_ms": round(1000 * percentile(sorted(measured), 0.95), 1)}
+        out[name] = stats(measured, "{}_ms", scale=1000, digits=1)
     return out
 
 
@@ -316,39 +309,31 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
     import srtopo.runners.spark.streaming as streaming
     program, log = iclp_input(name)
     topology = compile_program(parse_file(program))
-    timings: dict[str, list] = {}
-    writes: list[tuple[float, float]] = []
-    patched = []
+    spans: dict[str, list] = {}         # label -> (start, end) of each call
 
-    def timed(owner, attr, label):
+    def timed(owner, attr: str, label: str, clock=time.perf_counter):
         original = getattr(owner, attr)
 
         def wrapper(*args, **kwargs):
-            start = time.perf_counter()
+            start = clock()
             try:
                 return original(*args, **kwargs)
             finally:
-                timings.setdefault(label, []).append(time.perf_counter() - start)
-        setattr(owner, attr, wrapper)
-        patched.append((owner, attr, original))
-    timed(streaming.MicroBatchJob, "_run_batch", "batch function")
-    timed(rules_job.RulesJob, "_write", "build and write")
-    timed(rules_job, "collect_small", "collect")
-    timed(rules_driver.DriverPasses, "run", "driver passes and write")
-    timed(rules_driver.DriverPasses, "_write", "driver write")
-    timed(streaming.BatchStore, "complete", "store meta")
-    timed(streaming.BatchSinks, "write", "sink")
-    original_json = DataFrameWriter.json
-
-    def json_write(self, *args, **kwargs):
-        start = time.time()
-        try:
-            return original_json(self, *args, **kwargs)
-        finally:
-            writes.append((start, time.time()))
-    DataFrameWriter.json = json_write
+                spans.setdefault(label, []).append((start, clock()))
+        return patch.object(owner, attr, wrapper)
     runner = SparkRunner(spark)
-    try:
+    with ExitStack() as patched:
+        for owner, attr, label in ((streaming.MicroBatchJob, "_run_batch", "batch function"),
+                                   (rules_job.RulesJob, "_write", "build and write"),
+                                   (rules_job, "collect_small", "collect"),
+                                   (rules_driver.DriverPasses, "run", "driver passes and write"),
+                                   (rules_driver.DriverPasses, "_write", "driver write"),
+                                   (streaming.BatchStore, "complete", "store meta"),
+                                   (streaming.BatchSinks, "write", "sink")):
+            patched.enter_context(timed(owner, attr, label))
+        # Spark's jobs are matched to the writes by their times on the clock of its UI
+        patched.enter_context(timed(DataFrameWriter, "json", "json write", time.time))
+
         def run(lines_, period_):
             sink = TimedSink(expected=len(lines_))
             sent: dict = {}
@@ -364,15 +349,11 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
             sender.close()
             return [sink.seen[t] - sent[t] for t in sorted(sent) if t in sink.seen], progress
         run(log[:warmup], 0.5)
-        for values in timings.values():
-            values.clear()
-        writes.clear()
+        spans.clear()
         job_from = time.time()
         latencies, progress = run(log[:lines], period)      # a new query: its time points start at 0 again
-    finally:
-        DataFrameWriter.json = original_json
-        for owner, attr, original in patched:
-            setattr(owner, attr, original)
+    timings = {label: [end - start for start, end in calls] for label, calls in spans.items()}
+    writes = spans.get("json write", [])
     triggers = [p["durationMs"] for p in progress if p.get("numInputRows") and "addBatch" in p["durationMs"]]
     app, url = spark.sparkContext.applicationId, spark.sparkContext.uiWebUrl
     jobs = json.load(urllib.request.urlopen(f"{url}/api/v1/applications/{app}/jobs"))
@@ -394,7 +375,7 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
                                                     s["numTasks"]))
     batch_fn = timings.get("batch function", [])
     build_write = timings.get("build and write", [])
-    write_total = [e - s for s, e in writes]
+    write_total = timings.get("json write", [])
     driver = {}
     if driver_lines:
         passes = timings.get("driver passes and write", [])
@@ -406,8 +387,7 @@ def rule_parts(spark, name: str, lines: int, period: float, warmup: int, partiti
                   "sink_ms": _median(timings.get("sink", []))}
     return {
         "input": name, "period_s": period, "time_points": len(latencies), "driver_lines": driver_lines, **driver,
-        "latency_p50_ms": _median(latencies),
-        "latency_p95_ms": round(1000 * percentile(sorted(latencies), 0.95), 1) if latencies else None,
+        **stats(latencies, "latency_{}_ms", scale=1000, digits=1),
         "trigger_ms": {key: _median([t.get(key, 0) / 1000 for t in triggers])
                        for key in ("triggerExecution", "walCommit", "addBatch", "commitOffsets", "latestOffset",
                                    "queryPlanning")},

@@ -4,15 +4,14 @@ benchmark measures", says how."""
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 from experiments.common import (
-    ICLP_INPUTS, TimedSink, arguments, chart, iclp_input, iclp_names, in_own_process, models_digest, splits, text_table,
-    warm_jvm, write_csv, write_json, write_parts)
+    ICLP_INPUTS, TimedSink, arguments, chart, command, iclp_input, iclp_names, in_own_process, log, models_digest,
+    splits, text_table, warm_jvm, write_parts, write_rows)
 from experiments.replay import Sender, answers, pace
 from srtopo.measure import rss_mb
 
@@ -147,19 +146,16 @@ def main(argv=None) -> int:
             if full is None or not full["tps"]:
                 parser.error(f"{period}: measure period 0 first for {name} on {engine}")
             period = round(1.0 / (float(period[:-1]) * full["tps"]), 4)
-        print(f"[{i}/{len(jobs)}] {name} {engine} period {period}s", file=sys.stderr, flush=True)
+        log(f"[{i}/{len(jobs)}] {name} {engine} period {period}s")
         rows.append(in_own_process(run_one, engine=engine, name=name, period=float(period),
                                    partitions=args.partitions, warmup=args.warmup, feed=args.feed,
                                    time_points=args.time_points))
     for row in rows:
         base = next((r for r in rows if r["input"] == row["input"] and r["engine"] == "local"), None)
         row["same_models_as_local"] = base is None or row["digest"] == base["digest"]
-    out = Path(args.out)
-    write_json(out, {"args": vars(args), "rows": rows})
-    write_csv(out.with_suffix(".csv"), rows, COLUMNS)
     print(text_table(COLUMNS, [[r[c] for c in COLUMNS] for r in rows]))
-    _plot(rows, out.with_suffix(".png"))
-    _plot_periods(rows, out.with_name(out.stem + "_periods.png"))
+    write_rows(args.out, {"args": vars(args), "rows": rows}, rows, COLUMNS,
+               {".png": _plot, "_periods.png": _plot_periods})
     return 0
 
 
@@ -211,4 +207,4 @@ def _plot_periods(rows: list[dict], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    command(main)

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from experiments.common import (
-    ExperimentError, arguments, chart, command, in_own_process, log, models_digest, peak_rss_mb, program, progress, splits,
-    stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
+    ExperimentError, arguments, chart, command, in_own_process, load_average, log, models_digest, peak_rss_mb, program,
+    progress, ratio, splits, stats, steady_rate, text_table, timed, workloads, write_json, write_parts)
 from srtopo.io.sources import FactLines
 from srtopo.measure import rss_mb
 from srtopo.runners import RunConfig, SparkOptions, get_runner
@@ -35,7 +35,7 @@ def program_text(name: str, bound: int) -> str:
 def baseline_text(params: dict) -> str:
     """The Streamlog program the baseline re-solves: the incremental evaluator's, or another formulation."""
     name = params.get("baseline_program", "same")
-    return program_text(params["program"] if name == "same" else name, params["bound"])
+    return program_text(params.get("program", "pruned") if name == "same" else name, params["bound"])
 
 
 def make_stream(nodes: int, timestamps: int, arcs_per_ts: int, max_weight: int, seed: int,
@@ -145,56 +145,63 @@ def compare(incremental: dict, baseline: dict, where: str = "") -> int:
 
 # --- one size ----------------------------------------------------------------------------------------------
 
-def evaluate(evaluator: str, params: dict, bar: bool = True) -> dict:
-    """One evaluator (``incremental`` or ``baseline``) on the stream of one size, in this process."""
-    stream = make_stream(params["nodes"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
-                         params["seed"])
-    desc = f"n={params['nodes']} {evaluator}"
-    if evaluator == "incremental":
-        return run_incremental(program_text(params["program"], params["bound"]), stream, desc, bar)
-    return run_baseline(baseline_text(params), stream, params["baseline_budget"], desc, bar)
+def child(which: str, params: dict, bar: bool = True) -> dict:
+    """One evaluator in this process: ``incremental`` (or ``local``) or the re-solving ``baseline`` over the stream
+    ``params`` describe (``nodes``, or a ``window`` of live nodes that moves by ``slide``), or the Spark runner
+    over the stream files of ``params["work"]`` (``spark``)."""
+    if which == "spark":
+        return _spark_history(params)
+    stream = make_stream(params.get("nodes") or params["window"], params["timestamps"], params["arcs_per_ts"],
+                         params["max_weight"], params["seed"], slide=params.get("slide", 0))
+    desc = f"n={params.get('nodes')} {which}"
+    if which == "baseline":
+        return run_baseline(baseline_text(params), stream, params["baseline_budget"], desc, bar)
+    return run_incremental(program_text(params.get("program", "pruned"), params["bound"]), stream, desc, bar)
 
 
-def _latency_summary(latencies: list[float]) -> dict:
-    return {**stats(latencies, "{}_ms", ("p50", "p95", "max", "mean"), scale=1000), "total_s": sum(latencies)}
+def _own(which: str, params: dict, **kwargs) -> dict:
+    """``child`` in a process of its own (so that its peak RSS is its own), the timestamps of its JSON numbers."""
+    result = in_own_process(child, which=which, params=params, **kwargs)
+    for key in ("atoms", "models"):     # JSON keys are strings
+        if key in result:
+            result[key] = {int(t): a for t, a in result[key].items()}
+    return result
+
+
+def _summary(run: dict, **more) -> dict:
+    """An evaluator's figures in the results: its latencies' summary, ``more``, its memory and every latency."""
+    seconds = run["latencies_s"]
+    return {**stats(seconds, "{}_ms", ("p50", "p95", "max", "mean"), scale=1000), "total_s": sum(seconds), **more,
+            "peak_rss_mb": run["peak_rss_mb"], "rss_end_mb": run["rss_end_mb"],
+            "latencies_ms": [1000 * s for s in seconds]}
 
 
 def run_size(params: dict, isolate: bool = True, bar: bool = True) -> dict:
     """Both evaluators on the stream of one size (``isolate``: each in a process of its own, so that its peak RSS
     is its own); the row of the results (the check failing raises)."""
     def run(evaluator: str) -> dict:
-        if not isolate:
-            return evaluate(evaluator, params, bar)
-        result = in_own_process(evaluate, quiet=False, evaluator=evaluator, params=params)
-        return dict(result, atoms={int(t): a for t, a in result["atoms"].items()})     # JSON keys are strings
+        return _own(evaluator, params, quiet=False) if isolate else child(evaluator, params, bar)
     stream = make_stream(params["nodes"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
                          params["seed"])
     inc = run("incremental")
     base = run("baseline") if params["baseline_budget"] > 0 else None
-    arcs = sum(len(a) for a in stream)
-    inc_total = sum(inc["latencies_s"])
-    row = {"nodes": params["nodes"], "timestamps": len(stream), "arcs": arcs,
+    n, arcs, wall, total = len(stream), sum(len(a) for a in stream), inc["wall_s"], sum(inc["latencies_s"])
+    row = {"nodes": params["nodes"], "timestamps": n, "arcs": arcs,
            "minpath_atoms": sum(len(a) for a in inc["atoms"].values()),
-           "minpath_atoms_per_ts": [len(inc["atoms"][t]) for t in range(1, len(stream) + 1)],
-           "incremental": {**_latency_summary(inc["latencies_s"]),
-                           "timestamps_per_s": len(stream) / inc["wall_s"] if inc["wall_s"] else 0.0,
-                           "arcs_per_s": arcs / inc["wall_s"] if inc["wall_s"] else 0.0,
-                           "evaluation_timestamps_per_s": len(stream) / inc_total if inc_total else 0.0,
-                           "wall_s": inc["wall_s"], "peak_rss_mb": inc["peak_rss_mb"], "rss_end_mb": inc["rss_end_mb"],
-                           "counters": inc["counters"], "latencies_ms": [1000 * s for s in inc["latencies_s"]]}}
+           "minpath_atoms_per_ts": [len(inc["atoms"][t]) for t in range(1, n + 1)],
+           "incremental": _summary(inc, timestamps_per_s=n / wall if wall else 0.0,
+                                   arcs_per_s=arcs / wall if wall else 0.0,
+                                   evaluation_timestamps_per_s=n / total if total else 0.0, wall_s=wall,
+                                   counters=inc["counters"])}
     if base is not None:
         common = compare(inc, base, f"n={params['nodes']}: ")
-        prefix_inc = statistics.fmean(inc["latencies_s"][:common]) if common else 0.0
-        prefix_base = statistics.fmean(base["latencies_s"][:common]) if common else 0.0
-        row["baseline"] = {**_latency_summary(base["latencies_s"]), "timestamps_completed": len(base["latencies_s"]),
-                           "stopped_early": base["stopped_early"], "budget_s": base["budget_s"],
-                           "peak_rss_mb": base["peak_rss_mb"], "rss_end_mb": base["rss_end_mb"],
-                           "latencies_ms": [1000 * s for s in base["latencies_s"]]}
-        row["common_prefix"] = common
-        row["agree_on_common_prefix"] = True
-        row["common_prefix_minpath_atoms"] = sum(len(inc["atoms"][t]) for t in range(1, common + 1))
-        row["mean_ms_common_prefix"] = {"incremental": 1000 * prefix_inc, "baseline": 1000 * prefix_base}
-        row["ratio_baseline_over_incremental"] = prefix_base / prefix_inc if prefix_inc else None
+        prefix_inc, prefix_base = (statistics.fmean(r["latencies_s"][:common]) if common else 0.0 for r in (inc, base))
+        row.update(baseline=_summary(base, timestamps_completed=len(base["latencies_s"]),
+                                     stopped_early=base["stopped_early"], budget_s=base["budget_s"]),
+                   common_prefix=common, agree_on_common_prefix=True,
+                   common_prefix_minpath_atoms=sum(len(inc["atoms"][t]) for t in range(1, common + 1)),
+                   mean_ms_common_prefix={"incremental": 1000 * prefix_inc, "baseline": 1000 * prefix_base},
+                   ratio_baseline_over_incremental=prefix_base / prefix_inc if prefix_inc else None)
     return row
 
 
@@ -234,8 +241,9 @@ def plot(rows: list[dict], path: str) -> None:
 
 # --- paths: the command -------------------------------------------------------------------------------------------
 
-def parse_args(argv=None):
-    parser = arguments(
+def paths(argv=None) -> int:
+    """The default workload: shortest paths, the incremental evaluator against re-solving the history."""
+    args = arguments(
         __doc__, sizes=("100,300,1000", "numbers of nodes, one graph each"),
         timestamps=(200, "timestamps in the stream"), arcs_per_ts=(3, "new arcs per timestamp"),
         max_weight=(9, "arc weights are 1..W"), bound=(20, "bound(B): paths longer than B are not derived"),
@@ -243,27 +251,17 @@ def parse_args(argv=None):
         seed=1, quick=(False, "a check in under a minute: the default sizes, 100 timestamps, baseline budget 5 s "
                               "(written as bench_streamlog_quick.json / .png)"),
         in_process=(False, "run the evaluators in this process (no child per evaluator; RSS is then the process's)"),
-        out=(".", "directory of bench_streamlog.json and .png"))
-    parser.add_argument("--program", choices=sorted(PROGRAMS), default="pruned",
-                        help="pruned (minimal paths only) or the slides' program")
-    parser.add_argument("--baseline-program", choices=["same"] + sorted(PROGRAMS), default="same",
-                        help="the program the baseline re-solves: the same as the incremental evaluator's or another "
-                             "formulation (the minpath atoms must agree all the same)")
-    args = parser.parse_args(argv)
+        out=(".", "directory of bench_streamlog.json and .png"),
+        program=("pruned", "pruned (minimal paths only) or the slides' program", sorted(PROGRAMS)),
+        baseline_program=("same", "the program the baseline re-solves: the same as the incremental evaluator's or "
+                                  "another formulation (the minpath atoms must agree all the same)",
+                          ["same"] + sorted(PROGRAMS))).parse_args(argv)
     if args.quick:
         args.timestamps, args.baseline_budget = 100, 5.0
-    return args
-
-
-def paths(argv=None) -> int:
-    """The default workload: shortest paths, the incremental evaluator against re-solving the history."""
-    args = parse_args(argv)
     sizes = splits(args.sizes, int)
     text = program_text(args.program, args.bound)
-    params = {"timestamps": args.timestamps, "arcs_per_ts": args.arcs_per_ts, "max_weight": args.max_weight,
-              "bound": args.bound, "program": args.program, "baseline_program": args.baseline_program,
-              "baseline_budget": args.baseline_budget,
-              "seed": args.seed}
+    params = {k: getattr(args, k) for k in ("timestamps", "arcs_per_ts", "max_weight", "bound", "program",
+                                            "baseline_program", "baseline_budget", "seed")}
     base_text = baseline_text(params)
     baseline_flat = baseline_rules(base_text)
     print(f"Streamlog program ({args.program}), stream '{STREAM}' of arc(T,X,Y,D), the same for both evaluators:")
@@ -307,22 +305,10 @@ def paths(argv=None) -> int:
 
 # --- history: the long history ------------------------------------------------------------------------------------
 
-def _stream(params: dict) -> list[list[tuple]]:
-    return make_stream(params["window"], params["timestamps"], params["arcs_per_ts"], params["max_weight"],
-                       params["seed"], slide=params["slide"])
-
-
-# --- the long history: its children (each in a process of its own) ------------------------------------------------
-
-def history_child(which: str, params: dict) -> dict:
-    """The local evaluator, the Spark runner or the re-solving baseline over the stream."""
-    text = program_text("pruned", params["bound"])
-    if which == "local":
-        return run_incremental(text, _stream(params), "local", bar=False)
-    if which == "baseline":
-        return run_baseline(text, _stream(params), params["baseline_budget"], bar=False)
+def _spark_history(params: dict) -> dict:
+    """The Spark runner over the long history's stream files."""
     work = Path(params["work"])
-    topology = compile_program(parse_program(text, "shortest-paths.sl"))
+    topology = compile_program(parse_program(program_text("pruned", params["bound"]), "shortest-paths.sl"))
     (run, batches), wall = timed(run_streamlog, topology, work / "in", params["master"], params["files_per_batch"],
                                  work / "ck")
     batches = [{"batch": b.batch, "seconds": b.seconds, "timestamps": b.detail.get("extra", {}).get("timestamps"),
@@ -333,23 +319,19 @@ def history_child(which: str, params: dict) -> dict:
 
 
 def _in_child(which: str, params: dict) -> dict:
-    result, seconds = timed(in_own_process, history_child, which=which, params=params)
+    result, seconds = timed(_own, which, params, bar=False)
     log(f"{which}: {seconds:.0f} s")
-    for key in ("atoms", "models"):     # JSON keys are strings
-        if key in result:
-            result[key] = {int(t): a for t, a in result[key].items()}
     return result
 
 
 # --- the long history: summaries ----------------------------------------------------------------------------------
 
-def _window(points: list[tuple[float, float]], centre: int, half: int) -> list[float]:
-    return [ms for t, ms in points if centre - half <= t <= centre + half]
-
-
 def summarise(points: list[tuple[float, float]], near: tuple, half: int) -> dict:
     """p50/p95 of the step times near each timestamp of ``near`` (within ``half``), and last / first p50."""
-    out = {str(c): {**stats(_window(points, c, half), "{}_ms"), "n": len(_window(points, c, half))} for c in near}
+    out = {}
+    for c in near:
+        window = [ms for t, ms in points if c - half <= t <= c + half]
+        out[str(c)] = {**stats(window, "{}_ms"), "n": len(window)}
     first, last = out[str(near[0])]["p50_ms"], out[str(near[-1])]["p50_ms"]
     out["ratio_p50"] = last / first if first else None
     return out
@@ -411,8 +393,8 @@ def history(argv=None) -> int:
     report = {"experiment": "bench_streamlog_history", "params": params, "near": near, "half": args.half,
               "load_average_before": load_before}
     with tempfile.TemporaryDirectory(prefix="bench_streamlog_history-") as workdir:
-        lines = arc_lines(_stream(params))
-        files = write_punctuated(Path(workdir) / "in", lines, args.ts_per_file)
+        stream = make_stream(args.window, args.timestamps, args.arcs_per_ts, args.max_weight, args.seed, args.slide)
+        files = write_punctuated(Path(workdir) / "in", arc_lines(stream), args.ts_per_file)
         params["work"] = workdir
         local = _in_child("local", params)
         local_ms = [1000 * s for s in local["latencies_s"]]
@@ -468,17 +450,14 @@ def history(argv=None) -> int:
 
 def format_report(report: dict) -> str:
     a, b = (str(x) for x in report["near"])
-    lines = [f"{'runner':8} {'p50@' + a:>9} {'p95@' + a:>9} {'p50@' + b:>10} {'p95@' + b:>10} {'ratio':>6} "
-             f"{'ts/s':>7}  memory MB"]
-    for name in ("local", "spark"):
-        r = report.get(name)
-        if not r:
-            continue
+    rows = []
+    for name, r in ((n, report[n]) for n in ("local", "spark") if report.get(n)):
         s = r["steps"]
         memory = {"peak_rss": round(r["peak_rss_mb"])} if name == "local" else \
             {k: round(v) for k, v in r["memory_mb"].items() if v}
-        lines.append(f"{name:8} {s[a]['p50_ms']:9.2f} {s[a]['p95_ms']:9.2f} {s[b]['p50_ms']:10.2f} "
-                     f"{s[b]['p95_ms']:10.2f} {s['ratio_p50']:6.2f} {r['timestamps_per_s']:7.1f}  {memory}")
+        rows.append([name, s[a]["p50_ms"], s[a]["p95_ms"], s[b]["p50_ms"], s[b]["p95_ms"], s["ratio_p50"],
+                     r["timestamps_per_s"], memory])
+    lines = [text_table(["runner", f"p50@{a}", f"p95@{a}", f"p50@{b}", f"p95@{b}", "ratio", "ts/s", "memory MB"], rows)]
     lines.append("ms per timestamp; spark: micro-batch trigger time / timestamps per micro-batch")
     base = report.get("baseline")
     if base:
@@ -543,14 +522,21 @@ def spark(argv=None) -> int:
     rows = {"local": figures(*run_streamlog(topology, work / "in"), args.timestamps),
             "spark": figures(*run_streamlog(topology, work / "in", args.master, args.files_per_batch, work / "ck"),
                              args.timestamps, lambda _b: args.ts_per_file * args.files_per_batch)}
-    if rows["spark"]["digest"] != rows["local"]["digest"]:
-        raise ExperimentError("Spark's models differ from the local runner's")
-    ratio = rows["spark"]["timestamps_per_s"] / rows["local"]["timestamps_per_s"]
-    write_json(args.out, {"params": vars(args), "files": files, "rows": rows, "spark_over_local": round(ratio, 3),
-                          "same_models": True, "wall_s": round(time.perf_counter() - started, 1)})
-    print(text_table(SPARK_COLUMNS, [[name] + [r.get(c) for c in SPARK_COLUMNS[1:]] for name, r in rows.items()]))
-    log(f"spark / local: {ratio:.2f}x; same models; written to {args.out}")
+    over_local = rows["spark"]["timestamps_per_s"] / rows["local"]["timestamps_per_s"]
+    same_models(args, rows, SPARK_COLUMNS, started, files=files, spark_over_local=round(over_local, 3))
+    log(f"spark / local: {over_local:.2f}x; same models; written to {args.out}")
     return 0
+
+
+def same_models(args, rows: dict, columns: list[str], started: float, **report) -> None:
+    """Every runner of ``rows`` (by name) wrote the same models, or the run fails; the results (``report`` and the
+    rows) and their table."""
+    if len({r["digest"] for r in rows.values()}) != 1:
+        raise ExperimentError("the runners wrote different models: " +
+                              ", ".join(f"{k} {r['models']} models {r['digest'][:12]}" for k, r in rows.items()))
+    write_json(args.out, {"params": vars(args), **report, "rows": rows, "same_models": True,
+                          "wall_s": round(time.perf_counter() - started, 1)})
+    print(text_table(columns, [[name] + [r.get(c) for c in columns[1:]] for name, r in rows.items()]))
 
 
 # --- keyed: per-sensor moving sums --------------------------------------------------------------------------------
@@ -603,30 +589,22 @@ def keyed(argv=None) -> int:
     params = {k: v for k, v in vars(args).items() if k != "out"}
     work = tempfile.mkdtemp(prefix="srtopo-bench-streamlog-keyed-")
     files = write_readings(Path(work, "in"), args.sensors, args.timestamps, args.ts_per_file, args.seed)
-    load_before = os.getloadavg()
+    load_before = load_average()
     started = time.perf_counter()
     rows = {}
     for config in CONFIGS:
         rows[config] = dict(in_own_process(keyed_child, config=config, work=work, params=params),
-                            load_after=round(os.getloadavg()[0], 2))
+                            load_after=load_average()[0])
         log(f"{config}: {rows[config]['seconds']} s")
-    if len({r["digest"] for r in rows.values()}) != 1:
-        raise ExperimentError("the configurations wrote different models: " +
-                              ", ".join(f"{k} {r['models']} models {r['digest'][:12]}" for k, r in rows.items()))
-
-    def ratio(a, b, field):
-        return round(rows[a][field] / rows[b][field], 3) if rows[a].get(field) and rows[b].get(field) else None
-    ratios = {"local2_over_local1": ratio("local[2]", "local[1]", "timestamps_per_s"),
-              "local2_over_local1_steady": ratio("local[2]", "local[1]", "steady_timestamps_per_s"),
-              "local1_over_local": ratio("local[1]", "local", "timestamps_per_s"),
-              "local2_over_local": ratio("local[2]", "local", "timestamps_per_s")}
-    report = {"params": vars(args), "files": files, "facts": args.sensors * args.timestamps, "cpus": os.cpu_count(),
-              "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
-              "rows": rows, "ratios": ratios, "same_models": True, "wall_s": round(time.perf_counter() - started, 1)}
-    write_json(args.out, report)
-    print(text_table(KEYED_COLUMNS, [[name] + [r.get(c) for c in KEYED_COLUMNS[1:]] for name, r in rows.items()]))
-    log(f"ratios {ratios}; load {report['load_before'][0]} before, {report['load_after'][0]} after; same models; "
-        f"written to {args.out}")
+    ratios = {name: ratio(rows[a].get(field), rows[b].get(field)) for name, a, b, field in (
+        ("local2_over_local1", "local[2]", "local[1]", "timestamps_per_s"),
+        ("local2_over_local1_steady", "local[2]", "local[1]", "steady_timestamps_per_s"),
+        ("local1_over_local", "local[1]", "local", "timestamps_per_s"),
+        ("local2_over_local", "local[2]", "local", "timestamps_per_s"))}
+    load_after = load_average()
+    same_models(args, rows, KEYED_COLUMNS, started, files=files, facts=args.sensors * args.timestamps,
+                cpus=os.cpu_count(), load_before=load_before, load_after=load_after, ratios=ratios)
+    log(f"ratios {ratios}; load {load_before[0]} before, {load_after[0]} after; same models; written to {args.out}")
     return 0
 
 

@@ -14,8 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from experiments.common import cli_env, splits
-from experiments.reconfig.validate import out_batches
+from experiments.common import cli_env, out_batches, splits
 
 #: a campaign's command on Spark: local[2], a file per micro-batch, ending once every file is read
 SPARK_ONCE = ["--engine", "spark", "--master", "local[2]", "--once", "--files-per-batch", "1"]

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import string
@@ -236,18 +237,21 @@ COMMON_FLAGS = {"master": "Spark's master", "out": "where the results go (by def
 
 def arguments(doc: str, **flags) -> argparse.ArgumentParser:
     """A benchmark's command line: its docstring as the help, and a flag ``--name`` for each keyword, typed by its
-    default (``False``: a switch; ``(default, help)`` gives a help). The flags benchmarks share are named alike
-    (``COMMON_FLAGS``); the default of ``out`` is taken relative to ``experiments/results``."""
+    default (``False``: a switch; ``(default, help)`` gives a help, ``(default, help, kind)`` its type, or its
+    choices where ``kind`` is a list). The flags benchmarks share are named alike (``COMMON_FLAGS``); the default
+    of ``out`` is taken relative to ``experiments/results``."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=_Help)
     for name, spec in flags.items():
-        default, text = spec if isinstance(spec, tuple) else (spec, COMMON_FLAGS.get(name))
+        default, text, *kind = spec if isinstance(spec, tuple) else (spec, COMMON_FLAGS.get(name))
         option = "--" + name.replace("_", "-")
         if default is False:
             parser.add_argument(option, action="store_true", help=text)
-        else:
-            if name == "out" and default is not None:
-                default = os.path.normpath(os.path.join(RESULTS, default))
-            parser.add_argument(option, type=str if default is None else type(default), default=default, help=text)
+            continue
+        if name == "out" and default is not None:
+            default = os.path.normpath(os.path.join(RESULTS, default))
+        kind = kind[0] if kind else str if default is None else type(default)
+        parser.add_argument(option, default=default, help=text,
+                            **({"choices": kind} if isinstance(kind, list) else {"type": kind}))
     return parser
 
 
@@ -327,6 +331,11 @@ def steady_rate(batches, count, skip: int = 1) -> float | None:
     return sum(count(b) for b in steady) / seconds if seconds else None
 
 
+def ratio(a, b, digits: int = 3) -> float | None:
+    """A figure against its base, rounded (None where either is missing or the base is 0)."""
+    return round(a / b, digits) if a is not None and b else None
+
+
 def peak_rss_mb() -> float:
     """The peak resident memory of this process so far, in MB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -395,6 +404,11 @@ def write_parts(folder, parts, first: int = 0) -> list[str]:
     return paths
 
 
+def load_average() -> list[float]:
+    """The machine's load averages (1, 5, 15 minutes), rounded: a run records them beside its figures."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def machine() -> dict:
     """The machine a run measured on, and the versions that matter."""
     info = {"nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
@@ -452,6 +466,25 @@ def write_csv(path, rows: list[dict], fields: list[str] | None = None) -> str:
         for r in rows:
             writer.writerow({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
     return str(path)
+
+
+def write_rows(path, data: dict, rows: list[dict], columns: list[str] | None = None, plots: dict | None = None):
+    """A benchmark's results side by side: ``data`` as JSON at ``path``, ``rows`` as CSV at its ``.csv`` (the
+    ``columns``; none without them), and each plot of ``plots`` (an ending -> ``plot(rows, path)``) at the path
+    with that ending instead of ``.json``."""
+    path = Path(path)
+    write_json(path, data)
+    if columns:
+        write_csv(path.with_suffix(".csv"), rows, columns)
+    for ending, plot in (plots or {}).items():
+        plot(rows, path.with_name(path.stem + ending))
+
+
+def finish(failures: list[str]) -> int:
+    """A benchmark's exit status: each failed check on a line of its own (``FAILED: ...``), 1 if there was one."""
+    for line in failures:
+        print("FAILED: " + line, file=sys.stderr)
+    return 1 if failures else 0
 
 
 @contextmanager
@@ -514,6 +547,19 @@ def text_table(headers: list[str], rows: list[list]) -> str:
     text = [all(isinstance(row[k], str) or row[k] is None for row in rows) for k in range(len(headers))]
     lines = ["  ".join(c.ljust(w) if left else c.rjust(w) for c, w, left in zip(row, widths, text)) for row in cells]
     return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
+
+
+def out_batches(out) -> dict:
+    """The rows a run's out directory holds, by micro-batch: {batch number: [row, ...]} (``batch=final`` as -1)."""
+    found: dict = {}
+    for folder in glob.glob(os.path.join(out, "batch=*")):
+        name = os.path.basename(folder).split("=", 1)[1]
+        batch = int(name) if re.fullmatch(r"[0-9]+", name) else -1
+        rows = found.setdefault(batch, [])
+        for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+            with open(path, encoding="utf-8") as handle:
+                rows += [json.loads(x) for x in handle if x.strip()]
+    return found
 
 
 def first_log(path) -> str:

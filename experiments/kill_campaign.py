@@ -13,9 +13,10 @@ from pathlib import Path
 
 from experiments.campaign import (
     SPARK_ONCE, Run, canonical, chosen, output_lines, reports_dir, times_in_batch_order, wait_until)
-from experiments.common import EXAMPLES, LUBM_TBOX, arguments, log, program, progress, srtopo, write_json, write_parts
+from experiments.common import (
+    EXAMPLES, LUBM_TBOX, arguments, log, out_batches, program, progress, srtopo, write_json, write_parts)
 from experiments.reconfig import queens
-from experiments.reconfig.validate import committed, out_batches, validate
+from experiments.reconfig.validate import committed, validate
 from experiments.streams import UB
 from srtopo.concepts import RDF_TYPE
 from srtopo.io.tnt import format_tnt, write_tnt

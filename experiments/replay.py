@@ -2,7 +2,6 @@
 experiments/README.md, "What each benchmark measures", says how."""
 from __future__ import annotations
 
-import argparse
 import bisect
 import json
 import signal
@@ -11,9 +10,8 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-from experiments.common import ROOT, cli_env, log_lines, models_digest, stats
+from experiments.common import ROOT, arguments, cli_env, log_lines, models_digest, stats, write_json
 
 
 def pace(lines: list[str], period: float, deliver, sent: dict, first_index: int = 0) -> None:
@@ -163,18 +161,17 @@ def answers(sent: dict, seen: dict, period: float) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--program", required=True)
-    p.add_argument("--log", required=True, help="the log to send (a file, or a directory of .log files)")
-    p.add_argument("--period", type=float, default=1.0, help="seconds between lines (0: all at once)")
-    p.add_argument("--events", type=int, default=None, help="measured lines (default: the rest of the log)")
-    p.add_argument("--engine", choices=("local", "spark"), default="local")
-    p.add_argument("--master", default=None, help="Spark master (default local[2])")
-    p.add_argument("--partitions", type=int, default=None)
-    p.add_argument("--warmup", type=int, default=None, help="lines sent first and not measured (Spark: 20)")
-    p.add_argument("--warmup-period", type=float, default=0.5)
-    p.add_argument("--out", default=None, help="write the result as JSON here")
-    args, extra = p.parse_known_args(argv)
+    parser = arguments(
+        __doc__, program=(None, "the program (required)"),
+        log=(None, "the log to send (required: a file, or a directory of .log files)"),
+        period=(1.0, "seconds between lines (0: all at once)"),
+        events=(None, "measured lines (default: the rest of the log)", int),
+        engine=("local", None, ["local", "spark"]), master=(None, "Spark's master (default local[2])"),
+        partitions=(None, None, int), warmup=(None, "lines sent first and not measured (Spark: 20)", int),
+        warmup_period=0.5, out=(None, "write the result as JSON here"))
+    args, extra = parser.parse_known_args(argv)
+    if not args.program or not args.log:
+        parser.error("--program and --log are required")
     warmup = args.warmup if args.warmup is not None else (20 if args.engine == "spark" else 0)
     try:
         try:
@@ -189,9 +186,8 @@ def main(argv=None) -> int:
     except (OSError, UnicodeDecodeError, RuntimeError) as error:
         print(f"replay: {error}", file=sys.stderr)
         return 1
-    text = json.dumps(result)
     if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        write_json(args.out, result)
     summary = {k: v for k, v in result.items() if k not in ("latencies", "backlog", "stderr_tail")}
     print(json.dumps(summary))
     return 0 if result["answered"] else 1

@@ -65,6 +65,10 @@ def _engines(text: str) -> list[str]:
     return names
 
 
+def _ints(text: str) -> list[int]:
+    return splits(text, int)
+
+
 def _per_tbox(text: str) -> dict[str, int]:
     try:
         return {k.strip(): int(v) for k, v in (part.split("=") for part in text.split(",") if part.strip())}
@@ -91,23 +95,19 @@ def parser() -> argparse.ArgumentParser:
         baseline_seconds=(15.0, "time budget of the rdflib baseline per TBox (stops at a time-point boundary)"),
         cost_calibration=(None, "cost_model: read the cost constants from this calibration file (default: calibrate "
                                 "first)"),
-        out=(".", "results directory"), work=(None, "scratch directory for stream files (default: a temp dir)"))
+        out=(".", "results directory"), work=(None, "scratch directory for stream files (default: a temp dir)"),
+        engines=(",".join(ENGINES), "comma-separated, default all: local (the reference runner, indexed plan), "
+                 "operators (the local runner evaluating every conjunction op, as the paper's bolts; fig5 only), spark "
+                 "(on --master), standalone (Spark on a standalone cluster of two one-core workers started here; fig5 "
+                 "only)", _engines),
+        spark_plan=("staged", "Spark's physical plan: one exchange per stage (staged, default: honours each stage's "
+                              "tasks) or fused", ["staged", "fused"]),
+        operators_tuples=("lubm=50000,npd=10000", "fig5's stream length for the operators plan, per TBox", _per_tbox),
+        tboxes=("lubm,npd", None, splits),
+        tasks=("2,4,6", "task budgets (tasks in all; a two-stage plan gives half to each stage)", _ints),
+        stages=("3,4,5", None, _ints))
     p.prog = "python -m experiments.run_paper"
     p.add_argument("experiment", choices=sorted(BY_NAME) + ["all"])
-    p.add_argument("--engines", default=",".join(ENGINES), type=_engines,
-                   help="comma-separated, default all: local (the reference runner, indexed plan), operators (the "
-                        "local runner evaluating every conjunction op, as the paper's bolts; fig5 only), spark (on "
-                        "--master), standalone (Spark on a standalone cluster of two one-core workers started here; "
-                        "fig5 only)")
-    p.add_argument("--spark-plan", default="staged", choices=["staged", "fused"],
-                   help="Spark's physical plan: one exchange per stage (staged, default: honours each stage's tasks) "
-                        "or fused")
-    p.add_argument("--operators-tuples", default="lubm=50000,npd=10000", type=_per_tbox,
-                   help="fig5's stream length for the operators plan, per TBox")
-    p.add_argument("--tboxes", default="lubm,npd", type=splits)
-    p.add_argument("--tasks", default="2,4,6", type=lambda s: splits(s, int),
-                   help="task budgets (tasks in all; a two-stage plan gives half to each stage)")
-    p.add_argument("--stages", default="3,4,5", type=lambda s: splits(s, int))
     return p
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 
 from experiments.common import Row, analysis_for, chart, describe_plan, fig5_plans, log, md_table, model_tps, progress
@@ -28,10 +29,7 @@ def run(ctx) -> list[Row]:
              for tbox in ctx.args.tboxes}
     # Spark on --master last: its repeated rounds are what gives way to the run's time budget
     for engine in sorted(engines, key=lambda e: e == "spark"):
-        if engine == "standalone":
-            with ctx.standalone():
-                rows += measure_engine(ctx, engine, picks)
-        else:
+        with ctx.standalone() if engine == "standalone" else nullcontext():
             rows += measure_engine(ctx, engine, picks)
     return sorted(rows, key=lambda r: engines.index(r.engine))
 

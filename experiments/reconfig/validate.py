@@ -4,10 +4,7 @@ point's facts, and every time point answered exactly once. Used by the Spark ben
 which read answers back from an out directory (``batch=N/*.json``, one JSON object per time point)."""
 from __future__ import annotations
 
-import glob
-import json
 import os
-import re
 
 import clingo
 
@@ -78,19 +75,6 @@ def validate(problem: str, size: int, lines: list[str], answers: list[dict]) -> 
         else:
             problems += [f"time point {t}: {p}" for p in check_answer(problem, size, line, row["atoms"])]
     return problems
-
-
-def out_batches(out: str) -> dict:
-    """The answers an out directory holds, by micro-batch: {batch number: [row, ...]} (``batch=final`` as -1)."""
-    found: dict = {}
-    for folder in glob.glob(os.path.join(out, "batch=*")):
-        name = os.path.basename(folder).split("=", 1)[1]
-        batch = int(name) if re.fullmatch(r"[0-9]+", name) else -1
-        rows = found.setdefault(batch, [])
-        for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
-            with open(path, encoding="utf-8") as handle:
-                rows += [json.loads(x) for x in handle if x.strip()]
-    return found
 
 
 def committed(checkpoint: str) -> list[int]:
