@@ -58,14 +58,7 @@ from srtopo.runners.spark.sources import STATEMENT_COLUMNS, statement_frame
 from srtopo.runners.spark.sql import NEG, POS
 from srtopo.runners.spark.sql import sql_string as q
 from srtopo.runners.spark.store import BatchStore
-from srtopo.runners.spark.streaming import (
-    BatchOutcome,
-    MicroBatchJob,
-    empty_frame,
-    local_view,
-    needs_views,
-    session_conf,
-)
+from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
 
 #: a statement waiting for its time point to close (the chain's store entry, ``kind=pending``)
 PENDING_COLUMNS = "time BIGINT, src INT, file STRING, line BIGINT, s STRING, p STRING, o STRING, lit STRING"
@@ -103,7 +96,6 @@ class ChainJob(MicroBatchJob):
         self.print_empty = True
         self.names = {k: f"srtopo_ch{k}_{self.uid}" for k in ("types", "props", "pending", "all", "bound", "rep",
                                                              "released", "flagged", "kept", "sat")}
-        self._tables_ready: list = []     # the JVM sessions that hold the lookup views
         self._persisted: list = []
         #: (batch, waiting statements) the driver wrote into that batch's entry: the next batch's, if it
         #: continues from it, without reading them back
@@ -115,7 +107,7 @@ class ChainJob(MicroBatchJob):
     def _register_tables(self, session) -> None:
         """The saturation stage's lookup tables as views (LocalRelations: broadcast without a job), once per
         session that does not hold them yet (``needs_views``)."""
-        if not needs_views(session, [self.names["types"], self.names["props"]], self._tables_ready):
+        if not self.needs_views(session, [self.names["types"], self.names["props"]]):
             return
         stage = self.saturation
         types = [(c, d) for c, supers in stage.types for d in supers]

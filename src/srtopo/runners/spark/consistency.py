@@ -35,14 +35,7 @@ from srtopo.runners.spark.sql import (
     watermark,
     with_bounds_sql,
 )
-from srtopo.runners.spark.streaming import (
-    BatchOutcome,
-    MicroBatchJob,
-    empty_frame,
-    local_view,
-    needs_views,
-    session_conf,
-)
+from srtopo.runners.spark.streaming import BatchOutcome, MicroBatchJob, empty_frame, local_view, session_conf
 
 PHYSICAL_PLANS = ("columnar", "fused", "staged")
 #: the one file of each kind a batch closed on the driver writes into its store entry
@@ -109,7 +102,6 @@ class ConsistencyJob(MicroBatchJob):
         self.names = {k: f"srtopo_{k}_{self.uid}" for k in
                       ("amap", "cmap", "srcmap", "emit", "cached", "pairs", "prev", "prevc", "new", "newc", "in", "bnd",
                        "ent", "lif", "r", "kept", "rows", "routed", "routed_all", "win")}
-        self._tables_ready: list = []     # the JVM sessions that hold the lookup views
         self._id_tables = None
         self._sql = None
         self._vocab = None
@@ -123,7 +115,7 @@ class ConsistencyJob(MicroBatchJob):
         """The lookup tables as views of ``session``, where it does not hold them yet (``needs_views``)."""
         if self._id_tables is None:
             self._id_tables = id_tables(self.tables)
-        if needs_views(session, [self.names[name] for name in self._id_tables], self._tables_ready):
+        if self.needs_views(session, [self.names[name] for name in self._id_tables]):
             for name, (rows, schema) in self._id_tables.items():
                 local_view(session, rows, schema, self.names[name])
 

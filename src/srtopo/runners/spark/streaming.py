@@ -86,19 +86,6 @@ def local_view(session, rows: list, schema: str, name: str) -> None:
         session.createDataFrame(pd.DataFrame(rows, columns=[c for c, _ in cols]), schema).createOrReplaceTempView(name)
 
 
-def needs_views(session, names, registered: list) -> bool:
-    """Whether a job's lookup views ``names`` must be registered in ``session``, which is then counted among the
-    ``registered`` (JVM sessions). ``foreachBatch`` passes the query's session in a new Python object every
-    batch, so sessions are compared by their JVM object (registering again each batch cost 0.15-0.27 s on
-    local[2]). The query's session is a clone of the run's, taken when the query starts, and a clone carries
-    the temporary views: views registered when the job started are there already."""
-    key = session._jsparkSession
-    if any(key.equals(done) for done in registered):
-        return False
-    registered.append(key)
-    return not all(session.catalog.tableExists(name) for name in names)
-
-
 def union_all(frames: list):
     """The frames (one schema) as one, by column name."""
     out = frames[0]
@@ -128,6 +115,19 @@ class MicroBatchJob:
         self.stopping = threading.Event()
         #: the Spark job group of the end of input's close (``finish``), cancelled by ``abort``
         self.close_group = f"srtopo-close-{self.uid}"
+        self._views_in: list = []      # the JVM sessions that hold the job's lookup views (``needs_views``)
+
+    def needs_views(self, session, names) -> bool:
+        """Whether the job's lookup views ``names`` must be registered in ``session``, which is then counted among
+        those that hold them. ``foreachBatch`` passes the query's session in a new Python object every batch, so
+        sessions are compared by their JVM object (registering again each batch cost 0.15-0.27 s on local[2]).
+        The query's session is a clone of the run's, taken when the query starts, and a clone carries the
+        temporary views: views registered when the job started are there already."""
+        key = session._jsparkSession
+        if any(key.equals(done) for done in self._views_in):
+            return False
+        self._views_in.append(key)
+        return not all(session.catalog.tableExists(name) for name in names)
 
     # --- to implement ----------------------------------------------------------------------------------
     def batch(self, df, batch_id: int, spark, previous) -> BatchOutcome:
