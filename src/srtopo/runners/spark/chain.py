@@ -105,8 +105,8 @@ class ChainJob(MicroBatchJob):
 
     # --- setup ----------------------------------------------------------------------------------------
     def _register_tables(self, session) -> None:
-        """The saturation stage's lookup tables as views (LocalRelations: broadcast without a job), once per
-        session that does not hold them yet (``needs_views``)."""
+        """The saturation stage's lookup tables as views (LocalRelations, ``local_view``), once per session that
+        does not hold them yet (``needs_views``)."""
         if not self.needs_views(session, [self.names["types"], self.names["props"]]):
             return
         stage = self.saturation

@@ -76,7 +76,9 @@ def local_view(session, rows: list, schema: str, name: str) -> None:
 
     ``createDataFrame(list)`` gives an RDD-backed relation: every batch that broadcasts it then ran a
     Spark job to collect it again (measured: three such jobs, ~0.5 s per batch). A pandas frame converted
-    through Arrow becomes a LocalRelation, which a broadcast reads on the driver without a job."""
+    through Arrow becomes a LocalRelation, whose rows live in the plan. A broadcast of it still runs a small job
+    of one or two tasks in the JVM (Spark 4.3's ``LocalTableScanExec`` hands its rows over in place to
+    ``collect()``, not to a broadcast)."""
     import pandas as pd
     cols = columns(schema)
     if not rows:
