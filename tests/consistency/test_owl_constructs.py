@@ -99,7 +99,7 @@ def test_construct_accounts_for_its_triples(case_files, index):
     assert dict(found) == want
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")      # the session's: a worker may run other modules between its tests
 def combined(tmp_path_factory):
     """All cases in one file, each in its own namespace."""
     path = tmp_path_factory.mktemp("owl2all") / "all.ttl"

@@ -46,7 +46,7 @@ def _uba_tuples(triples):
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")      # the session's: a worker may run other modules between its tests
 def uba():
     if not HAVE_DATA:
         pytest.skip("UBA universities not available")
