@@ -46,13 +46,17 @@ from srtopo.runners.spark.consistency import (
 from srtopo.runners.spark.kind import ModelKind
 from srtopo.runners.spark.rules import (
     BATCH_CONF,
+    LINE_FIELDS,
     MODEL_COLUMNS,
     SEGMENT_COLUMNS,
     RulesJob,
     RulesOnSpark,
+    collect_small,
     history_chain,
+    line_frame,
     parse_task,
 )
+from srtopo.runners.spark.runner import DRIVER_BYTES
 from srtopo.runners.spark.sinks import REJECTED_COLUMNS, WrittenFiles
 from srtopo.runners.spark.sources import STATEMENT_COLUMNS, statement_frame
 from srtopo.runners.spark.sql import NEG, POS
@@ -421,6 +425,8 @@ class ChainJob(MicroBatchJob):
             return None, None
         plan = prog._plan(meta, {}, upto=hi)
         given = released.get("lines")
+        if given is None:       # released in Spark: a few lines are still the driver's, as a batch's are
+            given = collect_small(released["frame"], LINE_FIELDS, prog.driver_lines, DRIVER_BYTES)
         if given is not None and len(given) <= prog.driver_lines:
             observed = prog.driver.run(plan, given, {}, batch, last_r, history_chain(last_r), target,
                                        uuid.uuid4().hex)
@@ -429,7 +435,6 @@ class ChainJob(MicroBatchJob):
             try:
                 with session_conf(spark, dict(BATCH_CONF, **{"spark.sql.shuffle.partitions": str(prog.partitions)})):
                     if frame is None:
-                        from srtopo.runners.spark.rules import line_frame
                         frame = line_frame(spark, given)
                     prog._previous(spark, last_r, history_chain(last_r))
                     records = frame.mapInArrow(parse_task({}, prog.unit, prog.number_scale, prog.specs[0].partitions,
