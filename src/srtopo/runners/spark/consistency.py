@@ -453,9 +453,7 @@ class ConsistencyJob(MicroBatchJob):
         Returns the counters the write's observations give."""
         import numpy as np
         import pyarrow as pa
-        import pyarrow.compute as pc
 
-        from srtopo.consistency.sweep import close
         from srtopo.io import jsonlines
         sq = self.sql()
         rows = spark.sql(sq.driver_rows_sql()).toArrow().combine_chunks()
@@ -472,11 +470,7 @@ class ConsistencyJob(MicroBatchJob):
             stage, cid, aid, time = (np.concatenate([a, x]) for a, x in
                                      ((held.stage, stage), (held.cid, cid), (held.aid, aid), (held.time, time)))
             fresh = np.concatenate([np.zeros(n_held, dtype=bool), fresh])
-        codes = pc.dictionary_encode(names)
-        quoted = jsonlines.quoted(codes.dictionary)
-        subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._vocabulary().pairs,
-                       sq._packing())
+        closed, subject, quoted = self._sweep(names, stage, cid, aid, time, b)
         kept = time >= b.keep
         out: dict = {}
         for k in range(len(self.topology.stages)):
@@ -496,24 +490,31 @@ class ConsistencyJob(MicroBatchJob):
                                time[where], state)
         return out
 
-    def _final_on_driver(self, b, held: HeldState) -> WrittenFiles | None:
-        """The end of input's close over the state the last batch closed on the driver still holds: the sweep of
-        ``_close_on_driver`` over those rows alone, its reports written as an entry ``final`` of the store, which
-        the sink copies. No Spark job: the close's write and its broadcasts took ~0.5 s of every small run."""
+    def _sweep(self, names, stage, cid, aid, time, b):
+        """The driver's close of rows (subjects an Arrow array of names) within bounds ``b`` (``consistency.sweep``):
+        the closed reports, each row's subject code, and the subjects as JSON strings by code."""
         import numpy as np
         import pyarrow.compute as pc
 
         from srtopo.consistency.sweep import close
         from srtopo.io import jsonlines
-        codes = pc.dictionary_encode(held.subjects)
+        codes = pc.dictionary_encode(names)
         subject = codes.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        closed = close(held.stage, subject, held.cid, held.aid, held.time, b.lo, b.hi, int(self.window),
-                       self._vocabulary().pairs, self.sql()._packing())
+        closed = close(stage, subject, cid, aid, time, b.lo, b.hi, int(self.window), self._vocabulary().pairs,
+                       self.sql()._packing())
+        return closed, subject, jsonlines.quoted(codes.dictionary)
+
+    def _final_on_driver(self, b, held: HeldState) -> WrittenFiles | None:
+        """The end of input's close over the state the last batch closed on the driver still holds: the sweep of
+        ``_close_on_driver`` over those rows alone, its reports written as an entry ``final`` of the store, which
+        the sink copies. No Spark job: the close's write and its broadcasts took ~0.5 s of every small run."""
+        from srtopo.io import jsonlines
+        closed, _subject, quoted = self._sweep(held.subjects, held.stage, held.cid, held.aid, held.time, b)
         target = self.store.entry("final")
         self.fs.delete(target)
         if not len(closed):
             return None
-        lines = self._vocabulary().report_lines(closed, jsonlines.quoted(codes.dictionary))
+        lines = self._vocabulary().report_lines(closed, quoted)
         self.fs.write_bytes(f"{target}/kind=report/{DRIVER_PART}", jsonlines.text(lines))
         return WrittenFiles(f"{target}/kind=report", REPORT_COLUMNS)
 
